@@ -1,0 +1,54 @@
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { fileURLToPath } from 'node:url';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Db } from './db/connection.js';
+import { errorHandler, notFoundHandler } from './web/error-handler.js';
+
+export type AppDeps = {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  sessionSecret: string;
+  clock?: Clock;
+};
+
+const viewsDir = fileURLToPath(new URL('../views/', import.meta.url));
+const publicDir = fileURLToPath(new URL('../public/', import.meta.url));
+
+/** Builds the Express app from its dependencies; the caller decides whether and where it listens. */
+export function createApp(deps: AppDeps): Express {
+  const { db, config, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy ? 1 : false);
+  app.set('view engine', 'ejs');
+  app.set('views', viewsDir);
+
+  app.use(pinoHttp({ logger, autoLogging: { ignore: (req) => req.url === '/healthz' } }));
+
+  app.get('/healthz', (_req, res) => {
+    let database = 'ok';
+    try {
+      db.prepare('SELECT 1').get();
+    } catch {
+      database = 'unreachable';
+    }
+    res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ok' : 'degraded', database });
+  });
+
+  app.use('/static', express.static(publicDir, { maxAge: '1h', index: false }));
+
+  // Console, API and landing pages share the default strict headers; rater routes set their own.
+  const consoleHeaders = helmet({ contentSecurityPolicy: { directives: { 'form-action': ["'self'"] } } });
+  app.get('/', consoleHeaders, (_req, res) => {
+    res.render('home', { title: 'Welcome' });
+  });
+
+  app.use(consoleHeaders, notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

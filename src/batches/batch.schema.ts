@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { parseCondition } from '../generation/mode.js';
+
+// One schema for a batch's settings, shared by `simarena batches create --from FILE.json`, the console's form
+// and the stored `batches.settings` JSON, so the three can never disagree.
+
+export const DEFAULT_QUESTION = 'Which one sounds more like a natural interaction that two people would have in this scenario?';
+
+const conditionSchema = z
+  .string()
+  .trim()
+  .refine((text) => parseCondition(text) !== null, 'must be a condition written MODE:model, e.g. AGENTS:gpt-4o-mini')
+  .transform((text) => {
+    const condition = parseCondition(text);
+    return condition ? `${condition.mode}:${condition.model}` : text;
+  });
+
+const comparisonSchema = z
+  .tuple([conditionSchema, conditionSchema])
+  .refine(([a, b]) => a !== b, 'a comparison needs two different conditions');
+
+const codeSchema = z.string().trim().min(1).max(64);
+
+export const PROVIDER_KINDS = ['prolific', 'mturk', 'link'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+export const providerSchema = z.strictObject({
+  kind: z.enum(PROVIDER_KINDS).default('link'),
+  /** Query parameter names the provider uses (Prolific lets a study rename them). */
+  params: z
+    .strictObject({
+      participant: z.string().trim().min(1).max(64).optional(),
+      study: z.string().trim().min(1).max(64).optional(),
+      session: z.string().trim().min(1).max(64).optional(),
+    })
+    .default({}),
+  completionCodes: z
+    .strictObject({
+      completed: codeSchema.optional(),
+      screenedOut: codeSchema.optional(),
+      noConsent: codeSchema.optional(),
+    })
+    .default({}),
+  /** MTurk: use the sandbox's submit host when turkSubmitTo is absent. */
+  sandbox: z.boolean().default(false),
+});
+export type ProviderSettings = z.infer<typeof providerSchema>;
+
+export const CONTEXTS = ['scenario+profiles+goals', 'scenario+profiles', 'scenario'] as const;
+
+export const onboardingSchema = z.strictObject({
+  /** Number of known-answer pairs (a coherent dialogue against a shuffled or repeated-turn variant). */
+  pairs: z.number().int().min(1).max(20).default(4),
+  /** Share of onboarding pairs a rater must answer correctly to go on. */
+  threshold: z.number().min(0).max(1).default(0.75),
+});
+
+export const attentionChecksSchema = z.strictObject({
+  /** Share of served comparisons that are gold pairs. */
+  rate: z.number().min(0).max(0.5).default(0.1),
+  /** A rater who fails this many checks is screened out. */
+  maxFailures: z.number().int().min(1).max(20).default(2),
+});
+
+export const batchSettingsSchema = z.strictObject({
+  name: z.string().trim().min(1, 'is required').max(200),
+  runs: z.array(z.string().trim().min(1)).min(1, 'needs at least one run (id or name)'),
+  comparisons: z.array(comparisonSchema).min(1, 'needs at least one comparison'),
+  /** "all", a category, or a list of scenario ids. */
+  scenarios: z.union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)]).default('all'),
+  judgmentsPerPair: z.number().int().min(1).max(50).default(3),
+  question: z.string().trim().min(5).max(500).default(DEFAULT_QUESTION),
+  context: z.enum(CONTEXTS).default('scenario+profiles+goals'),
+  allowTie: z.boolean().default(false),
+  reason: z.enum(['off', 'optional', 'required']).default('optional'),
+  /** Allow one rater two pairs of the same scenario sample (e.g. from two comparisons). */
+  allowSameSample: z.boolean().default(false),
+  onboarding: onboardingSchema.nullable().default(null),
+  attentionChecks: attentionChecksSchema.nullable().default(null),
+  perRaterCap: z.number().int().min(1).max(1000).default(10),
+  leaseMinutes: z.number().int().min(1).max(24 * 60).default(20),
+  provider: providerSchema.default({ kind: 'link', params: {}, completionCodes: {}, sandbox: false }),
+  estimatedMinutes: z.number().min(1).max(600).default(10),
+  pay: z.string().trim().max(50).default(''),
+  consent: z.string().max(20_000).default(''),
+  instructions: z.string().max(20_000).default(''),
+});
+export type BatchSettings = z.infer<typeof batchSettingsSchema>;
+export type BatchSettingsInput = z.input<typeof batchSettingsSchema>;
+
+export const BATCH_STATES = ['draft', 'open', 'paused', 'closed'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];

@@ -1,0 +1,29 @@
+import type { Config } from '../config.js';
+import type { Db } from '../db/connection.js';
+
+/** What every command gets: where to print, the validated config, and the database (opened and migrated on first use). */
+export type CliContext = {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  config: () => Config;
+  db: () => Db;
+  /** The migrations that opening the database applied (for `migrate` to report). */
+  appliedMigrations: () => string[];
+  now: () => Date;
+  /** True when stdout is an interactive terminal (progress bars instead of log lines). */
+  isTty: boolean;
+};
+
+/** A mistake by the person at the keyboard: printed as one line, exit code 1, no stack trace. */
+export class CliError extends Error {}
+
+export function printJson(ctx: CliContext, value: unknown): void {
+  ctx.out(JSON.stringify(value, null, 2));
+}
+
+/** Prints rows as an aligned text table. */
+export function printTable(ctx: CliContext, headers: string[], rows: (string | number | null)[][]): void {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (c === null ? '' : String(c))))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  for (const row of cells) ctx.out(row.map((c, i) => (c ?? '').padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+}

@@ -1,0 +1,87 @@
+import { Command, CommanderError } from 'commander';
+import { type Config, ConfigError, loadConfig } from '../config.js';
+import { type Db, DatabaseOpenError, openDatabase } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { ScenarioFileError } from '../scenarios/library-error.js';
+import { type CliContext, CliError } from './cli-context.js';
+import { registerMigrate } from './migrate.js';
+import { registerScenarios } from './scenarios.js';
+
+export type CliIo = {
+  env?: Record<string, string | undefined>;
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+  isTty?: boolean;
+};
+
+/** Errors that are the user's to fix: one line, no stack trace. */
+function isUserError(error: unknown): error is Error {
+  return (
+    error instanceof CliError ||
+    error instanceof ConfigError ||
+    error instanceof DatabaseOpenError ||
+    error instanceof ScenarioFileError ||
+    (error instanceof Error && (error as { userFacing?: boolean }).userFacing === true)
+  );
+}
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('simarena')
+    .description('simarena: generate social-simulation dialogues, run blinded pairwise human evaluations, analyse the results')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => ctx.out(s.replace(/\n$/, '')), writeErr: (s) => ctx.err(s.replace(/\n$/, '')) });
+  registerMigrate(program, ctx);
+  registerScenarios(program, ctx);
+  // Subcommands inherit the parent's exit and output behaviour.
+  const inherit = (command: Command) => {
+    for (const sub of command.commands) {
+      sub.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)');
+      inherit(sub);
+    }
+  };
+  inherit(program);
+  return program;
+}
+
+/** Runs the CLI in process and returns its exit code; the database is closed before returning. */
+export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
+  const out = io.out ?? ((text: string) => process.stdout.write(`${text}\n`));
+  const err = io.err ?? ((text: string) => process.stderr.write(`${text}\n`));
+  let config: Config | undefined;
+  let db: Db | undefined;
+  let applied: string[] = [];
+  const ctx: CliContext = {
+    out,
+    err,
+    isTty: io.isTty ?? false,
+    now: () => new Date(),
+    appliedMigrations: () => applied,
+    config: () => {
+      config ??= loadConfig(io.env ?? process.env);
+      return config;
+    },
+    db: () => {
+      if (!db) {
+        db = openDatabase(ctx.config().databasePath);
+        applied = migrate(db);
+      }
+      return db;
+    },
+  };
+  try {
+    await buildProgram(ctx).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (isUserError(error)) {
+      err(`error: ${error.message}`);
+      return 1;
+    }
+    err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    if ((io.env ?? process.env).DEBUG) err(String((error as Error).stack));
+    return 1;
+  } finally {
+    db?.close();
+  }
+}

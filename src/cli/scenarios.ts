@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { type CliContext, printJson, printTable } from './cli-context.js';
+import { CliError } from './cli-context.js';
+import { installLibrary, readJsonFile } from '../scenarios/load-library.js';
+import { CATEGORIES, type Category } from '../scenarios/scenario.schema.js';
+import { listScenarios } from '../scenarios/scenario.queries.js';
+import { importProfiles } from '../scenarios/sotopia-import.js';
+import { recordAudit } from '../audit/audit.queries.js';
+
+export function registerScenarios(program: Command, ctx: CliContext): void {
+  const scenarios = program.command('scenarios').description('the scenario library');
+
+  scenarios
+    .command('list')
+    .description('list scenarios with their category, relationship and number of casts')
+    .option('--json', 'print a JSON array')
+    .action((options: { json?: boolean }) => {
+      const rows = listScenarios(ctx.db());
+      if (options.json) {
+        printJson(
+          ctx,
+          rows.map((s) => ({
+            id: s.id,
+            title: s.title,
+            category: s.category,
+            relationship: s.relationship,
+            source: s.source,
+            casts: s.casts,
+          })),
+        );
+        return;
+      }
+      printTable(
+        ctx,
+        ['ID', 'CATEGORY', 'RELATIONSHIP', 'CASTS', 'TITLE'],
+        rows.map((s) => [s.id, s.category, s.relationship, s.casts, s.title]),
+      );
+    });
+
+  scenarios
+    .command('import')
+    .description('import scenarios: Sotopia EnvironmentProfile/AgentProfile JSON, or simarena library JSON')
+    .argument('<files...>', 'JSON files (environments and agents may be in separate files)')
+    .option('--pairs-per-scenario <n>', 'character pairs cast per Sotopia environment (the published study used 5)', '1')
+    .option('--seed <n>', 'seed for pairing characters when agents carry no constraint', '0')
+    .option('--category <category>', `category for imported scenarios (${CATEGORIES.join(', ')}); default mixed`)
+    .action((files: string[], options: { pairsPerScenario: string; seed: string; category?: string }) => {
+      const pairs = Number(options.pairsPerScenario);
+      if (!Number.isInteger(pairs) || pairs < 1) throw new CliError('--pairs-per-scenario must be a whole number of at least 1');
+      const seed = Number(options.seed);
+      if (!Number.isInteger(seed)) throw new CliError('--seed must be a whole number');
+      if (options.category && !(CATEGORIES as readonly string[]).includes(options.category))
+        throw new CliError(`--category must be one of ${CATEGORIES.join(', ')}`);
+      const library = importProfiles(
+        files.map((path) => ({ path, data: readJsonFile(path) })),
+        { pairsPerScenario: pairs, seed, category: options.category as Category | undefined },
+      );
+      const db = ctx.db();
+      const stored = installLibrary(db, library, 'import', ctx.now().toISOString());
+      recordAudit(db, { actor: 'cli', action: 'scenarios.import', details: { files, ...stored } }, ctx.now());
+      ctx.out(`Imported ${stored.scenarios} scenario(s) and ${stored.characters} character(s).`);
+    });
+}

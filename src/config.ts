@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+// The only reader of process.env. Everything is checked once at boot; a bad value stops the start
+// with one line naming the variable.
+
+const booleanish = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const envSchema = z.object({
+  PORT: z.coerce.number({ error: 'must be a port number (0-65535)' }).int('must be a port number (0-65535)').min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_PATH: z.string().min(1).default('data/simarena.db'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TRUST_PROXY: booleanish.default(false),
+  SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: z.string().optional(),
+  ENDPOINTS_FILE: z.string().min(1).default('simarena.endpoints.json'),
+  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SEED_DEMO: booleanish.default(true),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  databasePath: string;
+  publicUrl: string;
+  /** True when PUBLIC_URL is https: cookies are then marked Secure. */
+  secureCookies: boolean;
+  trustProxy: boolean;
+  sessionSecret: string | undefined;
+  openaiBaseUrl: string;
+  openaiApiKey: string | undefined;
+  endpointsFile: string;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  seedDemo: boolean;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    const value = present[name];
+    throw new ConfigError(`Invalid environment variable ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue?.message ?? 'invalid'}`);
+  }
+  const e = parsed.data;
+  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databasePath: e.DATABASE_PATH,
+    publicUrl,
+    secureCookies: publicUrl.startsWith('https:'),
+    trustProxy: e.TRUST_PROXY,
+    sessionSecret: e.SESSION_SECRET,
+    openaiBaseUrl: e.OPENAI_BASE_URL,
+    openaiApiKey: e.OPENAI_API_KEY,
+    endpointsFile: e.ENDPOINTS_FILE,
+    adminEmail: e.ADMIN_EMAIL,
+    adminPassword: e.ADMIN_PASSWORD,
+    logLevel: e.LOG_LEVEL,
+    seedDemo: e.SEED_DEMO,
+  };
+}

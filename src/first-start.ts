@@ -1,0 +1,39 @@
+import type { Config } from './config.js';
+import type { Db } from './db/connection.js';
+import { hashPassword, randomPassword } from './auth/password.js';
+import { countAdmins, findUserByEmail, insertUser } from './auth/user.queries.js';
+import { recordAudit } from './audit/audit.queries.js';
+import { seedDemoDialogues } from './demo/seed-demo.js';
+import { builtInLibraryDir, installLibrary, readLibrary } from './scenarios/load-library.js';
+import { countScenarios } from './scenarios/scenario.queries.js';
+
+export type FirstStartReport = {
+  scenariosLoaded: number;
+  demoSeeded: boolean;
+  admin: { email: string; generatedPassword: string | null } | null;
+};
+
+/**
+ * On an empty database: load the built-in scenarios, seed the demo, and make the first admin.
+ * Each step checks its own state, so running it on every start is harmless.
+ */
+export async function prepareFirstStart(db: Db, config: Config, now: Date): Promise<FirstStartReport> {
+  const report: FirstStartReport = { scenariosLoaded: 0, demoSeeded: false, admin: null };
+  if (countScenarios(db) === 0) {
+    report.scenariosLoaded = installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', now.toISOString()).scenarios;
+  }
+  if (config.seedDemo) {
+    report.demoSeeded = seedDemoDialogues(db, now) !== null;
+  }
+  if (config.adminEmail && config.adminPassword && !findUserByEmail(db, config.adminEmail)) {
+    insertUser(db, { email: config.adminEmail, passwordHash: await hashPassword(config.adminPassword), role: 'admin' }, now);
+    report.admin = { email: config.adminEmail, generatedPassword: null };
+  } else if (countAdmins(db) === 0) {
+    const email = config.adminEmail ?? 'admin@localhost';
+    const password = randomPassword();
+    insertUser(db, { email, passwordHash: await hashPassword(password), role: 'admin' }, now);
+    report.admin = { email, generatedPassword: password };
+  }
+  if (report.admin) recordAudit(db, { actor: 'system', action: 'user.create', targetType: 'user', targetId: report.admin.email }, now);
+  return report;
+}

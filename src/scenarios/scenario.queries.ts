@@ -1,0 +1,126 @@
+import type { Db } from '../db/connection.js';
+import type { Category, Character, Relationship, Scenario } from './scenario.schema.js';
+
+export type CharacterRow = {
+  id: string;
+  first_name: string;
+  last_name: string;
+  age: number | null;
+  gender: string;
+  pronouns: string;
+  occupation: string;
+  public_info: string;
+  personality_and_values: string;
+  decision_making_style: string;
+  secret: string;
+  big_five: string;
+  moral_values: string;
+  schwartz_values: string;
+  source: string;
+};
+
+export type ScenarioRow = {
+  id: string;
+  title: string;
+  category: Category;
+  context: string;
+  relationship: Relationship;
+  goal_1: string;
+  goal_2: string;
+  source: string;
+};
+
+export type CastRow = { id: number; scenario_id: string; character_1_id: string; character_2_id: string; position: number };
+
+const CHARACTER_COLUMNS =
+  'id, first_name, last_name, age, gender, pronouns, occupation, public_info, personality_and_values, decision_making_style, secret, big_five, moral_values, schwartz_values, source';
+const SCENARIO_COLUMNS = 'id, title, category, context, relationship, goal_1, goal_2, source';
+
+export function upsertCharacter(db: Db, character: Character, source: string, now: string): void {
+  db.prepare(
+    `INSERT INTO characters (${CHARACTER_COLUMNS}, created_at)
+     VALUES (:id, :firstName, :lastName, :age, :gender, :pronouns, :occupation, :publicInfo, :personalityAndValues,
+             :decisionMakingStyle, :secret, :bigFive, :moralValues, :schwartzValues, :source, :now)
+     ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, age = excluded.age,
+       gender = excluded.gender, pronouns = excluded.pronouns, occupation = excluded.occupation,
+       public_info = excluded.public_info, personality_and_values = excluded.personality_and_values,
+       decision_making_style = excluded.decision_making_style, secret = excluded.secret, big_five = excluded.big_five,
+       moral_values = excluded.moral_values, schwartz_values = excluded.schwartz_values, source = excluded.source`,
+  ).run({
+    ...character,
+    moralValues: JSON.stringify(character.moralValues),
+    schwartzValues: JSON.stringify(character.schwartzValues),
+    source,
+    now,
+  });
+}
+
+/** Inserts or updates a scenario and adds its casts (existing casts are kept: dialogues refer to them). */
+export function upsertScenario(db: Db, scenario: Scenario, source: string, now: string): void {
+  db.prepare(
+    `INSERT INTO scenarios (${SCENARIO_COLUMNS}, created_at)
+     VALUES (:id, :title, :category, :context, :relationship, :goal1, :goal2, :source, :now)
+     ON CONFLICT (id) DO UPDATE SET title = excluded.title, category = excluded.category, context = excluded.context,
+       relationship = excluded.relationship, goal_1 = excluded.goal_1, goal_2 = excluded.goal_2, source = excluded.source`,
+  ).run({
+    id: scenario.id,
+    title: scenario.title,
+    category: scenario.category,
+    context: scenario.context,
+    relationship: scenario.relationship,
+    goal1: scenario.goals[0],
+    goal2: scenario.goals[1],
+    source,
+    now,
+  });
+  const insertCast = db.prepare(
+    `INSERT INTO casts (scenario_id, character_1_id, character_2_id, position)
+     VALUES (:scenarioId, :first, :second, :position)
+     ON CONFLICT (scenario_id, character_1_id, character_2_id) DO NOTHING`,
+  );
+  scenario.casts.forEach(([first, second], position) => {
+    insertCast.run({ scenarioId: scenario.id, first, second, position });
+  });
+}
+
+export function listScenarios(db: Db): (ScenarioRow & { casts: number })[] {
+  return db
+    .prepare<[], ScenarioRow & { casts: number }>(
+      `SELECT s.id, s.title, s.category, s.context, s.relationship, s.goal_1, s.goal_2, s.source,
+              (SELECT count(*) FROM casts c WHERE c.scenario_id = s.id) AS casts
+       FROM scenarios s ORDER BY s.category, s.id`,
+    )
+    .all();
+}
+
+export function getScenario(db: Db, id: string): ScenarioRow | undefined {
+  return db.prepare<{ id: string }, ScenarioRow>(`SELECT ${SCENARIO_COLUMNS} FROM scenarios WHERE id = :id`).get({ id });
+}
+
+export function getCharacter(db: Db, id: string): CharacterRow | undefined {
+  return db.prepare<{ id: string }, CharacterRow>(`SELECT ${CHARACTER_COLUMNS} FROM characters WHERE id = :id`).get({ id });
+}
+
+export function characterExists(db: Db, id: string): boolean {
+  return db.prepare('SELECT 1 FROM characters WHERE id = :id').get({ id }) !== undefined;
+}
+
+export function listCasts(db: Db, scenarioId: string): CastRow[] {
+  return db
+    .prepare<{ scenarioId: string }, CastRow>(
+      'SELECT id, scenario_id, character_1_id, character_2_id, position FROM casts WHERE scenario_id = :scenarioId ORDER BY position, id',
+    )
+    .all({ scenarioId });
+}
+
+export function getCast(db: Db, castId: number): CastRow | undefined {
+  return db
+    .prepare<{ castId: number }, CastRow>(
+      'SELECT id, scenario_id, character_1_id, character_2_id, position FROM casts WHERE id = :castId',
+    )
+    .get({ castId });
+}
+
+export function countScenarios(db: Db): number {
+  return db.prepare('SELECT count(*) FROM scenarios').pluck().get() as number;
+}

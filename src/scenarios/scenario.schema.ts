@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+export const RELATIONSHIPS = ['stranger', 'know_by_name', 'acquaintance', 'friend', 'romantic', 'family'] as const;
+export type Relationship = (typeof RELATIONSHIPS)[number];
+export const CATEGORIES = ['cooperative', 'competitive', 'mixed'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const slugSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must be a slug: lowercase letters, digits, "-" or "_"')
+  .max(120);
+
+const text = (max: number) => z.string().trim().max(max);
+
+export const characterSchema = z.strictObject({
+  id: slugSchema,
+  firstName: text(100).min(1, 'is required'),
+  lastName: text(100).default(''),
+  age: z.number().int().min(0).max(150).nullable().default(null),
+  gender: text(100).default(''),
+  pronouns: text(100).default(''),
+  occupation: text(200).default(''),
+  publicInfo: text(4000).default(''),
+  personalityAndValues: text(4000).default(''),
+  decisionMakingStyle: text(500).default(''),
+  secret: text(4000).default(''),
+  bigFive: text(1000).default(''),
+  moralValues: z.array(text(100)).default([]),
+  schwartzValues: z.array(text(100)).default([]),
+});
+export type Character = z.infer<typeof characterSchema>;
+
+export const scenarioSchema = z.strictObject({
+  id: slugSchema,
+  title: text(300).min(1, 'is required'),
+  category: z.enum(CATEGORIES),
+  context: text(8000).min(1, 'is required'),
+  relationship: z.enum(RELATIONSHIPS),
+  goals: z.tuple([text(8000).min(1, 'is required'), text(8000).min(1, 'is required')]),
+  casts: z
+    .array(z.tuple([slugSchema, slugSchema]).refine(([x, y]) => x !== y, 'a character cannot play both roles'))
+    .min(1, 'needs at least one pair of characters'),
+});
+export type Scenario = z.infer<typeof scenarioSchema>;
+
+/** Converts a relationship written as Sotopia's integer (0-5) or name into ours. */
+export function parseRelationship(value: unknown): Relationship | null {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < RELATIONSHIPS.length) {
+    return RELATIONSHIPS[value] ?? null;
+  }
+  if (typeof value === 'string') {
+    const key = value.trim().toLowerCase().replace(/[\s-]+/g, '_');
+    // Sotopia's enum names for the two closest relationships.
+    if (key === 'romantic_relationship') return 'romantic';
+    if (key === 'family_member') return 'family';
+    return (RELATIONSHIPS as readonly string[]).includes(key) ? (key as Relationship) : null;
+  }
+  return null;
+}

@@ -1,0 +1,85 @@
+// Boot: config → database → migrate → first-start content → app → listen. The only file with side effects.
+import type { Server } from 'node:http';
+import { createApp } from './app.js';
+import { systemClock } from './clock.js';
+import { ConfigError, loadConfig } from './config.js';
+import { DatabaseOpenError, openDatabase } from './db/connection.js';
+import { migrate } from './db/migrate.js';
+import { prepareFirstStart } from './first-start.js';
+import { ScenarioFileError } from './scenarios/library-error.js';
+import { resolveSessionSecret } from './web/session-secret.js';
+import { createLogger } from './web/logger.js';
+import { demoBatchLinks } from './demo/demo-links.js';
+
+function fail(message: string): never {
+  process.stderr.write(`simarena: ${message}\n`);
+  process.exit(1);
+}
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) fail(error.message);
+  throw error;
+}
+
+const logger = createLogger(config.logLevel);
+let db: ReturnType<typeof openDatabase>;
+try {
+  db = openDatabase(config.databasePath);
+  migrate(db);
+} catch (error) {
+  if (error instanceof DatabaseOpenError) fail(error.message);
+  fail(`cannot prepare the database at DATABASE_PATH=${config.databasePath}: ${(error as Error).message}`);
+}
+
+let firstStart: Awaited<ReturnType<typeof prepareFirstStart>>;
+try {
+  firstStart = await prepareFirstStart(db, config, systemClock());
+} catch (error) {
+  if (error instanceof ScenarioFileError) fail(`the built-in scenario library is broken: ${error.message}`);
+  throw error;
+}
+
+const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
+const app = createApp({ db, config, logger, sessionSecret, clock: systemClock });
+
+const server: Server = app.listen(config.port, config.host, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = config.publicUrl.replace(`:${config.port}`, `:${port}`);
+  const lines = [`simarena is listening on http://${config.host}:${port}`, `  Admin console: ${base}/console`];
+  if (firstStart.admin?.generatedPassword) {
+    lines.push(`  Admin account created: ${firstStart.admin.email} / ${firstStart.admin.generatedPassword}  (shown once; change it in the console)`);
+  } else if (firstStart.admin) {
+    lines.push(`  Admin account created: ${firstStart.admin.email} (password from ADMIN_PASSWORD)`);
+  }
+  for (const link of demoBatchLinks(db, base)) lines.push(`  Rater link of demo batch "${link.name}": ${link.url}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+});
+
+server.on('error', (error: NodeJS.ErrnoException) => {
+  fail(error.code === 'EADDRINUSE' ? `port ${config.port} on ${config.host} is already in use; set PORT to a free port` : error.message);
+});
+
+// Graceful shutdown: stop accepting, let in-flight requests finish, then close the database.
+let stopping = false;
+function shutdown(signal: string): void {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    logger.warn('requests still open after 10 s; closing them');
+    server.closeAllConnections();
+  }, 10_000);
+  force.unref();
+  server.close(() => {
+    db.close();
+    process.stdout.write('simarena stopped\n');
+    process.exit(0);
+  });
+  server.closeIdleConnections();
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));

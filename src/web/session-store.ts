@@ -1,0 +1,69 @@
+import session from 'express-session';
+import type { Db } from '../db/connection.js';
+
+const DAY_MS = 86_400_000;
+
+/** express-session store on the platform's SQLite file, so sessions survive restarts. */
+export class SqliteSessionStore extends session.Store {
+  private readonly statements;
+
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+    this.statements = {
+      get: db.prepare<{ sid: string; now: number }, { data: string }>(
+        'SELECT data FROM sessions WHERE sid = :sid AND expires_at > :now',
+      ),
+      set: db.prepare(
+        `INSERT INTO sessions (sid, data, expires_at) VALUES (:sid, :data, :expires)
+         ON CONFLICT (sid) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
+      ),
+      touch: db.prepare('UPDATE sessions SET expires_at = :expires WHERE sid = :sid'),
+      destroy: db.prepare('DELETE FROM sessions WHERE sid = :sid'),
+      prune: db.prepare('DELETE FROM sessions WHERE expires_at <= :now'),
+    };
+  }
+
+  private expiry(data: session.SessionData): number {
+    const expires = data.cookie?.expires;
+    return expires ? new Date(expires).getTime() : this.now() + DAY_MS;
+  }
+
+  override get(sid: string, callback: (err: unknown, session?: session.SessionData | null) => void): void {
+    try {
+      const row = this.statements.get.get({ sid, now: this.now() });
+      callback(null, row ? (JSON.parse(row.data) as session.SessionData) : null);
+    } catch (error) {
+      callback(error);
+    }
+  }
+
+  override set(sid: string, data: session.SessionData, callback?: (err?: unknown) => void): void {
+    try {
+      this.statements.set.run({ sid, data: JSON.stringify(data), expires: this.expiry(data) });
+      callback?.();
+    } catch (error) {
+      callback?.(error);
+    }
+  }
+
+  override touch(sid: string, data: session.SessionData, callback?: () => void): void {
+    this.statements.touch.run({ sid, expires: this.expiry(data) });
+    callback?.();
+  }
+
+  override destroy(sid: string, callback?: (err?: unknown) => void): void {
+    try {
+      this.statements.destroy.run({ sid });
+      callback?.();
+    } catch (error) {
+      callback?.(error);
+    }
+  }
+
+  prune(): number {
+    return this.statements.prune.run({ now: this.now() }).changes;
+  }
+}

@@ -1,0 +1,20 @@
+import pino from 'pino';
+import { createApp } from '../../src/app.js';
+import type { Clock } from '../../src/clock.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { Db } from '../../src/db/connection.js';
+import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
+import { createTestDb } from './test-db.js';
+
+export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
+
+export type TestApp = { app: ReturnType<typeof createApp>; db: Db; config: Config; dbPath: string };
+
+/** The real app over a real SQLite file of the test's own. */
+export function buildTestApp(options: { env?: Record<string, string>; clock?: Clock; withLibrary?: boolean } = {}): TestApp {
+  const { db, path } = createTestDb();
+  const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', ...options.env });
+  if (options.withLibrary) installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', new Date().toISOString());
+  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock });
+  return { app, db, config, dbPath: path };
+}

@@ -1,0 +1,29 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { type Db, openDatabase } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()?.();
+});
+
+/** A fresh folder for one test, removed after it. */
+export function tempDir(prefix = 'simarena-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A real SQLite file of the test's own, migrated, closed after the test. */
+export function createTestDb(): { db: Db; path: string } {
+  const path = join(tempDir(), 'simarena.db');
+  const db = openDatabase(path);
+  migrate(db);
+  cleanups.push(() => {
+    if (db.open) db.close();
+  });
+  return { db, path };
+}

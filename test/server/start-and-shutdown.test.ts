@@ -1,0 +1,95 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/test-db.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+/** Starts `npm start`'s command in a child process on a free port and waits for its banner. */
+function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; baseUrl: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout?.on('data', (chunk) => (text += chunk));
+  child.stderr?.on('data', (chunk) => (text += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${text}`)), 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${text}`));
+    });
+    const poll = setInterval(() => {
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match?.[1]) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ child, output: () => text, baseUrl: match[1] });
+      }
+    }, 50);
+  });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+describe('npm start', () => {
+  it('on an empty database, migrates, loads the library, seeds the demo, prints the console and the admin password, and serves /healthz', async () => {
+    const dir = tempDir();
+    const { child, output, baseUrl } = await startServer({ DATABASE_PATH: join(dir, 'db.sqlite') });
+    try {
+      const health = await fetch(`${baseUrl}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok', database: 'ok' });
+      expect(output()).toMatch(/Admin console: http:\/\/127\.0\.0\.1:\d+\/console/);
+      expect(output()).toMatch(/Admin account created: admin@localhost \/ \S{12,}/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+  });
+
+  it('on SIGTERM, finishes the request in flight, closes the database cleanly and exits 0', async () => {
+    const dir = tempDir();
+    const dbPath = join(dir, 'db.sqlite');
+    const { child, output, baseUrl } = await startServer({ DATABASE_PATH: dbPath });
+    const inFlight = fetch(`${baseUrl}/healthz`);
+    await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGTERM');
+    const [response, code] = await Promise.all([inFlight, exited(child)]);
+    expect(response.status).toBe(200);
+    expect(code).toBe(0);
+    expect(output()).toContain('simarena stopped');
+    // Closing the last connection checkpoints and removes the write-ahead log.
+    expect(existsSync(`${dbPath}-wal`)).toBe(false);
+  });
+
+  it('with a bad DATABASE_PATH, prints one clear line and exits non-zero', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_PATH: '/etc/passwd', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (c) => (err += c));
+    expect(await exited(child)).toBe(1);
+    expect(err.trim()).toBe('simarena: Cannot open the database at DATABASE_PATH=/etc/passwd: file is not a database');
+  });
+
+  it('with an invalid variable, names it and exits non-zero', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: root,
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (c) => (err += c));
+    expect(await exited(child)).toBe(1);
+    expect(err.trim()).toBe('simarena: Invalid environment variable PORT="eighty": must be a port number (0-65535)');
+  });
+});

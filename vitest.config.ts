@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Browser tests share one Chromium per file; two cores on CI, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
