@@ -12,6 +12,8 @@ export type CliContext = {
   now: () => Date;
   /** True when stdout is an interactive terminal (progress bars instead of log lines). */
   isTty: boolean;
+  /** The environment the command runs in (named endpoints read their key variable from it at run time). */
+  env?: Record<string, string | undefined>;
 };
 
 /** A mistake by the person at the keyboard: printed as one line, exit code 1, no stack trace. */

@@ -6,6 +6,10 @@ import { ScenarioFileError } from '../scenarios/library-error.js';
 import { type CliContext, CliError } from './cli-context.js';
 import { registerMigrate } from './migrate.js';
 import { registerScenarios } from './scenarios.js';
+import { registerCalls } from './calls.js';
+import { registerDialogues } from './dialogues.js';
+import { registerGenerate } from './generate.js';
+import { registerRuns } from './runs.js';
 
 export type CliIo = {
   env?: Record<string, string | undefined>;
@@ -33,6 +37,10 @@ export function buildProgram(ctx: CliContext): Command {
     .configureOutput({ writeOut: (s) => ctx.out(s.replace(/\n$/, '')), writeErr: (s) => ctx.err(s.replace(/\n$/, '')) });
   registerMigrate(program, ctx);
   registerScenarios(program, ctx);
+  registerGenerate(program, ctx);
+  registerRuns(program, ctx);
+  registerCalls(program, ctx);
+  registerDialogues(program, ctx);
   // Subcommands inherit the parent's exit and output behaviour.
   const inherit = (command: Command) => {
     for (const sub of command.commands) {
@@ -55,6 +63,7 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
     out,
     err,
     isTty: io.isTty ?? false,
+    env: io.env ?? process.env,
     now: () => new Date(),
     appliedMigrations: () => applied,
     config: () => {

@@ -169,18 +169,35 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/** A running run's process beats every HEARTBEAT_MS (src/generation/execute-run.ts); silence this long means it is gone. */
+export const HEARTBEAT_MS = 15_000;
+const STALE_AFTER_MS = 6 * HEARTBEAT_MS;
+
+/**
+ * Whether the process generating a run is gone: no pid, a pid that is not alive, or (a pid reused by another
+ * process after a restart) a heartbeat that stopped.
+ */
+function workerGone(run: RunRow, now: Date, ownPidCounts: boolean): boolean {
+  if (run.worker_pid === null) return true;
+  if (run.worker_pid === process.pid) return !ownPidCounts;
+  if (!processAlive(run.worker_pid)) return true;
+  return run.heartbeat_at !== null && now.getTime() - Date.parse(run.heartbeat_at) > STALE_AFTER_MS;
+}
+
 /** True when a run is being generated right now by a live process other than this one. */
-export function runHasLiveWorker(run: RunRow): boolean {
-  return run.state === 'running' && run.worker_pid !== null && run.worker_pid !== process.pid && processAlive(run.worker_pid);
+export function runHasLiveWorker(run: RunRow, now: Date = new Date()): boolean {
+  return run.state === 'running' && run.worker_pid !== process.pid && !workerGone(run, now, false);
 }
 
 /**
- * At server start: a run left "running" by a process that is gone becomes "interrupted" (resumable), and its
- * half-done dialogues go back to pending, so nothing is counted that was not finished. Returns the run ids.
+ * A run left "running" by a process that is gone becomes "interrupted" (resumable), and its half-done dialogues
+ * go back to pending, so nothing is counted that was not finished. Returns the run ids. At server start, pass
+ * `atStart: true`: a run marked with this very pid was then left by an earlier process that had the same pid
+ * (containers restart with the same pids); otherwise runs of this process are taken to be alive.
  */
-export function markInterruptedRuns(db: Db, now: Date = new Date()): number[] {
+export function markInterruptedRuns(db: Db, now: Date = new Date(), options: { atStart?: boolean } = {}): number[] {
   const running = db.prepare<[], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE state = 'running'`).all();
-  const stale = running.filter((r) => r.worker_pid === null || r.worker_pid === process.pid || !processAlive(r.worker_pid));
+  const stale = running.filter((r) => workerGone(r, now, !options.atStart));
   db.transaction(() => {
     for (const run of stale) {
       db.prepare(

@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { recordAudit } from '../audit/audit.queries.js';
+import { fullName } from '../generation/build-messages.js';
+import { getDialogue, listRunDialogues, listTurns } from '../generation/dialogue.queries.js';
+import { importDialogues, readDialogueRecords } from '../generation/import-dialogues.js';
+import { renderTurnsForRater } from '../generation/render-turns.js';
+import { findRun } from '../generation/run.queries.js';
+import { getCast, getCharacter } from '../scenarios/scenario.queries.js';
+import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
+
+export function registerDialogues(program: Command, ctx: CliContext): void {
+  const dialogues = program.command('dialogues').description('generated, imported and demo dialogues');
+
+  dialogues
+    .command('import')
+    .description('import dialogues made elsewhere: simarena dialogue JSONL (the export format) or Sotopia EpisodeLog JSON')
+    .argument('<file>', 'a .jsonl or .json file')
+    .option('--mode <mode>', 'mode of every dialogue without a "mode" field: script, agents or mindreaders')
+    .option('--model <name>', 'model of every dialogue without a "model" field (Sotopia: default models[1])')
+    .option('--scenario <id>', 'scenario of Sotopia episodes (default: found by the scenario text)')
+    .option('--run-name <name>', 'name of the import run (default import-<time>-<file>)')
+    .action((file: string, options: { mode?: string; model?: string; scenario?: string; runName?: string }) => {
+      const db = ctx.db();
+      const records = readDialogueRecords(file);
+      const result = importDialogues(
+        db,
+        file,
+        records,
+        { mode: options.mode, model: options.model, scenarioId: options.scenario, runName: options.runName, createdBy: 'cli' },
+        ctx.now(),
+      );
+      recordAudit(db, { actor: 'cli', action: 'dialogues.import', targetType: 'run', targetId: result.runId, details: { file, dialogues: result.dialogues } }, ctx.now());
+      ctx.out(`Imported ${result.dialogues} dialogue(s) into run ${result.runName} (id ${result.runId}).`);
+    });
+
+  dialogues
+    .command('list')
+    .description('list the dialogues of a run')
+    .requiredOption('--run <run>', 'run id or name')
+    .option('--json', 'print a JSON array')
+    .action((options: { run: string; json?: boolean }) => {
+      const db = ctx.db();
+      const run = findRun(db, options.run);
+      if (!run) throw new CliError(`no run "${options.run}": see simarena runs list`);
+      const rows = listRunDialogues(db, run.id).map((d) => ({
+        id: d.id,
+        scenario_id: d.scenario_id,
+        cast_id: d.cast_id,
+        sample_index: d.sample_index,
+        mode: d.mode,
+        model: d.model,
+        state: d.state,
+        end_reason: d.end_reason,
+        failure_reason: d.failure_reason,
+        turns: listTurns(db, d.id).length,
+      }));
+      if (options.json) return printJson(ctx, rows);
+      printTable(
+        ctx,
+        ['ID', 'SCENARIO', 'SAMPLE', 'MODE', 'STATE', 'TURNS', 'END'],
+        rows.map((r) => [r.id, r.scenario_id, r.sample_index, r.mode, r.state, r.turns, r.end_reason ?? r.failure_reason]),
+      );
+    });
+
+  dialogues
+    .command('show')
+    .description('print a dialogue as raters see it (turns in which nobody acts are not shown)')
+    .argument('<dialogue-id>', 'dialogue id')
+    .action((idText: string) => {
+      if (!/^\d+$/.test(idText)) throw new CliError(`dialogue id must be a number, not "${idText}"`);
+      const db = ctx.db();
+      const d = getDialogue(db, Number(idText));
+      if (!d) throw new CliError(`no dialogue ${idText}`);
+      const cast = getCast(db, d.cast_id);
+      const c1 = cast && getCharacter(db, cast.character_1_id);
+      const c2 = cast && getCharacter(db, cast.character_2_id);
+      const names: [string, string] = [c1 ? fullName(c1) : 'Character 1', c2 ? fullName(c2) : 'Character 2'];
+      ctx.out(`Dialogue ${d.id}: ${d.mode}, ${d.model}, scenario ${d.scenario_id}, sample ${d.sample_index}, ${d.state}${d.failure_reason ? ` (${d.failure_reason})` : ''}`);
+      for (const t of renderTurnsForRater(listTurns(db, d.id), names)) ctx.out(`${t.name}: ${t.display}`);
+    });
+}

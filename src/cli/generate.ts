@@ -1,0 +1,251 @@
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { recordAudit } from '../audit/audit.queries.js';
+import { type RunOptionsInput, createRun, parseRunOptions, planDialogues } from '../generation/create-run.js';
+import { resolveEndpoint } from '../generation/endpoints.js';
+import { estimateRun } from '../generation/estimate-run.js';
+import type { RunOutcome, RunProgress } from '../generation/execute-run.js';
+import { runAtEndpoint } from '../generation/run-at-endpoint.js';
+import { findRun, getRun, markInterruptedRuns } from '../generation/run.queries.js';
+import { estimateCost } from '../generation/simulation-card.js';
+import { type CliContext, CliError } from './cli-context.js';
+import { numberOption } from './cli-numbers.js';
+
+type GenerateFlags = {
+  scenarios?: string;
+  modes?: string;
+  model?: string;
+  samples?: string;
+  concurrency?: string;
+  temperature?: string;
+  maxTurns?: string;
+  maxTokens?: string;
+  seed?: string;
+  runName?: string;
+  endpoint: string;
+  responseFormat: string;
+  timeout?: string;
+  maxRetries?: string;
+  maxInvalidRetries?: string;
+  promptVersion?: string;
+  pricePrompt?: string;
+  priceCompletion?: string;
+  dryRun?: boolean;
+  resume?: string;
+};
+
+const RUN_FLAGS: (keyof GenerateFlags)[] = ['scenarios', 'modes', 'model', 'samples', 'temperature', 'maxTurns', 'maxTokens', 'seed', 'runName', 'promptVersion'];
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}:${pad(m)}:${pad(s % 60)}` : `${pad(m)}:${pad(s % 60)}`;
+}
+
+function progressLine(name: string, p: RunProgress): string {
+  const tokens = p.promptTokens + p.completionTokens;
+  const left = p.remainingMs === null ? '' : `, ~${formatDuration(p.remainingMs)} left`;
+  return `[${name}] ${p.done + p.failed}/${p.total} dialogues (${p.failed} failed), ${p.inFlight} call(s) in flight, ${tokens} tokens, ${formatDuration(p.elapsedMs)} elapsed${left}`;
+}
+
+/** A bar on a terminal; plain log lines (at most every few seconds, and at the end) otherwise. */
+function progressReporter(ctx: CliContext, name: string) {
+  if (ctx.isTty) {
+    const bar = new SingleBar({
+      format: `${name} [{bar}] {value}/{total} dialogues | {failed} failed | {inFlight} in flight | {tokens} tokens | {elapsed} elapsed | {left} left`,
+      hideCursor: true,
+    });
+    let started = false;
+    return {
+      update(p: RunProgress) {
+        const payload = {
+          failed: p.failed,
+          inFlight: p.inFlight,
+          tokens: p.promptTokens + p.completionTokens,
+          elapsed: formatDuration(p.elapsedMs),
+          left: p.remainingMs === null ? '?' : formatDuration(p.remainingMs),
+        };
+        if (!started) {
+          bar.start(p.total, p.done + p.failed, payload);
+          started = true;
+        } else bar.update(p.done + p.failed, payload);
+      },
+      stop: () => started && bar.stop(),
+    };
+  }
+  let lastLogged = 0;
+  let lastFinished = -1;
+  let last: RunProgress | null = null;
+  return {
+    update(p: RunProgress) {
+      last = p;
+      const finished = p.done + p.failed;
+      if (finished !== lastFinished && Date.now() - lastLogged >= 5000) {
+        lastLogged = Date.now();
+        lastFinished = finished;
+        ctx.out(progressLine(name, p));
+      }
+    },
+    stop: () => {
+      if (last && last.done + last.failed !== lastFinished) ctx.out(progressLine(name, last));
+    },
+  };
+}
+
+function summary(ctx: CliContext, runId: number, outcome: RunOutcome): void {
+  const run = getRun(ctx.db(), runId);
+  const card = run?.simulation_card ? (JSON.parse(run.simulation_card) as { calls: { total: number; prompt_tokens: number; completion_tokens: number; estimated_cost: number | null } }) : null;
+  const cost = card?.calls.estimated_cost;
+  ctx.out(
+    `Run ${run?.name} (id ${runId}): ${outcome.state}. ${outcome.complete}/${outcome.total} dialogues complete, ${outcome.failed} failed; ` +
+      `${card?.calls.total ?? 0} calls, ${card?.calls.prompt_tokens ?? 0} prompt + ${card?.calls.completion_tokens ?? 0} completion tokens` +
+      (cost === null || cost === undefined ? '.' : `, estimated cost ${cost.toFixed(4)}.`),
+  );
+}
+
+async function execute(ctx: CliContext, runId: number): Promise<void> {
+  const db = ctx.db();
+  const run = getRun(db, runId);
+  if (!run) throw new CliError(`no run with id ${runId}`);
+  const reporter = progressReporter(ctx, run.name);
+  const stop = new AbortController();
+  // Ctrl-C pauses: what is done is kept and `--resume` continues.
+  const onSignal = () => stop.abort('pause');
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let outcome: RunOutcome;
+  try {
+    outcome = await runAtEndpoint(db, runId, {
+      config: ctx.config(),
+      env: ctx.env ?? {},
+      clock: ctx.now,
+      signal: stop.signal,
+      onProgress: (p) => reporter.update(p),
+      // On a terminal the bar shows progress; elsewhere each retry is a log line, so a slow start is explained.
+      onRetry: ctx.isTty
+        ? undefined
+        : (r) => ctx.out(`[${run.name}] dialogue ${r.dialogueId} turn ${r.turnIdx}: ${r.status} (${r.error}); retrying in ${(r.delayMs / 1000).toFixed(1)} s`),
+    });
+  } finally {
+    reporter.stop();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+  recordAudit(db, { actor: 'cli', action: 'runs.generate', targetType: 'run', targetId: runId, details: { state: outcome.state } }, ctx.now());
+  summary(ctx, runId, outcome);
+  if (outcome.state === 'failed') throw new CliError(outcome.error ?? 'the run failed');
+  if (outcome.state === 'paused') ctx.out(`Paused; continue with: simarena generate --resume ${run.name}`);
+}
+
+export function registerGenerate(program: Command, ctx: CliContext): void {
+  program
+    .command('generate')
+    .description('generate dialogues: for each scenario, cast and sample, one dialogue per mode (or --resume a run)')
+    .option('--scenarios <selector>', 'scenario ids separated by commas, a category (cooperative, competitive, mixed) or all')
+    .option('--modes <modes>', 'modes separated by commas: script,agents,mindreaders')
+    .option('--model <name>', 'model name as the endpoint knows it, e.g. gpt-4o-mini')
+    .option('--samples <n>', 'dialogues per scenario, cast and mode (default 1)')
+    .option('--concurrency <n>', 'dialogues generated at once (default 4)')
+    .option('--temperature <t>', 'sampling temperature (default 0.7, as in the published study)')
+    .option('--max-turns <n>', 'turn limit per dialogue (default 20)')
+    .option('--max-tokens <n>', 'max tokens per call (default: the server default)')
+    .option('--seed <n>', 'run seed; each dialogue gets a seed derived from it and its scenario sample (default 0)')
+    .option('--run-name <name>', 'a name for the run (default gen-<time>-<model>)')
+    .option('--endpoint <name>', 'named endpoint from ENDPOINTS_FILE; "default" is OPENAI_BASE_URL with OPENAI_API_KEY', 'default')
+    .option('--response-format <kind>', 'json_schema (structured outputs) or json_object for servers without json_schema', 'json_schema')
+    .option('--timeout <seconds>', 'per-call timeout in seconds (default 120)')
+    .option('--max-retries <n>', 'retries of a call on 429, 5xx, connection errors and timeouts (default 5)')
+    .option('--max-invalid-retries <n>', 'retries of a call whose output is invalid before the dialogue fails (default 2)')
+    .option('--prompt-version <v>', 'prompt version under src/generation/prompts/ (default v1)')
+    .option('--price-prompt <p>', 'price per million prompt tokens (overrides the endpoint file)')
+    .option('--price-completion <p>', 'price per million completion tokens (overrides the endpoint file)')
+    .option('--dry-run', 'print the dialogues, estimated calls, tokens and cost; generate nothing')
+    .option('--resume <run>', 'continue a stopped run (id or name) with its own settings')
+    .action(async (flags: GenerateFlags) => {
+      const db = ctx.db();
+      const config = ctx.config();
+      const env = ctx.env ?? {};
+      const concurrency = numberOption('--concurrency', flags.concurrency, { integer: true, min: 1, max: 256 });
+
+      if (flags.resume !== undefined) {
+        const given = RUN_FLAGS.filter((f) => flags[f] !== undefined).map((f) => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+        if (given.length > 0) throw new CliError(`--resume continues a run with its own settings; drop ${given.join(', ')}`);
+        markInterruptedRuns(db, ctx.now());
+        const run = findRun(db, flags.resume);
+        if (!run) throw new CliError(`no run "${flags.resume}": see simarena runs list`);
+        if (run.kind !== 'generation') throw new CliError(`run "${run.name}" is an ${run.kind} run; only generation runs can be resumed`);
+        if (run.state === 'complete') {
+          ctx.out(`Run ${run.name} (id ${run.id}) is already complete.`);
+          return;
+        }
+        if (concurrency !== undefined) db.prepare('UPDATE runs SET concurrency = :concurrency WHERE id = :id').run({ concurrency, id: run.id });
+        const endpoint = resolveEndpoint(config, env, run.endpoint_name ?? 'default', run.model ?? '');
+        if (flags.dryRun) {
+          const left = db.prepare(`SELECT count(*) FROM dialogues WHERE run_id = ? AND state IN ('pending', 'running')`).pluck().get(run.id) as number;
+          ctx.out(`Dry run: resuming ${run.name} would generate ${left} remaining dialogue(s) at ${endpoint.baseUrl}.`);
+          return;
+        }
+        ctx.out(`Resuming run ${run.name} (id ${run.id}) at ${endpoint.baseUrl}.`);
+        await execute(ctx, run.id);
+        return;
+      }
+
+      const missing = (['scenarios', 'modes', 'model'] as const).filter((f) => !flags[f]);
+      if (missing.length > 0) throw new CliError(`generate needs ${missing.map((f) => `--${f}`).join(', ')} (or --resume RUN)`);
+      if (flags.responseFormat !== 'json_schema' && flags.responseFormat !== 'json_object')
+        throw new CliError(`--response-format must be json_schema or json_object, not "${flags.responseFormat}"`);
+      const model = flags.model as string;
+      const endpoint = resolveEndpoint(config, env, flags.endpoint, model);
+      const timeoutSeconds = numberOption('--timeout', flags.timeout, { min: 0.1 });
+      const input: RunOptionsInput = {
+        name: flags.runName,
+        scenarios: flags.scenarios as string,
+        modes: (flags.modes as string).split(',').map((m) => m.trim()).filter(Boolean),
+        model,
+        endpointName: endpoint.name,
+        baseUrl: endpoint.baseUrl,
+        samples: numberOption('--samples', flags.samples, { integer: true, min: 1, max: 1000 }),
+        concurrency,
+        temperature: numberOption('--temperature', flags.temperature, { min: 0, max: 2 }),
+        maxTurns: numberOption('--max-turns', flags.maxTurns, { integer: true, min: 1, max: 200 }),
+        maxTokens: numberOption('--max-tokens', flags.maxTokens, { integer: true, min: 1 }) ?? null,
+        seed: numberOption('--seed', flags.seed, { integer: true, min: 0, max: 2 ** 31 - 1 }),
+        responseFormat: flags.responseFormat,
+        promptVersion: flags.promptVersion,
+        timeoutMs: timeoutSeconds === undefined ? undefined : Math.round(timeoutSeconds * 1000),
+        maxRetries: numberOption('--max-retries', flags.maxRetries, { integer: true, min: 0, max: 20 }),
+        maxInvalidRetries: numberOption('--max-invalid-retries', flags.maxInvalidRetries, { integer: true, min: 0, max: 10 }),
+        pricePromptPerMTok: numberOption('--price-prompt', flags.pricePrompt, { min: 0 }) ?? endpoint.price?.promptPerMTok ?? null,
+        priceCompletionPerMTok: numberOption('--price-completion', flags.priceCompletion, { min: 0 }) ?? endpoint.price?.completionPerMTok ?? null,
+        createdBy: 'cli',
+      };
+
+      if (flags.dryRun) {
+        const options = parseRunOptions(input);
+        const planned = planDialogues(db, options);
+        const estimate = estimateRun(db, planned, options);
+        const scenarios = new Set(planned.map((p) => p.scenario.id)).size;
+        ctx.out(`Dry run: nothing generated, nothing stored.`);
+        ctx.out(`Endpoint: ${endpoint.name} (${endpoint.baseUrl}), model ${options.model}, temperature ${options.temperature}, max turns ${options.maxTurns}.`);
+        ctx.out(
+          `Dialogues: ${estimate.dialogues} (${Object.entries(estimate.byMode).map(([m, n]) => `${m} ${n}`).join(', ')}) over ${scenarios} scenario(s), ${options.samples} sample(s) per cast.`,
+        );
+        ctx.out(`Calls: at most ${estimate.calls} (every AGENTS/MINDREADERS dialogue running to ${options.maxTurns} turns), before retries.`);
+        ctx.out(`Tokens (rough estimate): ${estimate.promptTokens} prompt + ${estimate.completionTokens} completion.`);
+        const cost = estimateCost(estimate.promptTokens, estimate.completionTokens, options.pricePromptPerMTok, options.priceCompletionPerMTok);
+        ctx.out(
+          cost === null
+            ? `Cost: unknown (no prices for ${options.model}: declare them in ${config.endpointsFile} or pass --price-prompt and --price-completion).`
+            : `Cost (estimate, upper bound): ${cost.toFixed(4)}.`,
+        );
+        return;
+      }
+
+      const runId = createRun(db, input, ctx.now());
+      const run = getRun(db, runId);
+      ctx.out(`Run ${run?.name} (id ${runId}): ${db.prepare('SELECT count(*) FROM dialogues WHERE run_id = ?').pluck().get(runId)} dialogue(s) at ${endpoint.baseUrl}.`);
+      await execute(ctx, runId);
+    });
+}

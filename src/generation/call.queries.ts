@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/connection.js';
+import type { ChatRequest } from './llm-client.js';
+
+export type CallStatus = 'ok' | 'invalid' | 'http_error' | 'network_error' | 'timeout';
+
+export type CallRow = {
+  id: number;
+  run_id: number;
+  dialogue_id: number;
+  turn_idx: number;
+  speaker: number | null;
+  attempt: number;
+  request_hash: string;
+  request: string;
+  response: string | null;
+  status: CallStatus;
+  error: string | null;
+  http_status: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  latency_ms: number;
+  created_at: string;
+};
+
+const CALL_COLUMNS =
+  'id, run_id, dialogue_id, turn_idx, speaker, attempt, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at';
+
+/**
+ * The request as stored and hashed: its JSON in the order it is sent (key order matters to structured outputs,
+ * which generate properties in schema order). Requests are built by one deterministic function, so the same
+ * request always has the same text and hash.
+ */
+export function requestJson(request: ChatRequest): string {
+  return JSON.stringify(request);
+}
+
+export function hashRequestJson(json: string): string {
+  return createHash('sha256').update(json).digest('hex');
+}
+
+export function requestHash(request: ChatRequest): string {
+  return hashRequestJson(requestJson(request));
+}
+
+export type NewCall = {
+  runId: number;
+  dialogueId: number;
+  turnIdx: number;
+  speaker: 1 | 2 | null;
+  attempt: number;
+  requestHash: string;
+  /** The request, or its JSON text already made for the hash. */
+  request: ChatRequest | string;
+  response: unknown;
+  status: CallStatus;
+  error: string | null;
+  httpStatus: number | null;
+  promptTokens: number;
+  completionTokens: number;
+  latencyMs: number;
+};
+
+const INSERT_CALL = `INSERT INTO llm_calls (run_id, dialogue_id, turn_idx, speaker, attempt, request_hash, request, response, status, error,
+     http_status, prompt_tokens, completion_tokens, latency_ms, created_at)
+   VALUES (:runId, :dialogueId, :turnIdx, :speaker, :attempt, :requestHash, :request, :response, :status, :error,
+     :httpStatus, :promptTokens, :completionTokens, :latencyMs, :now)`;
+const CALLS_AT = `SELECT ${CALL_COLUMNS} FROM llm_calls WHERE dialogue_id = :dialogueId AND turn_idx = :turnIdx ORDER BY attempt`;
+
+/**
+ * The two statements the engine runs on every call, prepared once per run: preparing SQL costs more than
+ * running it (scripts/bench/generation.ts).
+ */
+export function createCallStore(db: Db) {
+  const insert = db.prepare(INSERT_CALL);
+  const listAt = db.prepare<{ dialogueId: number; turnIdx: number }, CallRow>(CALLS_AT);
+  return {
+    insertCall(call: NewCall, now: Date): number {
+      const result = insert.run({
+        ...call,
+        request: typeof call.request === 'string' ? call.request : requestJson(call.request),
+        response: call.response === undefined || call.response === null ? null : JSON.stringify(call.response),
+        now: now.toISOString(),
+      });
+      return Number(result.lastInsertRowid);
+    },
+    /** The calls already made for one place of a dialogue, by attempt. */
+    listCallsAt(dialogueId: number, turnIdx: number): CallRow[] {
+      return listAt.all({ dialogueId, turnIdx });
+    },
+  };
+}
+export type CallStore = ReturnType<typeof createCallStore>;
+
+export function insertCall(db: Db, call: NewCall, now: Date): number {
+  return createCallStore(db).insertCall(call, now);
+}
+
+export function listCallsAt(db: Db, dialogueId: number, turnIdx: number): CallRow[] {
+  return createCallStore(db).listCallsAt(dialogueId, turnIdx);
+}
+
+export function listDialogueCalls(db: Db, dialogueId: number): CallRow[] {
+  return db
+    .prepare<{ dialogueId: number }, CallRow>(
+      `SELECT ${CALL_COLUMNS} FROM llm_calls WHERE dialogue_id = :dialogueId ORDER BY turn_idx, attempt`,
+    )
+    .all({ dialogueId });
+}
+
+export type CallTotals = { calls: number; ok: number; invalid: number; errors: number; prompt_tokens: number; completion_tokens: number };
+
+export function runCallTotals(db: Db, runId: number): CallTotals {
+  return db
+    .prepare<{ runId: number }, CallTotals>(
+      `SELECT count(*) AS calls,
+              coalesce(sum(status = 'ok'), 0) AS ok,
+              coalesce(sum(status = 'invalid'), 0) AS invalid,
+              coalesce(sum(status NOT IN ('ok', 'invalid')), 0) AS errors,
+              coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+              coalesce(sum(completion_tokens), 0) AS completion_tokens
+       FROM llm_calls WHERE run_id = :runId`,
+    )
+    .get({ runId }) as CallTotals;
+}

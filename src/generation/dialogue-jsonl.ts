@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Db } from '../db/connection.js';
+import { slugSchema } from '../scenarios/scenario.schema.js';
+import { getCast } from '../scenarios/scenario.queries.js';
+import { getDialogue, listTurns } from './dialogue.queries.js';
+import { ACTIONS, type Action, MODES, type Mode } from './mode.js';
+import { getRun } from './run.queries.js';
+
+// simarena's dialogue JSONL: one dialogue per line. Written by exports, read by `dialogues import`.
+
+export const dialogueTurnSchema = z.strictObject({
+  speaker: z.union([z.literal(1), z.literal(2)]),
+  action: z.enum(ACTIONS),
+  text: z.string().max(20_000).default(''),
+});
+
+export const dialogueRecordSchema = z.looseObject({
+  id: z.number().int().optional(),
+  run: z.string().optional(),
+  scenario_id: slugSchema,
+  cast: z.tuple([slugSchema, slugSchema]),
+  sample_index: z.number().int().min(0).optional(),
+  mode: z
+    .string()
+    .transform((m) => m.toUpperCase())
+    .pipe(z.enum(MODES))
+    .optional(),
+  model: z.string().min(1).optional(),
+  turns: z.array(dialogueTurnSchema).min(1, 'a dialogue needs at least one turn'),
+  end_reason: z.string().nullable().optional(),
+  prompt_version: z.string().nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+});
+export type DialogueRecord = z.output<typeof dialogueRecordSchema>;
+
+export type DialogueJsonl = {
+  id: number;
+  run: string;
+  scenario_id: string;
+  cast: [string, string];
+  sample_index: number;
+  mode: Mode;
+  model: string;
+  origin: string;
+  illustrative: boolean;
+  prompt_version: string | null;
+  seed: number | null;
+  end_reason: string | null;
+  turns: { speaker: 1 | 2; action: Action; text: string }[];
+};
+
+/** One dialogue in the JSONL shape (exports write one per line). */
+export function dialogueToJsonl(db: Db, dialogueId: number): DialogueJsonl {
+  const d = getDialogue(db, dialogueId);
+  if (!d) throw new Error(`no dialogue ${dialogueId}`);
+  const cast = getCast(db, d.cast_id);
+  return {
+    id: d.id,
+    run: getRun(db, d.run_id)?.name ?? '',
+    scenario_id: d.scenario_id,
+    cast: [cast?.character_1_id ?? '', cast?.character_2_id ?? ''],
+    sample_index: d.sample_index,
+    mode: d.mode,
+    model: d.model,
+    origin: d.origin,
+    illustrative: d.illustrative === 1,
+    prompt_version: d.prompt_version,
+    seed: d.seed,
+    end_reason: d.end_reason,
+    turns: listTurns(db, d.id).map((t) => ({ speaker: t.speaker, action: t.action, text: t.text })),
+  };
+}

@@ -1,0 +1,4 @@
+/** A problem the person starting a run must fix (bad scenario id, unknown endpoint, wrong key): one clear line. */
+export class GenerationInputError extends Error {
+  readonly userFacing = true;
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { z } from 'zod';
+import type { Db } from '../db/connection.js';
+import { listCasts, getCharacter, listScenarios } from '../scenarios/scenario.queries.js';
+import { fullName } from './build-messages.js';
+import { dialogueRecordSchema } from './dialogue-jsonl.js';
+import { type NewTurn, insertDialogue, replaceTurns } from './dialogue.queries.js';
+import { GenerationInputError } from './generation-error.js';
+import { type Mode, parseMode } from './mode.js';
+import { insertSimpleRun, runNameTaken } from './run.queries.js';
+import { episodeAgentNames, episodeFirstObservation, episodeLogSchema, episodeTurns } from './sotopia-episodes.js';
+
+// Import of dialogues made elsewhere (simarena JSONL, Sotopia EpisodeLog JSON), so that published or earlier
+// episodes can be rated. Everything of one file goes into one run of kind "import", in one transaction.
+
+export type ImportDialoguesOptions = { mode?: string; model?: string; scenarioId?: string; runName?: string; createdBy?: string };
+
+/** JSON (an array or one object) or JSONL (one object a line). */
+export function readDialogueRecords(path: string): unknown[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new GenerationInputError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const trimmed = text.trim();
+  if (trimmed === '') throw new GenerationInputError(`${path}: the file is empty`);
+  try {
+    const whole = JSON.parse(trimmed) as unknown;
+    return Array.isArray(whole) ? whole : [whole];
+  } catch {
+    return trimmed.split(/\r?\n/).flatMap((line, i) => {
+      if (line.trim() === '') return [];
+      try {
+        return [JSON.parse(line) as unknown];
+      } catch {
+        throw new GenerationInputError(`${path}: line ${i + 1} is not JSON`);
+      }
+    });
+  }
+}
+
+function issueText(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `field "${issue?.path.join('.') ?? ''}" ${issue?.message ?? 'is invalid'}`;
+}
+
+type Prepared = { scenarioId: string; castId: number; mode: Mode; model: string; sampleIndex: number | undefined; turns: NewTurn[]; endReason: string; meta: Record<string, unknown> };
+
+export function importDialogues(db: Db, path: string, records: unknown[], options: ImportDialoguesOptions, now: Date): { runId: number; runName: string; dialogues: number } {
+  const fileMode = options.mode === undefined ? undefined : parseMode(options.mode);
+  if (options.mode !== undefined && !fileMode) throw new GenerationInputError(`--mode must be script, agents or mindreaders, not "${options.mode}"`);
+  const scenarios = listScenarios(db);
+  const castOf = (scenarioId: string, first: string, second: string) =>
+    listCasts(db, scenarioId).find((c) => c.character_1_id === first && c.character_2_id === second);
+
+  const prepared: Prepared[] = records.map((record, index) => {
+    const where = `${path}: record ${index + 1}`;
+    const fail = (message: string): never => {
+      throw new GenerationInputError(`${where}: ${message}`);
+    };
+    const isSotopia = typeof record === 'object' && record !== null && 'messages' in record && 'environment' in record;
+    if (isSotopia) {
+      const parsed = episodeLogSchema.safeParse(record);
+      if (!parsed.success) return fail(`not a Sotopia EpisodeLog: ${issueText(parsed.error)}`);
+      const episode = parsed.data;
+      const mode = episode.mode ? parseMode(episode.mode) : fileMode;
+      if (!mode) return fail('no mode: give --mode (script, agents or mindreaders) or a "mode" field');
+      const model = episode.model ?? options.model ?? episode.models?.[1];
+      if (!model) return fail('no model: give --model or a "model" field');
+      let scenarioId = episode.scenario_id ?? options.scenarioId;
+      if (!scenarioId) {
+        // Sotopia names its environment by a database pk; find the scenario by its text in the first observation.
+        const observation = episodeFirstObservation(episode);
+        const matches = scenarios.filter((s) => observation.includes(s.context));
+        if (matches.length !== 1)
+          return fail(`cannot tell which scenario environment ${episode.environment} is (${matches.length} match its text): give --scenario ID`);
+        scenarioId = (matches[0] as { id: string }).id;
+      }
+      const names = episodeAgentNames(episode);
+      const casts = listCasts(db, scenarioId);
+      if (casts.length === 0) return fail(`unknown scenario "${scenarioId}": import it first (simarena scenarios import)`);
+      const cast = casts.find((c) => {
+        const n1 = getCharacter(db, c.character_1_id);
+        const n2 = getCharacter(db, c.character_2_id);
+        return n1 && n2 && fullName(n1) === names[0] && fullName(n2) === names[1];
+      });
+      if (!cast) return fail(`${names.join(' and ')} are not a cast of scenario "${scenarioId}": add the pair to the scenario's casts`);
+      const turns = episodeTurns(episode);
+      if (!turns.ok) return fail(turns.error);
+      return {
+        scenarioId,
+        castId: cast.id,
+        mode,
+        model,
+        sampleIndex: undefined,
+        turns: turns.turns.map((t) => ({ speaker: t.name === names[0] ? 1 : 2, action: t.action, text: t.text })),
+        endReason: turns.turns.at(-1)?.action === 'leave' ? 'left' : 'imported',
+        meta: { source: 'sotopia', file: basename(path), record: index + 1, episode_pk: episode.pk ?? null, environment_pk: episode.environment, tag: episode.tag ?? null },
+      };
+    }
+    const parsed = dialogueRecordSchema.safeParse(record);
+    if (!parsed.success) return fail(`not a simarena dialogue (JSONL export) nor a Sotopia EpisodeLog: ${issueText(parsed.error)}`);
+    const r = parsed.data;
+    const mode = r.mode ?? fileMode;
+    if (!mode) return fail('no mode: give --mode (script, agents or mindreaders) or a "mode" field');
+    const model = r.model ?? options.model;
+    if (!model) return fail('no model: give --model or a "model" field');
+    const cast = castOf(r.scenario_id, r.cast[0], r.cast[1]);
+    if (!cast) return fail(`scenario "${r.scenario_id}" has no cast ${r.cast.join(' + ')}: import the scenario first (simarena scenarios import)`);
+    return {
+      scenarioId: r.scenario_id,
+      castId: cast.id,
+      mode,
+      model,
+      sampleIndex: r.sample_index,
+      turns: r.turns,
+      endReason: r.end_reason ?? (r.turns.at(-1)?.action === 'leave' ? 'left' : 'imported'),
+      meta: { source: 'simarena', file: basename(path), record: index + 1, source_id: r.id ?? null, source_run: r.run ?? null },
+    };
+  });
+  if (prepared.length === 0) throw new GenerationInputError(`${path}: no dialogues in the file`);
+
+  const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+  let runName = options.runName ?? `import-${stamp}-${basename(path).replace(/[^A-Za-z0-9._-]+/g, '-')}`.slice(0, 100);
+  if (options.runName && runNameTaken(db, runName)) throw new GenerationInputError(`a run named "${runName}" exists: choose another --run-name`);
+  for (let n = 2; runNameTaken(db, runName); n++) runName = `${runName}-${n}`;
+  const models = [...new Set(prepared.map((p) => p.model))];
+  const modes = [...new Set(prepared.map((p) => p.mode))];
+
+  return db.transaction(() => {
+    const runId = insertSimpleRun(db, { name: runName, kind: 'import', state: 'complete', model: models.length === 1 ? models[0] : null, modes, createdBy: options.createdBy }, now);
+    const used = new Set<string>();
+    for (const p of prepared) {
+      let sample = p.sampleIndex ?? 0;
+      if (p.sampleIndex === undefined) while (used.has(`${p.castId}/${p.mode}/${sample}`)) sample++;
+      const key = `${p.castId}/${p.mode}/${sample}`;
+      if (used.has(key)) throw new GenerationInputError(`${path}: two dialogues of scenario ${p.scenarioId} in mode ${p.mode} have sample_index ${sample}`);
+      used.add(key);
+      const id = insertDialogue(
+        db,
+        { runId, scenarioId: p.scenarioId, castId: p.castId, sampleIndex: sample, mode: p.mode, model: p.model, origin: 'imported', state: 'complete', endReason: p.endReason, meta: p.meta },
+        now,
+      );
+      replaceTurns(db, id, p.turns);
+    }
+    return { runId, runName, dialogues: prepared.length };
+  })();
+}

@@ -1,0 +1,226 @@
+import type { Db } from '../db/connection.js';
+import { runCallTotals } from './call.queries.js';
+import { countRunDialogues } from './dialogue.queries.js';
+import type { Mode } from './mode.js';
+import { getRun } from './run.queries.js';
+
+// The Simulation Card proposed by Zhou et al. (EMNLP 2024, §7 and appendix): how a simulation was set up,
+// what each agent knew, with which models and settings, and what it produced. One per run.
+
+export type SimulationCard = {
+  card_version: 1;
+  run: { id: number; name: string; kind: string; state: string; created_at: string; started_at: string | null; finished_at: string | null };
+  simulation_details: {
+    setups: { mode: Mode; agents: 'single' | 'multi'; information: string }[];
+    agent_type: string;
+    modalities: string;
+    humans_in_the_loop: string;
+    platform: string;
+    targeted_domain: string;
+    other_features: string;
+  };
+  models: { model: string | null; endpoint: string | null; base_url: string | null };
+  settings: {
+    temperature: number | null;
+    max_tokens: number | null;
+    max_turns: number | null;
+    seed: number | null;
+    samples: number;
+    concurrency: number;
+    response_format: string;
+    prompt_version: string | null;
+    prompt_hash: string | null;
+  };
+  scenarios: { id: string; category: string; relationship: string; dialogues: number }[];
+  counts: { dialogues: number; complete: number; failed: number; pending: number; by_mode: Record<string, { complete: number; failed: number }> };
+  end_reasons: Record<string, number>;
+  failures: { dialogue_id: number; scenario_id: string; mode: string; reason: string }[];
+  calls: { total: number; ok: number; invalid: number; errors: number; prompt_tokens: number; completion_tokens: number; estimated_cost: number | null };
+  intended_use: string;
+  metrics: string;
+  ethical_considerations: string;
+  caveats: string;
+};
+
+const SETUPS: Record<Mode, { agents: 'single' | 'multi'; information: string }> = {
+  SCRIPT: {
+    agents: 'single',
+    information: "one omniscient call writes both characters: it sees the scenario, both full profiles with secrets, and both goals",
+  },
+  AGENTS: {
+    agents: 'multi',
+    information:
+      "one call per turn per character: the scenario, its own full profile and goal, what the relationship allows of the partner (stranger: nothing; know by name: the name; acquaintance: public profile; friend, romantic, family: all but the secret), the conversation so far; never the partner's goal or secret",
+  },
+  MINDREADERS: {
+    agents: 'multi',
+    information: "as AGENTS, but every call also sees the partner's full profile with secret and the partner's goal",
+  },
+};
+
+export function estimateCost(promptTokens: number, completionTokens: number, pricePrompt: number | null, priceCompletion: number | null): number | null {
+  if (pricePrompt === null && priceCompletion === null) return null;
+  return ((pricePrompt ?? 0) * promptTokens + (priceCompletion ?? 0) * completionTokens) / 1_000_000;
+}
+
+export function buildSimulationCard(db: Db, runId: number): SimulationCard {
+  const run = getRun(db, runId);
+  if (!run) throw new Error(`no run with id ${runId}`);
+  const modes = JSON.parse(run.modes) as Mode[];
+  const settings = JSON.parse(run.settings) as { promptHash?: string };
+  const counts = countRunDialogues(db, runId);
+  const byMode = db
+    .prepare<{ runId: number }, { mode: string; complete: number; failed: number }>(
+      `SELECT mode, coalesce(sum(state = 'complete'), 0) AS complete, coalesce(sum(state = 'failed'), 0) AS failed
+       FROM dialogues WHERE run_id = :runId GROUP BY mode ORDER BY mode`,
+    )
+    .all({ runId });
+  const endReasons = db
+    .prepare<{ runId: number }, { end_reason: string; n: number }>(
+      `SELECT end_reason, count(*) AS n FROM dialogues WHERE run_id = :runId AND state = 'complete' AND end_reason IS NOT NULL
+       GROUP BY end_reason ORDER BY end_reason`,
+    )
+    .all({ runId });
+  const scenarios = db
+    .prepare<{ runId: number }, { id: string; category: string; relationship: string; dialogues: number }>(
+      `SELECT s.id, s.category, s.relationship, count(d.id) AS dialogues
+       FROM dialogues d JOIN scenarios s ON s.id = d.scenario_id WHERE d.run_id = :runId GROUP BY s.id ORDER BY s.id`,
+    )
+    .all({ runId });
+  const failures = db
+    .prepare<{ runId: number }, { dialogue_id: number; scenario_id: string; mode: string; reason: string }>(
+      `SELECT id AS dialogue_id, scenario_id, mode, coalesce(failure_reason, '') AS reason
+       FROM dialogues WHERE run_id = :runId AND state = 'failed' ORDER BY id`,
+    )
+    .all({ runId });
+  const calls = runCallTotals(db, runId);
+  return {
+    card_version: 1,
+    run: { id: run.id, name: run.name, kind: run.kind, state: run.state, created_at: run.created_at, started_at: run.started_at, finished_at: run.finished_at },
+    simulation_details: {
+      setups: modes.map((mode) => ({ mode, ...SETUPS[mode] })),
+      agent_type: 'LLM (prompted, no fine-tuning), through an OpenAI-compatible chat completions endpoint',
+      modalities: 'text: speech, non-verbal communication, physical actions, leaving',
+      humans_in_the_loop: 'none during generation',
+      platform: 'simarena (Sotopia-style two-character scenarios)',
+      targeted_domain: 'goal-oriented social interaction between two characters',
+      other_features: 'character profiles with secrets; relationship-dependent knowledge of the partner; no memory across dialogues',
+    },
+    models: { model: run.model, endpoint: run.endpoint_name, base_url: run.base_url },
+    settings: {
+      temperature: run.temperature,
+      max_tokens: run.max_tokens,
+      max_turns: run.max_turns,
+      seed: run.seed,
+      samples: run.samples,
+      concurrency: run.concurrency,
+      response_format: run.response_format,
+      prompt_version: run.prompt_version,
+      prompt_hash: settings.promptHash ?? null,
+    },
+    scenarios,
+    counts: {
+      dialogues: counts.total,
+      complete: counts.complete,
+      failed: counts.failed,
+      pending: counts.pending + counts.running,
+      by_mode: Object.fromEntries(byMode.map((m) => [m.mode, { complete: m.complete, failed: m.failed }])),
+    },
+    end_reasons: Object.fromEntries(endReasons.map((r) => [r.end_reason, r.n])),
+    failures,
+    calls: {
+      total: calls.calls,
+      ok: calls.ok,
+      invalid: calls.invalid,
+      errors: calls.errors,
+      prompt_tokens: calls.prompt_tokens,
+      completion_tokens: calls.completion_tokens,
+      estimated_cost: estimateCost(calls.prompt_tokens, calls.completion_tokens, run.price_prompt_per_mtok, run.price_completion_per_mtok),
+    },
+    intended_use: 'Human evaluation of simulated social interactions: blinded pairwise comparison of modes (naturalness), not training data.',
+    metrics: 'Human-likeness (naturalness) by pairwise human judgment; goal completion and information leakage may be analysed from the stored turns.',
+    ethical_considerations: 'Model text is untrusted and may be offensive; raters can report content. Characters are fictional.',
+    caveats:
+      (run.kind === 'generation'
+        ? ''
+        : `This ${run.kind} run was not generated by simarena: the setups above say what each mode means here; the source's own prompts and settings may differ. `) +
+      'SCRIPT sees both characters\' private information, so its apparent success may come from omniscience (Zhou et al. 2024). Results hold for these models, prompts and scenarios only.',
+  };
+}
+
+function table(rows: [string, string][]): string {
+  return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`)].join('\n');
+}
+
+export function simulationCardMarkdown(card: SimulationCard): string {
+  const s = card.settings;
+  const lines = [
+    `# Simulation card: run ${card.run.name}`,
+    '',
+    `State: ${card.run.state}. Created ${card.run.created_at}${card.run.finished_at ? `, finished ${card.run.finished_at}` : ''}.`,
+    '',
+    '## Simulation details',
+    '',
+    ...card.simulation_details.setups.map((m) => `- **${m.mode}** (${m.agents === 'single' ? 'single agent' : 'multi-agent'}): ${m.information}`),
+    '',
+    table([
+      ['agent type', card.simulation_details.agent_type],
+      ['modalities', card.simulation_details.modalities],
+      ['humans in the loop', card.simulation_details.humans_in_the_loop],
+      ['platform', card.simulation_details.platform],
+      ['targeted domain', card.simulation_details.targeted_domain],
+      ['other features', card.simulation_details.other_features],
+    ]),
+    '',
+    '## Models and settings',
+    '',
+    table([
+      ['model', card.models.model ?? ''],
+      ['endpoint', `${card.models.endpoint ?? ''} (${card.models.base_url ?? ''})`],
+      ['temperature', String(s.temperature ?? '')],
+      ['max tokens', String(s.max_tokens ?? 'server default')],
+      ['max turns', String(s.max_turns ?? '')],
+      ['seed', String(s.seed ?? '')],
+      ['samples per scenario and cast', String(s.samples)],
+      ['response format', s.response_format],
+      ['prompts', `${s.prompt_version ?? ''} (${s.prompt_hash ?? ''})`],
+    ]),
+    '',
+    '## Scenarios',
+    '',
+    ...card.scenarios.map((sc) => `- ${sc.id} (${sc.category}, ${sc.relationship}): ${sc.dialogues} dialogue(s)`),
+    '',
+    '## Counts',
+    '',
+    `${card.counts.dialogues} dialogue(s): ${card.counts.complete} complete, ${card.counts.failed} failed, ${card.counts.pending} not generated.`,
+    ...Object.entries(card.counts.by_mode).map(([mode, c]) => `- ${mode}: ${c.complete} complete, ${c.failed} failed`),
+    '',
+    `End reasons: ${Object.entries(card.end_reasons).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`,
+    '',
+    `Calls: ${card.calls.total} (${card.calls.ok} ok, ${card.calls.invalid} invalid output, ${card.calls.errors} errors); ` +
+      `${card.calls.prompt_tokens} prompt and ${card.calls.completion_tokens} completion tokens` +
+      (card.calls.estimated_cost === null ? '.' : `; estimated cost ${card.calls.estimated_cost.toFixed(4)}.`),
+    '',
+    '## Failures',
+    '',
+    ...(card.failures.length === 0 ? ['None.'] : card.failures.map((f) => `- dialogue ${f.dialogue_id} (${f.scenario_id}, ${f.mode}): ${f.reason}`)),
+    '',
+    '## Intended use',
+    '',
+    card.intended_use,
+    '',
+    '## Metrics',
+    '',
+    card.metrics,
+    '',
+    '## Ethical considerations',
+    '',
+    card.ethical_considerations,
+    '',
+    '## Caveats and recommendations',
+    '',
+    card.caveats,
+    '',
+  ];
+  return lines.join('\n');
+}
