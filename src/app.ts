@@ -7,6 +7,8 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/connection.js';
 import { errorHandler, notFoundHandler } from './web/error-handler.js';
+import { raterRouter } from './rating/rater.routes.js';
+import { systemClock } from './clock.js';
 
 export type AppDeps = {
   db: Db;
@@ -41,6 +43,9 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use('/static', express.static(publicDir, { maxAge: '1h', index: false }));
+
+  // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
+  app.use('/r', raterRouter({ db, sessionSecret: deps.sessionSecret, clock: deps.clock ?? systemClock }));
 
   // Console, API and landing pages share the default strict headers; rater routes set their own.
   const consoleHeaders = helmet({ contentSecurityPolicy: { directives: { 'form-action': ["'self'"] } } });

@@ -4,6 +4,7 @@ import { hashPassword, randomPassword } from './auth/password.js';
 import { countAdmins, findUserByEmail, insertUser } from './auth/user.queries.js';
 import { recordAudit } from './audit/audit.queries.js';
 import { seedDemoDialogues } from './demo/seed-demo.js';
+import { ensureDemoBatch } from './batches/demo-batch.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from './scenarios/load-library.js';
 import { countScenarios } from './scenarios/scenario.queries.js';
 
@@ -24,6 +25,7 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
   }
   if (config.seedDemo) {
     report.demoSeeded = seedDemoDialogues(db, now) !== null;
+    ensureDemoBatch(db, now);
   }
   if (config.adminEmail && config.adminPassword && !findUserByEmail(db, config.adminEmail)) {
     insertUser(db, { email: config.adminEmail, passwordHash: await hashPassword(config.adminPassword), role: 'admin' }, now);

@@ -10,6 +10,9 @@ import { registerCalls } from './calls.js';
 import { registerDialogues } from './dialogues.js';
 import { registerGenerate } from './generate.js';
 import { registerRuns } from './runs.js';
+import { registerBatches } from './batches.js';
+import { registerExport } from './export.js';
+import { registerAnalyze } from './analyze.js';
 
 export type CliIo = {
   env?: Record<string, string | undefined>;
@@ -41,6 +44,9 @@ export function buildProgram(ctx: CliContext): Command {
   registerRuns(program, ctx);
   registerCalls(program, ctx);
   registerDialogues(program, ctx);
+  registerBatches(program, ctx);
+  registerExport(program, ctx);
+  registerAnalyze(program, ctx);
   // Subcommands inherit the parent's exit and output behaviour.
   const inherit = (command: Command) => {
     for (const sub of command.commands) {

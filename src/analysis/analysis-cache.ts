@@ -1,0 +1,60 @@
+import type { Db } from '../db/connection.js';
+import type { AnalysisReport } from './analysis-report.js';
+import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
+import { batchDataVersion, findBatchForAnalysis, loadBatchJudgments } from './batch-judgments.queries.js';
+import { dialogueMetrics } from './dialogue-metrics.js';
+
+/** Bumped when the report's computation changes, so old cached results are recomputed. */
+const ANALYSIS_VERSION = 'analysis-1';
+
+/** Computes a batch's analysis from the database (no cache). Null when there is no such batch. */
+export function computeBatchAnalysis(db: Db, batchId: number, options: { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean } = {}): AnalysisReport | null {
+  const batch = findBatchForAnalysis(db, batchId);
+  if (!batch) return null;
+  const data = loadBatchJudgments(db, batch);
+  return analyzeJudgments(data.table, {
+    source: { kind: 'batch', batch_id: batch.id, name: batch.name },
+    now: options.now,
+    seed: options.seed,
+    bootstrap: options.bootstrap,
+    targetHalfWidth: options.targetHalfWidth,
+    resampleRaters: options.resampleRaters,
+    tiesAllowed: batch.tiesAllowed,
+    attention: data.attention,
+    exclusions: data.exclusions,
+    dialogueMetrics: dialogueMetrics(data.dialogues),
+  });
+}
+
+/**
+ * The batch's analysis, served from `analysis_cache` while its data version (judgments, exclusions, removed pairs,
+ * settings) and the requested settings are unchanged; recomputed and stored otherwise. Null when there is no batch.
+ */
+export function getBatchAnalysis(
+  db: Db,
+  batchId: number,
+  options: { now?: Date | (() => Date); seed?: number; bootstrap?: number; targetHalfWidth?: number } = {},
+): AnalysisReport | null {
+  const now = typeof options.now === 'function' ? options.now() : (options.now ?? new Date());
+  const seed = options.seed ?? DEFAULT_SEED;
+  const bootstrap = options.bootstrap ?? DEFAULT_BOOTSTRAP;
+  const target = options.targetHalfWidth ?? 0.05;
+  if (!findBatchForAnalysis(db, batchId)) return null;
+  const version = `${ANALYSIS_VERSION}|${batchDataVersion(db, batchId)}|seed=${seed}|bootstrap=${bootstrap}|target=${target}`;
+  const cached = db
+    .prepare<{ b: number }, { data_version: string; result: string }>('SELECT data_version, result FROM analysis_cache WHERE batch_id = :b')
+    .get({ b: batchId });
+  if (cached && cached.data_version === version) return JSON.parse(cached.result) as AnalysisReport;
+  const report = computeBatchAnalysis(db, batchId, { now, seed, bootstrap, targetHalfWidth: target });
+  if (!report) return null;
+  db.prepare(
+    `INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (:b, :version, :result, :at)
+     ON CONFLICT (batch_id) DO UPDATE SET data_version = excluded.data_version, result = excluded.result, computed_at = excluded.computed_at`,
+  ).run({ b: batchId, version, result: JSON.stringify(report), at: now.toISOString() });
+  return report;
+}
+
+/** When the cached analysis of a batch was computed, or null when there is none. */
+export function analysisComputedAt(db: Db, batchId: number): string | null {
+  return db.prepare<{ b: number }, { computed_at: string }>('SELECT computed_at FROM analysis_cache WHERE batch_id = :b').get({ b: batchId })?.computed_at ?? null;
+}

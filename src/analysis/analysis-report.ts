@@ -1,0 +1,102 @@
+// The shape of an analysis report: what `simarena analyze --format json` prints and GET /api/batches/:id/analysis
+// returns. Documented field by field in README.md, section "Analysis".
+import type { BootstrapResult } from './bootstrap.js';
+import type { CohenPair } from './cohen.js';
+import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
+import type { LengthControl } from './length-control.js';
+import type { PositionBias } from './position-bias.js';
+import type { SampleSizePlan } from './sample-size.js';
+
+export const REPORT_SCHEMA_VERSION = 1;
+
+export type WinRate = {
+  n: number;
+  wins_a: number;
+  wins_b: number;
+  ties: number;
+  /** Among decisive judgments (ties excluded). */
+  win_rate_a: number | null;
+  /** Wilson score 95% interval for win_rate_a. */
+  ci95: [number, number] | null;
+  /** Exact two-sided binomial (sign) test against 0.5 on decisive judgments. */
+  p_value: number | null;
+};
+
+export type Breakdown = WinRate & { key: string };
+
+export type Agreement = {
+  categories: string[];
+  categories_from: 'batch settings' | 'labels in the data';
+  n_pairs: number;
+  n_judgments: number;
+  percent: number | null;
+  unanimous_share: number | null;
+  majority_share: number | null;
+  fleiss_kappa: number | null;
+  fleiss_variant: 'fleiss' | 'gwet_unequal' | null;
+  krippendorff_alpha: number | null;
+  gwet_ac1: number | null;
+  cohen_kappa_mean: number | null;
+  cohen_pairs: CohenPair[] | null;
+  /** Why a coefficient is null, by field name. */
+  reasons: Record<string, string>;
+  /** Convenience: the first reason, when any coefficient is null. */
+  reason?: string;
+};
+
+export type ComparisonReport = WinRate & {
+  a: string;
+  b: string;
+  ties_half: { win_rate_a: number | null; ci95: [number, number] | null };
+  majority: WinRate & { pairs: number };
+  bootstrap: BootstrapResult & { cluster: 'scenario' | 'item'; raters_resampled: boolean };
+  by_category: Breakdown[];
+  by_scenario: Breakdown[];
+  agreement: Agreement;
+  position_bias: PositionBias;
+  length_control: LengthControl;
+  sample_size: SampleSizePlan;
+  dawid_skene: { win_rate_a: number | null; pairs_a: number; pairs_b: number; pairs_tie: number } | null;
+};
+
+export type RaterQuality = {
+  rater: string;
+  judgments: number;
+  attention_accuracy: number | null;
+  attention_answered: number;
+  /** Share of this rater's judgments that match the majority of the other raters on the same pair (pairs with a clear majority only). */
+  loo_agreement: number | null;
+  loo_pairs: number;
+  median_seconds: number | null;
+  left_rate: number | null;
+  /** Dawid-Skene estimate of the chance this rater gives the true label. */
+  ds_accuracy: number | null;
+};
+
+export type BradleyTerryReport = {
+  anchor: string;
+  scale: '1000 + 400*log10(ability / anchor ability)';
+  ties: 'half a win each';
+  conditions: { condition: string; score: number | null; ci95: [number, number] | null }[];
+  bootstrap: BootstrapResult;
+  reason?: string;
+};
+
+export type AnalysisReport = {
+  schema_version: number;
+  generated_at: string;
+  source: { kind: 'batch'; batch_id: number; name: string } | { kind: 'file'; path: string };
+  settings: { seed: number; bootstrap: number; target_half_width: number; raters_resampled: boolean; ties_allowed: boolean | null };
+  n_judgments: number;
+  n_pairs: number;
+  n_raters: number;
+  exclusions: { raters: { rater: string; reason: string; judgments: number }[]; dropped: { reason: string; judgments: number }[] };
+  comparisons: ComparisonReport[];
+  by_model: { model: string; comparisons: { a: string; b: string; n: number; win_rate_a: number | null; ci95: [number, number] | null }[] }[];
+  agreement: Agreement;
+  bradley_terry: BradleyTerryReport | null;
+  position_bias: PositionBias;
+  raters: RaterQuality[];
+  dialogue_metrics: ConditionDialogueMetrics[];
+  notes: string[];
+};

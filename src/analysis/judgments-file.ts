@@ -1,0 +1,368 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parse } from 'csv-parse';
+import type { AnalysisReport } from './analysis-report.js';
+import { findDuplicateJudgment, type JudgmentTable } from './judgment-table.js';
+
+/** A problem in a judgments file, with its line number: shown to the user as one line. */
+export class JudgmentsFileError extends Error {
+  readonly userFacing = true;
+}
+
+export type JudgmentsFile = {
+  table: JudgmentTable;
+  format: 'simarena export' | 'generic';
+  exclusions: AnalysisReport['exclusions'];
+  attention: Map<string, { correct: number; answered: number }>;
+};
+
+const GENERIC_REQUIRED = ['item_id', 'rater_id', 'label'];
+const EXPORT_REQUIRED = ['pair_id', 'judge', 'winner', 'model_a', 'model_b'];
+
+/** Yields the file's text, decoded as strict UTF-8; invalid bytes are reported with their line number. */
+async function* decodeUtf8(path: string, fail: (line: number, problem: string) => never): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let lines = 1;
+  let carry: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(path)) {
+    const bytes = chunk as Buffer;
+    let text: string;
+    try {
+      text = decoder.decode(bytes, { stream: true });
+    } catch {
+      const all = Buffer.concat([carry, bytes]);
+      const bad = firstInvalidUtf8(all);
+      for (let k = carry.length; k < bad; k++) if (all[k] === 0x0a) lines++;
+      fail(lines, 'the text is not valid UTF-8 (save the file as UTF-8)');
+    }
+    // Keep the undecoded tail (a character split across chunks) to locate a later error precisely.
+    carry = incompleteTail(bytes);
+    for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) === 10) lines++;
+    yield text;
+  }
+  try {
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  } catch {
+    fail(lines, 'the file ends in the middle of a UTF-8 character');
+  }
+}
+
+/** The bytes of a character cut off at the end of a chunk (up to 3), which the next chunk completes. */
+function incompleteTail(b: Buffer): Buffer {
+  for (let back = 1; back <= 3 && back <= b.length; back++) {
+    const c = b[b.length - back] as number;
+    if ((c & 0xc0) === 0x80) continue;
+    const len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return len > back ? Buffer.from(b.subarray(b.length - back)) : Buffer.alloc(0);
+  }
+  return Buffer.alloc(0);
+}
+
+function firstInvalidUtf8(b: Buffer): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i] as number;
+    const len = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    if (len === 0) return i;
+    for (let k = 1; k < len; k++) if (i + k >= b.length || ((b[i + k] as number) & 0xc0) !== 0x80) return i;
+    i += len;
+  }
+  return b.length;
+}
+
+function interner() {
+  const index = new Map<string, number>();
+  const names: string[] = [];
+  let last = '';
+  let lastId = -1;
+  return {
+    names,
+    id(name: string): number {
+      // Consecutive rows mostly repeat the same value (conditions, scenario): skip the map for them.
+      if (name === last && lastId >= 0) return lastId;
+      let i = index.get(name);
+      if (i === undefined) {
+        i = names.length;
+        index.set(name, i);
+        names.push(name);
+      }
+      last = name;
+      lastId = i;
+      return i;
+    },
+  };
+}
+
+function parseNumber(value: string | undefined, column: string, fail: (problem: string) => never): number {
+  if (value === undefined || value.trim() === '') return NaN;
+  const x = Number(value);
+  if (!Number.isFinite(x) || x < 0) fail(`${column} must be a number of at least 0, got "${value}"`);
+  return x;
+}
+
+/**
+ * Reads a judgments CSV: either the generic `item_id, rater_id, label` form (optional condition_a, condition_b,
+ * left, a_words_per_turn, b_words_per_turn, scenario_id, scenario_category, active_time_s) or simarena's own
+ * judgments export as it is (excluded and gold rows dropped and listed). Every problem names its line.
+ */
+export async function readJudgmentsFile(path: string, options: { order?: [string, string] } = {}): Promise<JudgmentsFile> {
+  const failAt = (line: number, problem: string): never => {
+    throw new JudgmentsFileError(`${path} line ${line}: ${problem}`);
+  };
+  let header: string[] | null = null;
+  let col: Record<string, number> = {};
+  let format: JudgmentsFile['format'] = 'generic';
+  // Rows are kept compactly (interned strings, numbers) until the two conditions are known.
+  const items = interner();
+  const raters = interner();
+  const values = interner();
+  const scenarios = interner();
+  const categories = interner();
+  const intern = values.id;
+  const rows = { line: [] as number[], item: [] as number[], rater: [] as number[], label: [] as number[], condA: [] as number[], condB: [] as number[], left: [] as number[], aWords: [] as number[], bWords: [] as number[], seconds: [] as number[], scenario: [] as number[], category: [] as number[] };
+  const dropped = new Map<string, number>();
+  const attention = new Map<string, { correct: number; answered: number }>();
+  const TIE_ID = -2;
+
+  // Column positions, fixed by the header line.
+  let iItem = -1;
+  let iRater = -1;
+  let iLabel = -1;
+  let iCondA = -1;
+  let iCondB = -1;
+  let iWinner = -1;
+  let iGold = -1;
+  let iCorrect = -1;
+  let iExcluded = -1;
+  let iReason = -1;
+  let iLeft = -1;
+  let iAWords = -1;
+  let iBWords = -1;
+  let iSeconds = -1;
+  let iScenario = -1;
+  let iCategory = -1;
+  const cell = (record: string[], i: number) => (i < 0 ? '' : (record[i] ?? '').trim());
+
+  const onHeader = (record: string[], line: number) => {
+    header = record.map((h) => h.trim().toLowerCase());
+    col = Object.fromEntries(header.map((h, i) => [h, i]));
+    if (EXPORT_REQUIRED.every((c) => c in col) && !('item_id' in col)) format = 'simarena export';
+    else {
+      const missing = GENERIC_REQUIRED.filter((c) => !(c in col));
+      if (missing.length > 0)
+        failAt(line, `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (expected item_id, rater_id, label, or simarena's judgments export)`);
+      if (('condition_a' in col) !== ('condition_b' in col)) failAt(line, 'condition_a and condition_b come together: one of them is missing');
+    }
+    const at = (name: string) => col[name] ?? -1;
+    const exported = format === 'simarena export';
+    iItem = at(exported ? 'pair_id' : 'item_id');
+    iRater = at(exported ? 'judge' : 'rater_id');
+    iLabel = at('label');
+    iCondA = at(exported ? 'model_a' : 'condition_a');
+    iCondB = at(exported ? 'model_b' : 'condition_b');
+    iWinner = at('winner');
+    iGold = at('is_gold');
+    iCorrect = at('correct');
+    iExcluded = at('excluded');
+    iReason = at('exclusion_reason');
+    iLeft = at('left');
+    iAWords = at('a_words_per_turn');
+    iBWords = at('b_words_per_turn');
+    iSeconds = at('active_time_s');
+    iScenario = at('scenario_id');
+    iCategory = at('scenario_category');
+  };
+
+  const onRecord = (record: string[], line: number) => {
+    const fail = (problem: string): never => failAt(line, problem);
+    const item = cell(record, iItem);
+    const rater = cell(record, iRater);
+    let label = 0;
+    let condA = -1;
+    let condB = -1;
+    if (format === 'simarena export') {
+      const a = cell(record, iCondA);
+      const b = cell(record, iCondB);
+      if (!a || !b) fail('model_a and model_b must not be empty');
+      if (a === b) fail(`model_a and model_b are the same (${a})`);
+      condA = intern(a);
+      condB = intern(b);
+      const winnerText = cell(record, iWinner);
+      const winner = winnerText.toLowerCase();
+      if (winner === 'model_a' || winner === 'a') label = condA;
+      else if (winner === 'model_b' || winner === 'b') label = condB;
+      else if (winner === 'tie') label = TIE_ID;
+      else fail(`unknown winner "${winnerText}" (expected model_a, model_b or tie)`);
+      const isGold = cell(record, iGold) === '1';
+      if (isGold && item && rater) {
+        const correct = cell(record, iCorrect);
+        if (correct === '0' || correct === '1') {
+          const tally = attention.get(rater) ?? { correct: 0, answered: 0 };
+          tally.answered++;
+          if (correct === '1') tally.correct++;
+          attention.set(rater, tally);
+        }
+      }
+      if (cell(record, iExcluded) === '1') {
+        const reason = `excluded: ${cell(record, iReason) || 'no reason given'}`;
+        dropped.set(reason, (dropped.get(reason) ?? 0) + 1);
+        return;
+      }
+      if (isGold) {
+        dropped.set('gold (attention or onboarding) pairs', (dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
+        return;
+      }
+    } else {
+      const text = cell(record, iLabel);
+      if (!text) fail('label is empty');
+      label = text.toLowerCase() === 'tie' ? TIE_ID : intern(text);
+      if (iCondA >= 0) {
+        const a = cell(record, iCondA);
+        const b = cell(record, iCondB);
+        if (!a || !b) fail('condition_a and condition_b must not be empty');
+        if (a === b) fail(`condition_a and condition_b are the same (${a})`);
+        condA = intern(a);
+        condB = intern(b);
+        if (label !== TIE_ID && label !== condA && label !== condB) fail(`unknown label "${text}": expected ${a}, ${b} or tie`);
+      } else if (options.order && label !== TIE_ID && !options.order.includes(text)) {
+        fail(`unknown label "${text}": expected ${options.order.join(', ')} or tie (from --order)`);
+      }
+    }
+    if (!item) fail(`${format === 'generic' ? 'item_id' : 'pair_id'} is empty`);
+    if (!rater) fail(`${format === 'generic' ? 'rater_id' : 'judge'} is empty`);
+    const leftText = cell(record, iLeft).toLowerCase();
+    if (leftText !== '' && leftText !== 'a' && leftText !== 'b') fail(`left must be a or b, got "${cell(record, iLeft)}"`);
+    rows.line.push(line);
+    rows.item.push(items.id(item));
+    rows.rater.push(raters.id(rater));
+    rows.label.push(label);
+    rows.condA.push(condA);
+    rows.condB.push(condB);
+    rows.left.push(leftText === 'a' ? 0 : leftText === 'b' ? 1 : -1);
+    rows.aWords.push(parseNumber(cell(record, iAWords), 'a_words_per_turn', fail));
+    rows.bWords.push(parseNumber(cell(record, iBWords), 'b_words_per_turn', fail));
+    rows.seconds.push(parseNumber(cell(record, iSeconds), 'active_time_s', fail));
+    const scenario = cell(record, iScenario);
+    const category = cell(record, iCategory);
+    rows.scenario.push(scenario ? scenarios.id(scenario) : -1);
+    rows.category.push(category ? categories.id(category) : -1);
+  };
+
+  // Records are handled in the parser's 'data' event, where parser.info.lines is the current record's last line;
+  // this is several times cheaper than asking csv-parse for an info object per record.
+  const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: false });
+  const source = Readable.from(decodeUtf8(path, failAt));
+  let failure: unknown = null;
+  parser.on('data', (record: string[]) => {
+    if (failure !== null) return;
+    try {
+      if (header === null) onHeader(record, parser.info.lines);
+      else onRecord(record, parser.info.lines);
+    } catch (error) {
+      failure = error;
+      source.destroy();
+      parser.destroy();
+    }
+  });
+  try {
+    await pipeline(source, parser);
+  } catch (error) {
+    throw toFileError(failure ?? error, path);
+  }
+  if (failure !== null) throw toFileError(failure, path);
+  if (header === null) failAt(1, 'the file is empty: expected a header line with item_id, rater_id, label');
+
+  // Without condition columns: a is the condition first in alphabetical order, unless --order says otherwise.
+  let fileA = -1;
+  let fileB = -1;
+  if (format === 'generic' && !('condition_a' in col)) {
+    if (options.order) {
+      fileA = intern(options.order[0]);
+      fileB = intern(options.order[1]);
+    } else {
+      const seen: number[] = [];
+      rows.label.forEach((l, j) => {
+        if (l === TIE_ID || seen.includes(l)) return;
+        seen.push(l);
+        if (seen.length > 2)
+          failAt(rows.line[j] as number, `a third condition "${values.names[l] as string}" in a file without condition_a/condition_b columns (give them, or --order A,B for two conditions)`);
+      });
+      if (seen.length < 2 && rows.label.length > 0)
+        failAt(2, 'only one condition appears among the labels: name both with --order A,B or condition_a/condition_b columns');
+      const sorted = seen.map((l) => values.names[l] as string).sort();
+      fileA = intern(sorted[0] ?? 'A');
+      fileB = intern(sorted[1] ?? 'B');
+    }
+  }
+  // Build the column table directly from the interned rows (no second pass through strings).
+  const n = rows.item.length;
+  const nItems = items.names.length;
+  const comparisonOf = new Map<number, number>();
+  const comparisons: { a: string; b: string }[] = [];
+  const itemComparison = new Int32Array(nItems).fill(-1);
+  const itemScenario = new Int32Array(nItems).fill(-1);
+  const itemCategory = new Int32Array(nItems).fill(-1);
+  const itemWordsA = new Float64Array(nItems).fill(NaN);
+  const itemWordsB = new Float64Array(nItems).fill(NaN);
+  const outcome = new Int8Array(n);
+  for (let j = 0; j < n; j++) {
+    const a = (rows.condA[j] as number) >= 0 ? (rows.condA[j] as number) : fileA;
+    const b = (rows.condB[j] as number) >= 0 ? (rows.condB[j] as number) : fileB;
+    const key = a * 1048576 + b;
+    let c = comparisonOf.get(key);
+    if (c === undefined) {
+      c = comparisons.length;
+      comparisonOf.set(key, c);
+      comparisons.push({ a: values.names[a] as string, b: values.names[b] as string });
+    }
+    const i = rows.item[j] as number;
+    if (itemComparison[i] === -1) itemComparison[i] = c;
+    else if (itemComparison[i] !== c) failAt(rows.line[j] as number, `item ${items.names[i] as string} appears with two different pairs of conditions`);
+    if (itemScenario[i] === -1) itemScenario[i] = rows.scenario[j] as number;
+    if (itemCategory[i] === -1) itemCategory[i] = rows.category[j] as number;
+    if (Number.isNaN(itemWordsA[i])) itemWordsA[i] = rows.aWords[j] as number;
+    if (Number.isNaN(itemWordsB[i])) itemWordsB[i] = rows.bWords[j] as number;
+    const l = rows.label[j] as number;
+    outcome[j] = l === TIE_ID ? 2 : l === a ? 0 : 1;
+  }
+  const table: JudgmentTable = {
+    n,
+    item: Int32Array.from(rows.item),
+    rater: Int32Array.from(rows.rater),
+    outcome,
+    left: Int8Array.from(rows.left),
+    seconds: Float64Array.from(rows.seconds),
+    itemNames: items.names,
+    raterNames: raters.names,
+    itemComparison,
+    itemScenario,
+    itemCategory,
+    itemWordsA,
+    itemWordsB,
+    comparisons,
+    scenarioNames: scenarios.names,
+    categoryNames: categories.names,
+  };
+  const duplicate = findDuplicateJudgment(table);
+  if (duplicate) failAt(rows.line[duplicate.row] as number, `duplicate judgment: rater ${duplicate.rater} already judged item ${duplicate.item}`);
+  return {
+    table,
+    format,
+    exclusions: { raters: [], dropped: [...dropped.entries()].map(([reason, judgments]) => ({ reason, judgments })) },
+    attention,
+  };
+}
+
+function toFileError(error: unknown, path: string): Error {
+  if (error instanceof JudgmentsFileError) return error;
+  const e = error as { code?: string; lines?: number; message?: string };
+  if (e.code === 'ENOENT') return new JudgmentsFileError(`${path}: no such file`);
+  if (e.code === 'EISDIR') return new JudgmentsFileError(`${path} is a folder, not a file`);
+  if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
+    const reason = (e.message ?? 'malformed CSV').replace(/^Invalid Record Length:.*$/, 'a row has a different number of fields than the header').replace(/ at line \d+\.?$/, '');
+    return new JudgmentsFileError(`${path} line ${e.lines ?? '?'}: ${reason}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}

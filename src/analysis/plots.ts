@@ -1,0 +1,143 @@
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import type { AnalysisReport } from './analysis-report.js';
+
+// Plots are drawn on the server as SVG (vega-lite compiled to vega, rendered by a headless View): no canvas, no
+// browser, no external assets, so the same SVG goes into the console, the API and the standalone HTML report.
+
+export const PLOT_NAMES = ['forest', 'win-rate', 'position-bias', 'rater-quality', 'verbosity'] as const;
+export type PlotName = (typeof PLOT_NAMES)[number];
+
+export const PLOT_TITLES: Record<PlotName, string> = {
+  forest: 'Win rate of a per comparison (Wilson 95% and cluster-bootstrap 95% intervals)',
+  'win-rate': 'Win rate of a per comparison and scenario category (Wilson 95%)',
+  'position-bias': 'Rate of choosing the left dialogue per comparison (Wilson 95%)',
+  'rater-quality': 'Raters: agreement with the leave-one-out majority against median time',
+  verbosity: 'Words per spoken turn per condition',
+};
+
+const label = (c: { a: string; b: string }) => `${c.a} vs ${c.b}`;
+
+function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
+  const base = { $schema: 'https://vega.github.io/schema/vega-lite/v5.json', background: 'white', config: { font: 'sans-serif' } } as const;
+  const rule50 = { mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { x: { datum: 0.5 } } } as const;
+  const rateAxis = { type: 'quantitative', scale: { domain: [0, 1] }, title: 'win rate of a' } as const;
+  switch (name) {
+    case 'forest': {
+      const values = report.comparisons.flatMap((c) => [
+        { comparison: label(c), interval: 'Wilson', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
+        { comparison: label(c), interval: 'cluster bootstrap', rate: c.win_rate_a, low: c.bootstrap.ci95?.[0] ?? null, high: c.bootstrap.ci95?.[1] ?? null },
+      ]);
+      return {
+        ...base,
+        width: 420,
+        data: { values },
+        encoding: { y: { field: 'comparison', type: 'nominal', title: null }, yOffset: { field: 'interval' }, color: { field: 'interval', type: 'nominal', title: 'interval' } },
+        layer: [
+          { mark: 'rule', encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+          { mark: { type: 'point', filled: true }, encoding: { x: { field: 'rate', ...rateAxis } } },
+          rule50,
+        ],
+      } as unknown as TopLevelSpec;
+    }
+    case 'win-rate': {
+      const values = report.comparisons.flatMap((c) => [
+        { comparison: label(c), category: 'all', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
+        ...c.by_category.map((k) => ({ comparison: label(c), category: k.key, rate: k.win_rate_a, low: k.ci95?.[0] ?? null, high: k.ci95?.[1] ?? null })),
+      ]);
+      return {
+        ...base,
+        width: 360,
+        data: { values },
+        facet: { row: { field: 'comparison', type: 'nominal', title: null } },
+        spec: {
+          width: 360,
+          encoding: { y: { field: 'category', type: 'nominal', title: 'category' } },
+          layer: [
+            { mark: 'rule', encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+            { mark: { type: 'point', filled: true }, encoding: { x: { field: 'rate', ...rateAxis } } },
+            rule50,
+          ],
+        },
+      } as unknown as TopLevelSpec;
+    }
+    case 'position-bias': {
+      const values = report.comparisons.map((c) => ({
+        comparison: label(c),
+        rate: c.position_bias.left_rate,
+        low: c.position_bias.ci95?.[0] ?? null,
+        high: c.position_bias.ci95?.[1] ?? null,
+      }));
+      return {
+        ...base,
+        width: 420,
+        data: { values },
+        encoding: { y: { field: 'comparison', type: 'nominal', title: null } },
+        layer: [
+          { mark: { type: 'bar', color: '#9ecae1' }, encoding: { x: { field: 'rate', type: 'quantitative', scale: { domain: [0, 1] }, title: 'left chosen' } } },
+          { mark: 'rule', encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
+          rule50,
+        ],
+      } as unknown as TopLevelSpec;
+    }
+    case 'rater-quality': {
+      const values = report.raters
+        .filter((r) => r.loo_agreement !== null)
+        .slice(0, 5000)
+        .map((r) => ({ rater: r.rater, agreement: r.loo_agreement, seconds: r.median_seconds, judgments: r.judgments }));
+      return {
+        ...base,
+        width: 420,
+        height: 260,
+        data: { values },
+        mark: { type: 'point', filled: true, opacity: 0.6 },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative', title: 'median seconds per judgment' },
+          y: { field: 'agreement', type: 'quantitative', scale: { domain: [0, 1] }, title: 'agreement with leave-one-out majority' },
+          size: { field: 'judgments', type: 'quantitative', title: 'judgments' },
+        },
+      } as unknown as TopLevelSpec;
+    }
+    case 'verbosity': {
+      const fromDialogues = report.dialogue_metrics.map((d) => ({ condition: d.condition, words: d.words_per_turn }));
+      const values =
+        fromDialogues.length > 0
+          ? fromDialogues
+          : report.comparisons.flatMap((c) => [
+              { condition: c.a, words: c.length_control.mean_words_per_turn_a },
+              { condition: c.b, words: c.length_control.mean_words_per_turn_b },
+            ]);
+      return {
+        ...base,
+        width: 420,
+        data: { values },
+        mark: { type: 'bar', color: '#74a9cf' },
+        encoding: {
+          y: { field: 'condition', type: 'nominal', title: null },
+          x: { field: 'words', type: 'quantitative', title: 'words per spoken turn', aggregate: 'mean' },
+        },
+      } as unknown as TopLevelSpec;
+    }
+  }
+}
+
+export function isPlotName(name: string): name is PlotName {
+  return (PLOT_NAMES as readonly string[]).includes(name);
+}
+
+/** One plot of the report as a standalone SVG document. */
+export async function renderPlot(report: AnalysisReport, name: PlotName): Promise<string> {
+  const compiled = compile(specFor(report, name)).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+export async function renderAllPlots(report: AnalysisReport): Promise<Record<PlotName, string>> {
+  const out = {} as Record<PlotName, string>;
+  for (const name of PLOT_NAMES) out[name] = await renderPlot(report, name);
+  return out;
+}

@@ -1,0 +1,132 @@
+import type { AnalysisReport } from './analysis-report.js';
+import { ci, num, pct, pValue, type Table } from './report-format.js';
+
+/** The report's tables as plain rows, shared by the Markdown and HTML renderers so both always say the same. */
+export function reportTables(report: AnalysisReport): { title: string; note?: string; table: Table }[] {
+  const out: { title: string; note?: string; table: Table }[] = [];
+  out.push({
+    title: 'Win rates',
+    note: 'Win rate of a among decisive judgments (ties excluded), Wilson 95% interval, exact two-sided sign test; ties as half; per-pair majority; cluster bootstrap.',
+    table: {
+      headers: ['a', 'b', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%', 'p', 'ties as half', 'majority of pairs', 'bootstrap 95%'],
+      rows: report.comparisons.map((c) => [
+        c.a, c.b, c.n, c.wins_a, c.wins_b, c.ties, pct(c.win_rate_a), ci(c.ci95), pValue(c.p_value),
+        pct(c.ties_half.win_rate_a), `${pct(c.majority.win_rate_a)} ${ci(c.majority.ci95)}`, `${ci(c.bootstrap.ci95)} (${c.bootstrap.cluster})`,
+      ]),
+    },
+  });
+  if (report.by_model.length > 1 || report.comparisons.length > 1)
+    out.push({
+      title: 'Per model',
+      table: {
+        headers: ['model', 'a', 'b', 'n', 'win rate a', 'Wilson 95%'],
+        rows: report.by_model.flatMap((m) => m.comparisons.map((c) => [m.model, c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95)])),
+      },
+    });
+  const cat = report.comparisons.flatMap((c) => c.by_category.map((k) => [`${c.a} vs ${c.b}`, k.key, k.n, k.wins_a, k.wins_b, k.ties, pct(k.win_rate_a), ci(k.ci95), pValue(k.p_value)]));
+  if (cat.length > 0) out.push({ title: 'By scenario category', table: { headers: ['comparison', 'category', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%', 'p'], rows: cat } });
+  const scen = report.comparisons.flatMap((c) => c.by_scenario.map((k) => [`${c.a} vs ${c.b}`, k.key, k.n, k.wins_a, k.wins_b, k.ties, pct(k.win_rate_a), ci(k.ci95)]));
+  if (scen.length > 0) out.push({ title: 'By scenario', table: { headers: ['comparison', 'scenario', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%'], rows: scen } });
+  const agreementRows = [
+    ...report.comparisons.map((c) => ({ name: `${c.a} vs ${c.b}`, a: c.agreement })),
+    ...(report.comparisons.length > 1 ? [{ name: 'whole batch', a: report.agreement }] : []),
+  ];
+  out.push({
+    title: 'Agreement',
+    note: 'Labels are the condition chosen or TIE, so screen position does not enter agreement. A dash means undefined for the data; the JSON report gives the reason.',
+    table: {
+      headers: ['scope', 'categories', 'percent', 'majority share', 'Fleiss kappa', 'variant', 'Krippendorff alpha', 'Gwet AC1', 'mean Cohen kappa'],
+      rows: agreementRows.map(({ name, a }) => [
+        name, `${a.categories.join(', ')} (${a.categories_from})`, pct(a.percent), pct(a.majority_share), num(a.fleiss_kappa), a.fleiss_variant ?? '–',
+        num(a.krippendorff_alpha), num(a.gwet_ac1), num(a.cohen_kappa_mean),
+      ]),
+    },
+  });
+  if (report.bradley_terry)
+    out.push({
+      title: 'Bradley-Terry scores',
+      note: `Anchor ${report.bradley_terry.anchor} = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals.${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`,
+      table: {
+        headers: ['condition', 'score', '95% interval'],
+        rows: report.bradley_terry.conditions.map((c) => [c.condition, num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
+      },
+    });
+  out.push({
+    title: 'Position bias',
+    table: {
+      headers: ['comparison', 'n', 'left chosen', '95%', 'p vs 0.5', 'win rate a, a left', 'win rate a, a right'],
+      rows: report.comparisons.map((c) => [
+        `${c.a} vs ${c.b}`, c.position_bias.n, pct(c.position_bias.left_rate), ci(c.position_bias.ci95), pValue(c.position_bias.p_value),
+        pct(c.position_bias.a_shown_left.win_rate_a), pct(c.position_bias.a_shown_right.win_rate_a),
+      ]),
+    },
+  });
+  out.push({
+    title: 'Length control',
+    note: 'Logistic regression of "a won" on (a − b)/(a + b) words per turn (after Chatbot Arena\'s style control); the adjusted win rate is the prediction at equal length.',
+    table: {
+      headers: ['comparison', 'words/turn a', 'words/turn b', 'raw win rate a', 'adjusted win rate a', '95%', 'length coefficient'],
+      rows: report.comparisons.map((c) => [
+        `${c.a} vs ${c.b}`, num(c.length_control.mean_words_per_turn_a, 1), num(c.length_control.mean_words_per_turn_b, 1), pct(c.length_control.raw_win_rate_a),
+        pct(c.length_control.adjusted_win_rate_a), ci(c.length_control.ci95), c.length_control.length_coef === null ? (c.length_control.reason ?? '–') : `${num(c.length_control.length_coef)} ± ${num(c.length_control.length_coef_se)}`,
+      ]),
+    },
+  });
+  out.push({
+    title: 'Sample size',
+    table: {
+      headers: ['comparison', 'half-width now', 'target', 'design effect', 'decisive needed', 'judgments still needed'],
+      rows: report.comparisons.map((c) => [
+        `${c.a} vs ${c.b}`, pct(c.sample_size.current_half_width), pct(c.sample_size.target_half_width), num(c.sample_size.design_effect, 2),
+        c.sample_size.decisive_needed ?? '–', c.sample_size.judgments_needed ?? '–',
+      ]),
+    },
+  });
+  if (report.comparisons.some((c) => c.dawid_skene))
+    out.push({
+      title: 'Dawid–Skene (robustness view)',
+      table: {
+        headers: ['comparison', 'pairs a', 'pairs b', 'pairs tie', 'win rate a'],
+        rows: report.comparisons.map((c) => [`${c.a} vs ${c.b}`, c.dawid_skene?.pairs_a ?? '–', c.dawid_skene?.pairs_b ?? '–', c.dawid_skene?.pairs_tie ?? '–', pct(c.dawid_skene?.win_rate_a)]),
+      },
+    });
+  out.push({
+    title: 'Raters',
+    note: report.raters.length > 200 ? `The first 200 of ${report.raters.length} raters by number of judgments; the JSON report has all.` : undefined,
+    table: {
+      headers: ['rater', 'judgments', 'attention accuracy', 'agreement with others', 'median seconds', 'left rate', 'Dawid–Skene accuracy'],
+      rows: [...report.raters]
+        .sort((x, y) => y.judgments - x.judgments)
+        .slice(0, 200)
+        .map((r) => [r.rater, r.judgments, pct(r.attention_accuracy), pct(r.loo_agreement), num(r.median_seconds, 1), pct(r.left_rate), pct(r.ds_accuracy)]),
+    },
+  });
+  if (report.dialogue_metrics.length > 0)
+    out.push({
+      title: 'Dialogues',
+      table: {
+        headers: ['condition', 'dialogues', 'turns', 'words per turn', 'non-verbal share', 'repetition', 'left share', 'left at turn', 'left by 1 / 2'],
+        rows: report.dialogue_metrics.map((d) => [
+          d.condition, d.dialogues, num(d.turns_per_dialogue, 1), num(d.words_per_turn, 1), pct(d.non_verbal_share), pct(d.repetition), pct(d.left_share),
+          num(d.left_at_turn, 1), `${d.left_by.speaker_1} / ${d.left_by.speaker_2}`,
+        ]),
+      },
+    });
+  out.push({
+    title: 'Exclusions',
+    note: 'Applied before every statistic.',
+    table: {
+      headers: ['what', 'reason', 'judgments'],
+      rows: [
+        ...report.exclusions.raters.map((r) => [`rater ${r.rater}`, r.reason, r.judgments]),
+        ...report.exclusions.dropped.map((d) => ['judgments', d.reason, d.judgments]),
+      ],
+    },
+  });
+  return out;
+}
+
+export function sourceLine(report: AnalysisReport): string {
+  const src = report.source.kind === 'batch' ? `batch ${report.source.batch_id} (${report.source.name})` : `file ${report.source.path}`;
+  return `${src}: ${report.n_judgments} judgments, ${report.n_pairs} pairs, ${report.n_raters} raters; seed ${report.settings.seed}, ${report.settings.bootstrap} bootstrap replicates; computed ${report.generated_at}`;
+}

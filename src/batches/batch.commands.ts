@@ -1,0 +1,131 @@
+import { recordAudit } from '../audit/audit.queries.js';
+import type { Db } from '../db/connection.js';
+import { BatchError } from './batch-error.js';
+import {
+  type BatchCounts,
+  type BatchRow,
+  batchCounts,
+  countBatchJudgments,
+  deletePairSet,
+  getBatchRow,
+  listBatchRows,
+  setBatchState,
+  updateBatchSettingsRow,
+} from './batch.queries.js';
+import { type BatchSettings, type BatchState, batchSettingsSchema } from './batch.schema.js';
+import { type BatchDeps, type CreateBatchResult, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
+
+export type BatchView = {
+  id: number;
+  publicId: string;
+  name: string;
+  state: BatchState;
+  settings: BatchSettings;
+  questionVersion: number;
+  clonedFrom: number | null;
+  createdBy: string | null;
+  createdAt: string;
+  openedAt: string | null;
+  closedAt: string | null;
+  counts: BatchCounts;
+};
+
+/** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
+export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'context', 'allowTie'] as const satisfies readonly (keyof BatchSettings)[];
+const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
+
+export type BatchAction = 'open' | 'pause' | 'close';
+
+/** Allowed lifecycle moves: draft → open; open ⇄ paused; anything but closed → closed; closed is final. */
+const TRANSITIONS: Record<BatchAction, { from: BatchState[]; to: BatchState }> = {
+  open: { from: ['draft', 'paused'], to: 'open' },
+  pause: { from: ['open'], to: 'paused' },
+  close: { from: ['draft', 'open', 'paused'], to: 'closed' },
+};
+
+export function toBatchView(db: Db, row: BatchRow): BatchView {
+  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  return {
+    id: row.id,
+    publicId: row.public_id,
+    name: row.name,
+    state: row.state,
+    settings,
+    questionVersion: row.question_version,
+    clonedFrom: row.cloned_from,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    openedAt: row.opened_at,
+    closedAt: row.closed_at,
+    counts: batchCounts(db, row.id, settings.judgmentsPerPair),
+  };
+}
+
+export function listBatches(db: Db): BatchView[] {
+  return listBatchRows(db).map((row) => toBatchView(db, row));
+}
+
+export function getBatch(db: Db, batchId: number): BatchView | undefined {
+  const row = getBatchRow(db, batchId);
+  return row ? toBatchView(db, row) : undefined;
+}
+
+function requireBatch(db: Db, batchId: number): BatchRow {
+  const row = getBatchRow(db, batchId);
+  if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
+  return row;
+}
+
+export function transitionBatch(db: Db, batchId: number, action: BatchAction, actor: string, now: Date): BatchView {
+  return db.transaction(() => {
+    const row = requireBatch(db, batchId);
+    const move = TRANSITIONS[action];
+    if (row.state === move.to) return toBatchView(db, row);
+    if (!move.from.includes(row.state)) throw new BatchError(`Batch ${batchId} is ${row.state}; it cannot be moved to ${move.to}.`, 409);
+    setBatchState(db, batchId, move.to, now);
+    recordAudit(db, { actor, action: `batch.${action}`, targetType: 'batch', targetId: batchId, details: { from: row.state } }, now);
+    return toBatchView(db, requireBatch(db, batchId));
+  }).immediate();
+}
+
+/**
+ * Replaces a batch's settings. Once judgments exist the frozen keys must stay as they are (changing them would mix
+ * answers to different questions or pair sets); before that, a changed pair set is formed again.
+ */
+export function updateBatchSettings(db: Db, batchId: number, settingsInput: unknown, deps: BatchDeps): BatchView {
+  const next = parseBatchSettings(settingsInput);
+  const random = deps.random ?? Math.random;
+  return db.transaction(() => {
+    const row = requireBatch(db, batchId);
+    if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
+    const current = batchSettingsSchema.parse(JSON.parse(row.settings));
+    const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
+    const hasJudgments = countBatchJudgments(db, batchId) > 0;
+    const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
+    if (hasJudgments && frozen.length > 0) {
+      throw new BatchError(`Batch ${batchId} has judgments; these settings are frozen: ${frozen.join(', ')}. Clone the batch to change them.`, 409);
+    }
+    const pairSetChanged = changed.some((k) => (PAIR_SET_KEYS as readonly string[]).includes(k));
+    if (pairSetChanged && hasJudgments) {
+      throw new BatchError(`Batch ${batchId} has judgments; its onboarding and attention-check pairs can no longer change.`, 409);
+    }
+    if (pairSetChanged) {
+      const plan = planFromSettings(db, next);
+      if (plan.pairs.length === 0) throw new BatchError('No pairs: no scenario sample has a completed dialogue in both conditions of any comparison.');
+      deletePairSet(db, batchId);
+      writePairSet(db, batchId, next, plan, random, deps.now);
+    }
+    const questionVersion = changed.includes('question') ? row.question_version + 1 : row.question_version;
+    updateBatchSettingsRow(db, batchId, next.name, JSON.stringify(next), questionVersion);
+    recordAudit(db, { actor: deps.actor, action: 'batch.update', targetType: 'batch', targetId: batchId, details: { changed } }, deps.now);
+    return toBatchView(db, requireBatch(db, batchId));
+  }).immediate();
+}
+
+/** A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. */
+export function cloneBatch(db: Db, batchId: number, deps: BatchDeps & { overrides?: Partial<BatchSettings> }): CreateBatchResult {
+  const row = requireBatch(db, batchId);
+  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  const input = { ...settings, name: `${settings.name} (copy)`, ...deps.overrides };
+  return createBatch(db, input, { ...deps, clonedFrom: batchId });
+}

@@ -1,0 +1,155 @@
+import type { Db } from '../db/connection.js';
+import type { BatchState } from './batch.schema.js';
+
+export type BatchRow = {
+  id: number;
+  public_id: string;
+  name: string;
+  state: BatchState;
+  settings: string;
+  question_version: number;
+  judge_salt: string;
+  cloned_from: number | null;
+  created_by: string | null;
+  created_at: string;
+  opened_at: string | null;
+  closed_at: string | null;
+};
+
+const BATCH_COLUMNS =
+  'id, public_id, name, state, settings, question_version, judge_salt, cloned_from, created_by, created_at, opened_at, closed_at';
+
+export function insertBatch(
+  db: Db,
+  batch: { publicId: string; name: string; settings: string; judgeSalt: string; clonedFrom: number | null; createdBy: string },
+  now: Date,
+): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO batches (public_id, name, state, settings, question_version, judge_salt, cloned_from, created_by, created_at)
+         VALUES (:publicId, :name, 'draft', :settings, 1, :judgeSalt, :clonedFrom, :createdBy, :now)`,
+      )
+      .run({ ...batch, now: now.toISOString() }).lastInsertRowid,
+  );
+}
+
+export function getBatchRow(db: Db, id: number): BatchRow | undefined {
+  return db.prepare<{ id: number }, BatchRow>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE id = :id`).get({ id });
+}
+
+export function getBatchRowByPublicId(db: Db, publicId: string): BatchRow | undefined {
+  return db.prepare<{ publicId: string }, BatchRow>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE public_id = :publicId`).get({ publicId });
+}
+
+export function listBatchRows(db: Db): BatchRow[] {
+  return db.prepare<[], BatchRow>(`SELECT ${BATCH_COLUMNS} FROM batches ORDER BY id`).all();
+}
+
+export function setBatchState(db: Db, id: number, state: BatchState, now: Date): void {
+  db.prepare(
+    `UPDATE batches SET state = :state,
+       opened_at = CASE WHEN :state = 'open' AND opened_at IS NULL THEN :now ELSE opened_at END,
+       closed_at = CASE WHEN :state = 'closed' THEN :now ELSE closed_at END
+     WHERE id = :id`,
+  ).run({ id, state, now: now.toISOString() });
+}
+
+export function updateBatchSettingsRow(db: Db, id: number, name: string, settings: string, questionVersion: number): void {
+  db.prepare('UPDATE batches SET name = :name, settings = :settings, question_version = :questionVersion WHERE id = :id').run({
+    id,
+    name,
+    settings,
+    questionVersion,
+  });
+}
+
+export function insertBatchRun(db: Db, batchId: number, runId: number): void {
+  db.prepare('INSERT OR IGNORE INTO batch_runs (batch_id, run_id) VALUES (:batchId, :runId)').run({ batchId, runId });
+}
+
+export function insertComparison(db: Db, batchId: number, position: number, conditionA: string, conditionB: string): number {
+  return Number(
+    db
+      .prepare('INSERT INTO comparisons (batch_id, position, condition_a, condition_b) VALUES (:batchId, :position, :conditionA, :conditionB)')
+      .run({ batchId, position, conditionA, conditionB }).lastInsertRowid,
+  );
+}
+
+export type NewPair = {
+  batchId: number;
+  comparisonId: number | null;
+  kind: 'regular' | 'attention' | 'onboarding';
+  dialogueA: number;
+  dialogueB: number;
+  expected: 'a' | 'b' | null;
+  scenarioId: string;
+  castId: number;
+  sampleIndex: number;
+};
+
+export function insertPair(db: Db, pair: NewPair): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO pairs (batch_id, comparison_id, kind, dialogue_a_id, dialogue_b_id, expected, scenario_id, cast_id, sample_index)
+         VALUES (:batchId, :comparisonId, :kind, :dialogueA, :dialogueB, :expected, :scenarioId, :castId, :sampleIndex)`,
+      )
+      .run(pair).lastInsertRowid,
+  );
+}
+
+/** Removes the pair set of a batch that has no judgments yet, so it can be formed again from new settings. */
+export function deletePairSet(db: Db, batchId: number): void {
+  db.prepare('DELETE FROM assignments WHERE batch_id = :batchId').run({ batchId });
+  db.prepare('DELETE FROM content_reports WHERE batch_id = :batchId').run({ batchId });
+  db.prepare('DELETE FROM pairs WHERE batch_id = :batchId').run({ batchId });
+  db.prepare('DELETE FROM comparisons WHERE batch_id = :batchId').run({ batchId });
+  db.prepare('DELETE FROM batch_runs WHERE batch_id = :batchId').run({ batchId });
+}
+
+export function countBatchJudgments(db: Db, batchId: number): number {
+  return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM judgments WHERE batch_id = :batchId').pluck().get({ batchId }) ?? 0;
+}
+
+export type BatchCounts = { pairs: number; goldPairs: number; judgments: number; raters: number; completedPairs: number };
+
+export function batchCounts(db: Db, batchId: number, judgmentsPerPair: number): BatchCounts {
+  const row = db
+    .prepare<{ batchId: number; k: number }, BatchCounts>(
+      `SELECT
+         (SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL) AS pairs,
+         (SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind <> 'regular') AS goldPairs,
+         (SELECT count(*) FROM judgments WHERE batch_id = :batchId) AS judgments,
+         (SELECT count(*) FROM raters WHERE batch_id = :batchId) AS raters,
+         (SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k) AS completedPairs`,
+    )
+    .get({ batchId, k: judgmentsPerPair });
+  return row ?? { pairs: 0, goldPairs: 0, judgments: 0, raters: 0, completedPairs: 0 };
+}
+
+export type SampleDialogueRow = {
+  id: number;
+  run_id: number;
+  scenario_id: string;
+  cast_id: number;
+  sample_index: number;
+  mode: string;
+  model: string;
+  state: string;
+  visible_turns: number;
+};
+
+/** Dialogues of the given runs that a pair may use (derived gold variants are never compared as conditions). */
+export function listSampleDialogues(db: Db, runIds: number[]): SampleDialogueRow[] {
+  if (runIds.length === 0) return [];
+  return db
+    .prepare<{ runIds: string }, SampleDialogueRow>(
+      `SELECT d.id, d.run_id, d.scenario_id, d.cast_id, d.sample_index, d.mode, d.model, d.state,
+         (SELECT count(*) FROM turns t WHERE t.dialogue_id = d.id AND t.action <> 'none') AS visible_turns
+       FROM dialogues d
+       WHERE d.run_id IN (SELECT value FROM json_each(:runIds)) AND d.origin <> 'derived'
+       ORDER BY d.scenario_id, d.cast_id, d.sample_index, d.id`,
+    )
+    .all({ runIds: JSON.stringify(runIds) });
+}

@@ -1,0 +1,212 @@
+import { recordAudit } from '../audit/audit.queries.js';
+import type { Db } from '../db/connection.js';
+import { getDialogue, insertDialogue, listTurns, replaceTurns } from '../generation/dialogue.queries.js';
+import { findRun, insertSimpleRun, type RunRow } from '../generation/run.queries.js';
+import { CATEGORIES } from '../scenarios/scenario.schema.js';
+import { listScenarios } from '../scenarios/scenario.queries.js';
+import { describeIssues } from '../web/validate.js';
+import { newPublicId } from '../web/ids.js';
+import { BatchError } from './batch-error.js';
+import {
+  insertBatch,
+  insertBatchRun,
+  insertComparison,
+  insertPair,
+  listSampleDialogues,
+  type SampleDialogueRow,
+} from './batch.queries.js';
+import { type BatchSettings, batchSettingsSchema } from './batch.schema.js';
+import { deriveGoldVariant } from './derive-gold-variant.js';
+import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
+
+export type { PlannedPair, SkippedSample } from './form-pairs.js';
+
+/** Gold pairs kept per batch for attention checks; a rater meets each at most once. */
+export const ATTENTION_POOL_SIZE = 6;
+
+export type BatchDeps = { actor: string; now: Date; random?: () => number };
+export type PairPlan = { pairs: PlannedPair[]; skipped: SkippedSample[]; runs: RunRow[] };
+export type CreateBatchResult = { batchId: number; publicId: string; pairs: PlannedPair[]; skipped: SkippedSample[]; goldPairs: number };
+
+export function parseBatchSettings(input: unknown): BatchSettings {
+  const parsed = batchSettingsSchema.safeParse(input);
+  if (!parsed.success) throw new BatchError(`Invalid batch settings: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function resolveRuns(db: Db, names: string[]): RunRow[] {
+  const runs: RunRow[] = [];
+  const unknown: string[] = [];
+  for (const name of names) {
+    const run = findRun(db, name);
+    if (!run) unknown.push(name);
+    else if (!runs.some((r) => r.id === run.id)) runs.push(run);
+  }
+  if (unknown.length > 0) throw new BatchError(`Unknown run(s): ${unknown.join(', ')} (give a run id or name)`);
+  return runs;
+}
+
+function scenarioFilter(db: Db, selector: BatchSettings['scenarios']): (scenarioId: string) => boolean {
+  if (selector === 'all') return () => true;
+  const scenarios = listScenarios(db);
+  if (typeof selector === 'string' && (CATEGORIES as readonly string[]).includes(selector)) {
+    const ids = new Set(scenarios.filter((s) => s.category === selector).map((s) => s.id));
+    return (id) => ids.has(id);
+  }
+  const wanted = typeof selector === 'string' ? [selector] : selector;
+  const known = new Set(scenarios.map((s) => s.id));
+  const unknown = wanted.filter((id) => !known.has(id));
+  if (unknown.length > 0) throw new BatchError(`Unknown scenario(s): ${unknown.join(', ')} (use "all", a category or scenario ids)`);
+  const ids = new Set(wanted);
+  return (id) => ids.has(id);
+}
+
+function planFromSettings(db: Db, settings: BatchSettings): PairPlan {
+  const runs = resolveRuns(db, settings.runs);
+  const dialogues = listSampleDialogues(
+    db,
+    runs.map((r) => r.id),
+  );
+  return { ...formPairs(dialogues, settings.comparisons, scenarioFilter(db, settings.scenarios)), runs };
+}
+
+/** The pairs a batch with these settings would contain, and the samples it would skip; writes nothing. */
+export function previewPairs(db: Db, settingsInput: unknown): { pairs: PlannedPair[]; skipped: SkippedSample[] } {
+  const { pairs, skipped } = planFromSettings(db, parseBatchSettings(settingsInput));
+  return { pairs, skipped };
+}
+
+function derivedRunFor(db: Db, source: RunRow | undefined, now: Date): number {
+  const name = `${source?.name ?? 'unknown'} (gold variants)`;
+  const existing = findRun(db, name);
+  if (existing) return existing.id;
+  return insertSimpleRun(db, { name, kind: 'import', state: 'complete', model: source?.model ?? null, modes: [], createdBy: 'system' }, now);
+}
+
+/** The shuffled or repeated-turn copy of a coherent dialogue, made once and shared by every batch that uses it. */
+function derivedDialogueOf(db: Db, sourceId: number, random: () => number, now: Date): number {
+  const existing = db
+    .prepare<{ sourceId: number }, number>("SELECT id FROM dialogues WHERE derived_from = :sourceId AND origin = 'derived' ORDER BY id LIMIT 1")
+    .pluck()
+    .get({ sourceId });
+  if (existing !== undefined) return existing;
+  const source = getDialogue(db, sourceId);
+  if (!source) throw new BatchError(`No dialogue ${sourceId}`, 404);
+  const variant = deriveGoldVariant(listTurns(db, sourceId), random);
+  const runId = derivedRunFor(db, findRun(db, String(source.run_id)), now);
+  const id = insertDialogue(
+    db,
+    {
+      runId,
+      scenarioId: source.scenario_id,
+      castId: source.cast_id,
+      sampleIndex: source.sample_index,
+      mode: source.mode,
+      model: source.model,
+      origin: 'derived',
+      derivedFrom: sourceId,
+      illustrative: source.illustrative === 1,
+      state: 'complete',
+      meta: { variant: variant.variant, note: 'Gold variant for onboarding and attention checks; not model output.' },
+    },
+    now,
+  );
+  replaceTurns(db, id, variant.turns);
+  return id;
+}
+
+function pickSources(candidates: SampleDialogueRow[], count: number, random: () => number): SampleDialogueRow[] {
+  const pool = [...candidates];
+  const picked: SampleDialogueRow[] = [];
+  while (picked.length < count && pool.length > 0) {
+    const [one] = pool.splice(Math.floor(random() * pool.length), 1);
+    if (one) picked.push(one);
+  }
+  return picked;
+}
+
+/** Writes comparisons, regular pairs and gold pairs for a batch (inside the caller's transaction). */
+export function writePairSet(db: Db, batchId: number, settings: BatchSettings, plan: PairPlan, random: () => number, now: Date): number {
+  for (const run of plan.runs) insertBatchRun(db, batchId, run.id);
+  const comparisonIds = settings.comparisons.map(([a, b], position) => insertComparison(db, batchId, position, a, b));
+  for (const p of plan.pairs) {
+    insertPair(db, {
+      batchId,
+      comparisonId: comparisonIds[p.comparisonIndex] ?? null,
+      kind: 'regular',
+      dialogueA: p.dialogueA,
+      dialogueB: p.dialogueB,
+      expected: null,
+      scenarioId: p.scenarioId,
+      castId: p.castId,
+      sampleIndex: p.sampleIndex,
+    });
+  }
+  const wantOnboarding = settings.onboarding?.pairs ?? 0;
+  const wantAttention = settings.attentionChecks ? ATTENTION_POOL_SIZE : 0;
+  if (wantOnboarding + wantAttention === 0) return 0;
+  const used = new Set(plan.pairs.flatMap((p) => [p.dialogueA, p.dialogueB]));
+  const candidates = listSampleDialogues(
+    db,
+    plan.runs.map((r) => r.id),
+  ).filter((d) => used.has(d.id) && d.state === 'complete' && d.visible_turns >= 2);
+  if (candidates.length === 0) throw new BatchError('Onboarding and attention checks need at least one completed dialogue with two or more turns.');
+  const onboardingSources = pickSources(candidates, wantOnboarding, random);
+  const rest = candidates.filter((c) => !onboardingSources.includes(c));
+  // Attention checks use other dialogues than onboarding when there are any, so a check is not a repeat.
+  const attentionSources = pickSources(rest.length > 0 ? rest : candidates, wantAttention, random);
+  let made = 0;
+  const taken = new Set<string>();
+  const addGold = (kind: 'onboarding' | 'attention', source: SampleDialogueRow) => {
+    const variant = derivedDialogueOf(db, source.id, random, now);
+    // The coherent dialogue goes in slot a or b at random; the expected answer names the dialogue, never a screen side.
+    let coherentIsA = random() < 0.5;
+    if (taken.has(`${coherentIsA}:${source.id}`)) coherentIsA = !coherentIsA;
+    if (taken.has(`${coherentIsA}:${source.id}`)) return;
+    taken.add(`${coherentIsA}:${source.id}`);
+    insertPair(db, {
+      batchId,
+      comparisonId: null,
+      kind,
+      dialogueA: coherentIsA ? source.id : variant,
+      dialogueB: coherentIsA ? variant : source.id,
+      expected: coherentIsA ? 'a' : 'b',
+      scenarioId: source.scenario_id,
+      castId: source.cast_id,
+      sampleIndex: source.sample_index,
+    });
+    made += 1;
+  };
+  onboardingSources.forEach((s) => addGold('onboarding', s));
+  attentionSources.forEach((s) => addGold('attention', s));
+  return made;
+}
+
+/** Creates a draft batch: its settings, comparisons and pair set, in one transaction. */
+export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { clonedFrom?: number }): CreateBatchResult {
+  const settings = parseBatchSettings(settingsInput);
+  const random = deps.random ?? Math.random;
+  return db.transaction(() => {
+    const plan = planFromSettings(db, settings);
+    if (plan.pairs.length === 0) {
+      throw new BatchError(
+        `No pairs: no scenario sample has a completed dialogue in both conditions of any comparison (${plan.skipped.length} sample(s) skipped).`,
+      );
+    }
+    const publicId = newPublicId();
+    const batchId = insertBatch(
+      db,
+      { publicId, name: settings.name, settings: JSON.stringify(settings), judgeSalt: newPublicId(), clonedFrom: deps.clonedFrom ?? null, createdBy: deps.actor },
+      deps.now,
+    );
+    const goldPairs = writePairSet(db, batchId, settings, plan, random, deps.now);
+    recordAudit(
+      db,
+      { actor: deps.actor, action: 'batch.create', targetType: 'batch', targetId: batchId, details: { pairs: plan.pairs.length, skipped: plan.skipped.length, goldPairs } },
+      deps.now,
+    );
+    return { batchId, publicId, pairs: plan.pairs, skipped: plan.skipped, goldPairs };
+  })();
+}
+
+export { planFromSettings };

@@ -1,0 +1,96 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { computeBatchAnalysis, getBatchAnalysis } from '../analysis/analysis-cache.js';
+import type { AnalysisReport } from '../analysis/analysis-report.js';
+import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../analysis/analyze.js';
+import { resolveBatchId } from '../analysis/batch-judgments.queries.js';
+import { readJudgmentsFile } from '../analysis/judgments-file.js';
+import { renderAnalysisHtml } from '../analysis/report-html.js';
+import { renderAnalysisMarkdown } from '../analysis/report-md.js';
+import { type CliContext, CliError } from './cli-context.js';
+
+type AnalyzeFlags = {
+  batch?: string;
+  judgments?: string;
+  format: string;
+  seed?: string;
+  bootstrap?: string;
+  order?: string;
+  target?: string;
+  resampleRaters?: boolean;
+  out?: string;
+};
+
+function wholeNumber(value: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function registerAnalyze(program: Command, ctx: CliContext): void {
+  program
+    .command('analyze')
+    .description('win rates, agreement, Bradley-Terry, position bias, length control and rater quality for a batch or a judgments file')
+    .option('--batch <id>', 'a batch (id, public id or name) in the database')
+    .option('--judgments <file>', 'a CSV of judgments (item_id, rater_id, label, ...) or simarena\'s judgments export')
+    .option('--format <format>', 'json, md or html', 'json')
+    .option('--seed <n>', `bootstrap seed (default ${DEFAULT_SEED})`)
+    .option('--bootstrap <n>', `bootstrap replicates, 0 for none (default ${DEFAULT_BOOTSTRAP})`)
+    .option('--order <A,B>', 'for a file without condition_a/condition_b: which condition is a and which is b')
+    .option('--target <half-width>', 'target interval half-width for sample-size planning, in points (default 5)')
+    .option('--resample-raters', 'also resample raters in the win-rate bootstrap (slower)')
+    .option('--out <file>', 'write the report to this file instead of printing it')
+    .action(async (flags: AnalyzeFlags) => {
+      if (!flags.batch === !flags.judgments) throw new CliError('give either --batch ID or --judgments FILE.csv');
+      const format = flags.format.toLowerCase();
+      if (!['json', 'md', 'html'].includes(format)) throw new CliError('--format must be json, md or html');
+      const seed = wholeNumber(flags.seed, '--seed', 0, 2 ** 32 - 1);
+      const bootstrap = wholeNumber(flags.bootstrap, '--bootstrap', 0, 100_000);
+      let target: number | undefined;
+      if (flags.target !== undefined) {
+        target = Number(flags.target);
+        if (!(target > 0 && target < 50)) throw new CliError('--target must be a number of points between 0 and 50, e.g. 5');
+        target /= 100;
+      }
+      let order: [string, string] | undefined;
+      if (flags.order !== undefined) {
+        const parts = flags.order.split(',').map((s) => s.trim());
+        if (parts.length !== 2 || !parts[0] || !parts[1] || parts[0] === parts[1]) throw new CliError('--order must name two different conditions: A,B');
+        order = [parts[0], parts[1]];
+      }
+
+      let report: AnalysisReport | null;
+      if (flags.judgments) {
+        const file = await readJudgmentsFile(flags.judgments, { order });
+        report = analyzeJudgments(file.table, {
+          source: { kind: 'file', path: flags.judgments },
+          now: ctx.now(),
+          seed,
+          bootstrap,
+          targetHalfWidth: target,
+          resampleRaters: flags.resampleRaters,
+          tiesAllowed: null,
+          attention: file.attention,
+          exclusions: file.exclusions,
+        });
+      } else {
+        const db = ctx.db();
+        const batchId = resolveBatchId(db, flags.batch as string);
+        if (batchId === null) throw new CliError(`no batch "${flags.batch as string}"`);
+        report = flags.resampleRaters
+          ? computeBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, resampleRaters: true })
+          : getBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target });
+        if (!report) throw new CliError(`no batch "${flags.batch as string}"`);
+      }
+      const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'md' ? renderAnalysisMarkdown(report) : await renderAnalysisHtml(report);
+      if (flags.out) {
+        try {
+          writeFileSync(flags.out, text);
+        } catch (error) {
+          throw new CliError(`cannot write ${flags.out}: ${(error as Error).message}`);
+        }
+        ctx.err(`wrote ${flags.out}`);
+      } else ctx.out(text);
+    });
+}

@@ -1,0 +1,95 @@
+import type { Command } from 'commander';
+import { type BatchAction, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { createBatch } from '../batches/create-batch.js';
+import { raterLinks } from '../batches/rater-links.js';
+import { readJsonFile } from '../scenarios/load-library.js';
+import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
+
+function batchId(text: string): number {
+  if (!/^\d+$/.test(text)) throw new CliError(`ID must be a batch's numeric id (see "simarena batches list"), not "${text}"`);
+  return Number(text);
+}
+
+export function registerBatches(program: Command, ctx: CliContext): void {
+  const batches = program.command('batches').description('rating batches: pairs of dialogues judged by raters');
+
+  batches
+    .command('create')
+    .description('create a draft batch from a JSON settings file (see README, "Rating batches")')
+    .requiredOption('--from <file>', 'batch settings JSON file')
+    .option('--json', 'print the result as JSON')
+    .action((options: { from: string; json?: boolean }) => {
+      const result = createBatch(ctx.db(), readJsonFile(options.from), { actor: 'cli', now: ctx.now() });
+      if (options.json) {
+        printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped });
+        return;
+      }
+      ctx.out(`Created batch ${result.batchId} (draft) with ${result.pairs.length} pair(s)${result.goldPairs > 0 ? ` and ${result.goldPairs} gold pair(s)` : ''}.`);
+      if (result.skipped.length > 0) {
+        ctx.out(`Skipped ${result.skipped.length} scenario sample(s):`);
+        for (const s of result.skipped) ctx.out(`  ${s.scenarioId} cast ${s.castId} sample ${s.sampleIndex} [${s.comparison.join(' vs ')}]: ${s.reason}`);
+      }
+      ctx.out(`Open it with: simarena batches open ${result.batchId}`);
+    });
+
+  batches
+    .command('list')
+    .description('list batches with their state and progress')
+    .option('--json', 'print a JSON array')
+    .action((options: { json?: boolean }) => {
+      const rows = listBatches(ctx.db());
+      if (options.json) {
+        printJson(
+          ctx,
+          rows.map((b) => ({
+            id: b.id,
+            name: b.name,
+            state: b.state,
+            provider: b.settings.provider.kind,
+            comparisons: b.settings.comparisons,
+            judgmentsPerPair: b.settings.judgmentsPerPair,
+            pairs: b.counts.pairs,
+            completedPairs: b.counts.completedPairs,
+            judgments: b.counts.judgments,
+            raters: b.counts.raters,
+            createdAt: b.createdAt,
+          })),
+        );
+        return;
+      }
+      printTable(
+        ctx,
+        ['ID', 'STATE', 'PROVIDER', 'PAIRS', 'DONE', 'JUDGMENTS', 'NAME'],
+        rows.map((b) => [b.id, b.state, b.settings.provider.kind, b.counts.pairs, b.counts.completedPairs, b.counts.judgments, b.name]),
+      );
+    });
+
+  const transitions: [BatchAction, string][] = [
+    ['open', 'open a batch to raters (from draft or paused)'],
+    ['pause', 'stop handing out comparisons for now (answers in progress are still stored)'],
+    ['close', 'close a batch for good'],
+  ];
+  for (const [action, description] of transitions) {
+    batches
+      .command(action)
+      .description(description)
+      .argument('<id>', 'batch id')
+      .action((id: string) => {
+        const view = transitionBatch(ctx.db(), batchId(id), action, 'cli', ctx.now());
+        ctx.out(`Batch ${view.id} is ${view.state}.`);
+      });
+  }
+
+  batches
+    .command('link')
+    .description('print the rater entry URL of a batch (for its provider)')
+    .argument('<id>', 'batch id')
+    .action((id: string) => {
+      const batch = getBatch(ctx.db(), batchId(id));
+      if (!batch) throw new CliError(`No batch with id ${id}`);
+      const links = raterLinks(batch, ctx.config().publicUrl);
+      ctx.out(links.providerUrl);
+      if (links.externalQuestionXml) ctx.out(links.externalQuestionXml);
+      if (batch.state !== 'open') ctx.err(`note: batch ${batch.id} is ${batch.state}; raters can use the link once it is open.`);
+    });
+}

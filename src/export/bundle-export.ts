@@ -1,0 +1,50 @@
+import { writeDialogues } from './dialogues-export.js';
+import type { ExportContext } from './export-context.js';
+import { listBatchRuns } from './export.queries.js';
+import { type FileDigest, type FolderSink, writeText } from './folder-sink.js';
+import { writeJudgmentsCsv } from './judgments-export.js';
+import { runCard } from './simulation-cards.js';
+
+/** What the bundle needs from the analysis module: the report for a batch, and its HTML rendering. */
+export type BundleAnalysis = {
+  report: (ctx: ExportContext) => unknown;
+  html: (report: unknown) => string;
+};
+
+/**
+ * The whole batch in one archive: judgments, dialogues, simulation cards, the analysis (when given) and a manifest
+ * with every file's size and SHA-256 so a reader can check nothing was altered or lost.
+ */
+export async function writeBundle(ctx: ExportContext, sink: FolderSink, analysis: BundleAnalysis | null): Promise<{ rows: number; files: FileDigest[] }> {
+  let judgments = 0;
+  let dialogues = 0;
+  const files: FileDigest[] = [];
+  files.push(
+    await sink.file('judgments.csv', async (out) => {
+      judgments = await writeJudgmentsCsv(ctx, out);
+    }),
+  );
+  files.push(
+    await sink.file('dialogues.jsonl', async (out) => {
+      dialogues = await writeDialogues(ctx, out);
+    }),
+  );
+  for (const run of listBatchRuns(ctx.db, ctx.batch.id)) {
+    const card = runCard(ctx.db, run);
+    files.push(await sink.file(`simulation-cards/run-${run.id}.json`, writeText(`${JSON.stringify(card.card, null, 2)}\n`)));
+    files.push(await sink.file(`simulation-cards/run-${run.id}.md`, writeText(card.markdown)));
+  }
+  if (analysis) {
+    const report = analysis.report(ctx);
+    files.push(await sink.file('analysis.json', writeText(`${JSON.stringify(report, null, 2)}\n`)));
+    files.push(await sink.file('report.html', writeText(analysis.html(report))));
+  }
+  const manifest = {
+    ...ctx.meta,
+    rows: { judgments, dialogues },
+    analysis_included: analysis !== null,
+    files,
+  };
+  await sink.file('manifest.json', writeText(`${JSON.stringify(manifest, null, 2)}\n`));
+  return { rows: judgments, files };
+}

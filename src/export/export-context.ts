@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { type BatchSettings, batchSettingsSchema } from '../batches/batch.schema.js';
+import type { Db } from '../db/connection.js';
+import { type ExportBatchRow, type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
+import type { ExportFormat, ExportOptions } from './export.schema.js';
+
+/** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
+export class ExportError extends Error {
+  readonly userFacing = true;
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
+export type ExportBatch = Omit<ExportBatchRow, 'settings'> & { settings: BatchSettings };
+
+export type ExportMeta = {
+  simarena_version: string;
+  format: ExportFormat;
+  exported_at: string;
+  batch: { id: number; public_id: string; name: string; state: string; question_version: number; created_at: string };
+  batch_settings: BatchSettings;
+  prompt_versions: string[];
+  runs: { id: number; name: string; kind: string; model: string | null; prompt_version: string | null }[];
+  options: {
+    include_excluded: boolean;
+    include_gold: boolean;
+    with_provider_ids: boolean;
+    with_calls: boolean;
+    majority_only: boolean;
+    min_margin: number;
+  };
+};
+
+export type ExportContext = {
+  /** The connection to read from: a read-only snapshot of its own when the database is a file. */
+  db: Db;
+  batch: ExportBatch;
+  options: ExportOptions;
+  scope: Scope;
+  meta: ExportMeta;
+};
+
+export function simarenaVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+export function resolveBatch(db: Db, batch: string): ExportBatch {
+  const row = findExportBatch(db, batch);
+  if (!row) throw new ExportError(`no batch with id ${batch}`, 404);
+  const settings = batchSettingsSchema.safeParse(JSON.parse(row.settings));
+  if (!settings.success) throw new ExportError(`batch ${row.id} has settings this version cannot read`, 409);
+  return { ...row, settings: settings.data };
+}
+
+export function buildContext(db: Db, options: ExportOptions, now: Date): ExportContext {
+  const batch = resolveBatch(db, options.batch);
+  const runs = listBatchRuns(db, batch.id);
+  const meta: ExportMeta = {
+    simarena_version: simarenaVersion(),
+    format: options.format,
+    exported_at: now.toISOString(),
+    batch: {
+      id: batch.id,
+      public_id: batch.public_id,
+      name: batch.name,
+      state: batch.state,
+      question_version: batch.question_version,
+      created_at: batch.created_at,
+    },
+    batch_settings: batch.settings,
+    prompt_versions: listPromptVersions(db, batch.id),
+    runs: runs.map((r) => ({ id: r.id, name: r.name, kind: r.kind, model: r.model, prompt_version: r.prompt_version })),
+    options: {
+      include_excluded: options.includeExcluded,
+      include_gold: options.includeGold,
+      with_provider_ids: options.withProviderIds,
+      with_calls: options.withCalls,
+      majority_only: options.majorityOnly,
+      min_margin: options.minMargin,
+    },
+  };
+  return {
+    db,
+    batch,
+    options,
+    scope: { batchId: batch.id, includeExcluded: options.includeExcluded ? 1 : 0, includeGold: options.includeGold ? 1 : 0 },
+    meta,
+  };
+}
+
+/**
+ * A read connection of the export's own, inside one read transaction: every file of an export sees the same
+ * snapshot, and the long-lived iterators never block the app's writes (better-sqlite3 refuses a write on a
+ * connection with an open iterator). An in-memory database has no second connection; it is read directly.
+ */
+export function openSnapshot(db: Db): { db: Db; close: () => void } {
+  if (db.memory || db.name === '' || db.name === ':memory:') return { db, close: () => {} };
+  const reader = new Database(db.name, { readonly: true, fileMustExist: true });
+  reader.pragma('busy_timeout = 5000');
+  reader.exec('BEGIN');
+  return {
+    db: reader,
+    close: () => {
+      if (!reader.open) return;
+      if (reader.inTransaction) reader.exec('COMMIT');
+      reader.close();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { TarArchive, ZipArchive } from 'archiver';
+import { writeChunk } from './stream-write.js';
+
+/** Where a folder format puts its files: a folder on disk or one archive (zip, tar.gz) streamed to a destination. */
+export type FolderSink = {
+  /** Writes one file through `write` (which must respect backpressure) and returns its size and SHA-256. */
+  file(name: string, write: (out: NodeJS.WritableStream) => Promise<void>): Promise<FileDigest>;
+  finish(): Promise<void>;
+};
+
+export type FileDigest = { path: string; bytes: number; sha256: string };
+
+/** A pass-through that counts and hashes what is written to it, in order, whoever reads the other end. */
+function digestingTap(): { tap: Transform; digest: () => { bytes: number; sha256: string } } {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  return { tap, digest: () => ({ bytes, sha256: hash.digest('hex') }) };
+}
+
+export function directorySink(dir: string): FolderSink {
+  return {
+    async file(name, write) {
+      const path = join(dir, name);
+      mkdirSync(dirname(path), { recursive: true });
+      const file = createWriteStream(path);
+      const { tap, digest } = digestingTap();
+      tap.pipe(file);
+      const closed = new Promise<void>((resolve, reject) => {
+        file.once('close', resolve);
+        file.once('error', reject);
+      });
+      await write(tap);
+      tap.end();
+      await closed;
+      return { path: name, ...digest() };
+    },
+    async finish() {},
+  };
+}
+
+/** Streams an archive to `output`; entries are written one after another, so only one is ever in flight. */
+export function archiveSink(output: NodeJS.WritableStream, kind: 'zip' | 'tar.gz' = 'zip'): FolderSink {
+  const archive = kind === 'zip' ? new ZipArchive({ zlib: { level: 6 } }) : new TarArchive({ gzip: true });
+  let failure: Error | undefined;
+  const failed = new Promise<never>((_resolve, reject) => {
+    const fail = (error: Error) => {
+      failure ??= error;
+      reject(failure);
+    };
+    archive.on('error', fail);
+    // archiver reports a missing or unreadable entry as a warning; an export has no such entry, so treat it as fatal.
+    archive.on('warning', fail);
+    output.once('error', fail);
+  });
+  failed.catch(() => {});
+  archive.pipe(output);
+  const check = () => {
+    if (failure) throw failure;
+  };
+  return {
+    async file(name, write) {
+      check();
+      const { tap, digest } = digestingTap();
+      const consumed = new Promise<void>((resolve, reject) => {
+        tap.once('end', resolve);
+        tap.once('error', reject);
+      });
+      archive.append(tap, { name });
+      await Promise.race([write(tap).then(() => tap.end()), failed]);
+      await Promise.race([consumed, failed]);
+      return { path: name, ...digest() };
+    },
+    async finish() {
+      check();
+      const flushed = new Promise<void>((resolve) => output.once('finish', resolve));
+      await Promise.race([archive.finalize(), failed]);
+      await Promise.race([flushed, failed]);
+    },
+  };
+}
+
+/** Writes an in-memory text (small files: cards, manifests, tables of a few rows). */
+export function writeText(text: string) {
+  return (out: NodeJS.WritableStream) => writeChunk(out, text);
+}

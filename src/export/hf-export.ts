@@ -1,0 +1,230 @@
+import { binomialTestP } from '../analysis/binomial-test.js';
+import { fleissKappa } from '../analysis/fleiss.js';
+import { countsFromTable, percentAgreement } from '../analysis/item-counts.js';
+import { writeDialogues } from './dialogues-export.js';
+import type { ExportContext } from './export-context.js';
+import { countRaters, iteratePairVotes, listBatchRuns } from './export.queries.js';
+import { type FileDigest, type FolderSink, writeText } from './folder-sink.js';
+import { writeJudgmentsJsonl } from './judgments-export.js';
+import { writePreferences } from './preferences-export.js';
+import { runCard } from './simulation-cards.js';
+
+// A Hugging Face dataset folder: data/*.jsonl (one config per file, since their fields differ) and a dataset card
+// README.md whose YAML header declares the configs, so `load_dataset("json", data_files=...)` works offline and the
+// Hub viewer finds the files when the folder is pushed.
+
+export type ComparisonSummary = {
+  model_a: string;
+  model_b: string;
+  pairs: number;
+  judgments: number;
+  wins_a: number;
+  wins_b: number;
+  ties: number;
+  win_rate_a: number | null;
+  p_value: number | null;
+  percent_agreement: number | null;
+  fleiss_kappa: number | null;
+};
+
+/** Win counts and agreement per comparison over the judgments in scope, from per-pair vote counts. */
+export function summarizeComparisons(ctx: ExportContext): ComparisonSummary[] {
+  const byComparison = new Map<number, { a: string; b: string; table: number[][] }>();
+  for (const row of iteratePairVotes(ctx.db, ctx.scope)) {
+    let entry = byComparison.get(row.comparison_id);
+    if (!entry) {
+      entry = { a: row.condition_a, b: row.condition_b, table: [] };
+      byComparison.set(row.comparison_id, entry);
+    }
+    entry.table.push([row.votes_a, row.votes_b, row.votes_tie]);
+  }
+  return [...byComparison.values()].map(({ a, b, table }) => {
+    const sum = (k: number) => table.reduce((s, row) => s + (row[k] ?? 0), 0);
+    const [winsA, winsB, ties] = [sum(0), sum(1), sum(2)];
+    const counts = countsFromTable(table, ['a', 'b', 'tie']);
+    return {
+      model_a: a,
+      model_b: b,
+      pairs: table.length,
+      judgments: winsA + winsB + ties,
+      wins_a: winsA,
+      wins_b: winsB,
+      ties,
+      win_rate_a: winsA + winsB > 0 ? winsA / (winsA + winsB) : null,
+      p_value: binomialTestP(winsA, winsA + winsB),
+      percent_agreement: percentAgreement(counts).percent,
+      fleiss_kappa: fleissKappa(counts).kappa,
+    };
+  });
+}
+
+const fmt = (x: number | null, digits = 3) => (x === null ? 'n/a' : x.toFixed(digits));
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+
+const JUDGMENT_FIELDS: [string, string][] = [
+  ['judgment_id', 'id of the judgment'],
+  ['batch_id, pair_id', 'the batch and the pair judged'],
+  ['scenario_id, scenario_category', 'the scenario (slug) and its category'],
+  ['model_a, model_b', 'the two conditions compared, `MODE:model`; model_a is the comparison\'s first condition'],
+  ['left', '`a` or `b`: which dialogue was shown on the left'],
+  ['winner', '`model_a`, `model_b` or `tie`'],
+  ['reason', "the rater's free-text reason, or null"],
+  ['judge', 'a salted pseudonym of the rater, stable within this batch only'],
+  ['provider', 'how the rater came: `prolific`, `mturk`, `link`'],
+  ['is_gold, correct', 'onboarding or attention-check answer, and whether it was right (null for regular pairs)'],
+  ['shown_at, submitted_at', 'ISO-8601 UTC times'],
+  ['active_time_s', 'seconds the page was visible and active'],
+  ['question_version', 'version of the question text the rater saw'],
+  ['excluded', 'false unless exported with --include-excluded; then true for an excluded judgment, and `exclusion_reason` says why'],
+];
+
+const PREFERENCE_FIELDS: [string, string][] = [
+  ['prompt', 'chat messages: the scenario (system) and both characters\' profiles and goals (user)'],
+  ['chosen, rejected', 'the preferred and the other dialogue, each as one assistant message'],
+  ['model_a, model_b, chosen_model, rejected_model', 'conditions `MODE:model`'],
+  ['votes_a, votes_b, votes_tie, votes_total', 'judgments of the pair'],
+  ['margin', 'votes for chosen minus votes for rejected'],
+  ['agreement', 'share of the pair\'s judgments that gave the most common answer'],
+];
+
+const DIALOGUE_FIELDS: [string, string][] = [
+  ['dialogue_id, run_id, run_name', 'the dialogue and the run that produced it'],
+  ['condition, mode, model', '`MODE:model`; the mode is SCRIPT, AGENTS or MINDREADERS'],
+  ['scenario, characters', 'the scenario (context, relationship, goals) and the two characters (profiles with secrets)'],
+  ['turns', '`idx`, `speaker` (1 or 2), `character`, `action` (speak, non-verbal, action, none, leave), `text`'],
+  ['metrics', 'turns, spoken turns, words, calls, tokens and latency'],
+];
+
+function fieldTable(fields: [string, string][]): string {
+  return ['| field | meaning |', '|---|---|', ...fields.map(([f, m]) => `| ${f} | ${m} |`)].join('\n');
+}
+
+export function datasetCard(
+  ctx: ExportContext,
+  facts: { judgments: number; preferences: number; dialogues: number; comparisons: ComparisonSummary[]; cards: string[] },
+): string {
+  const s = ctx.batch.settings;
+  const raters = countRaters(ctx.db, ctx.batch.id);
+  const yaml = [
+    '---',
+    'license: other',
+    `pretty_name: ${JSON.stringify(`simarena batch ${ctx.batch.name}`)}`,
+    'language:',
+    '- en',
+    'tags:',
+    '- human-evaluation',
+    '- preference',
+    '- social-simulation',
+    'configs:',
+    ...['judgments', 'preferences', 'dialogues'].flatMap((name) => [
+      `- config_name: ${name}`,
+      '  data_files:',
+      '  - split: train',
+      `    path: data/${name}.jsonl`,
+    ]),
+    '---',
+  ];
+  const body = [
+    `# simarena batch: ${ctx.batch.name}`,
+    '',
+    `Human pairwise judgments of simulated social interactions (SCRIPT, AGENTS and MINDREADERS dialogues), exported by simarena ${ctx.meta.simarena_version} on ${ctx.meta.exported_at}.`,
+    '',
+    '## Files',
+    '',
+    `- \`data/judgments.jsonl\`: ${facts.judgments} judgment(s), one per line`,
+    `- \`data/preferences.jsonl\`: ${facts.preferences} preference pair(s) (prompt, chosen, rejected)`,
+    `- \`data/dialogues.jsonl\`: ${facts.dialogues} dialogue(s)`,
+    '- `simarena-meta.json`: simarena version, prompt versions, batch settings and export options',
+    '',
+    '```python',
+    'from datasets import load_dataset',
+    'judgments = load_dataset("json", data_files="data/judgments.jsonl", split="train")',
+    'preferences = load_dataset("json", data_files="data/preferences.jsonl", split="train")',
+    'dialogues = load_dataset("json", data_files="data/dialogues.jsonl", split="train")',
+    '```',
+    '',
+    '### judgments',
+    '',
+    fieldTable(JUDGMENT_FIELDS),
+    '',
+    '### preferences',
+    '',
+    fieldTable(PREFERENCE_FIELDS),
+    '',
+    '### dialogues',
+    '',
+    fieldTable(DIALOGUE_FIELDS),
+    '',
+    '## Collection protocol',
+    '',
+    `Raters saw two dialogues of the same scenario sample side by side, blinded (no mode, model or run shown), with the side of each condition counterbalanced, and answered: "${cell(s.question)}"`,
+    '',
+    fieldTable([
+      ['context shown', s.context],
+      ['judgments per pair', String(s.judgmentsPerPair)],
+      ['ties allowed', s.allowTie ? 'yes' : 'no'],
+      ['reason', s.reason],
+      ['onboarding', s.onboarding ? `${s.onboarding.pairs} known-answer pairs, pass at ${s.onboarding.threshold}` : 'none'],
+      ['attention checks', s.attentionChecks ? `${s.attentionChecks.rate} of served pairs, screened out after ${s.attentionChecks.maxFailures} failures` : 'none'],
+      ['pairs per rater (cap)', String(s.perRaterCap)],
+      ['recruitment', s.provider.kind],
+      ['estimated minutes', String(s.estimatedMinutes)],
+      ['pay', s.pay ? cell(s.pay) : 'not recorded'],
+      ['prompt versions', ctx.meta.prompt_versions.join(', ') || 'not recorded'],
+    ]),
+    '',
+    `Exclusions: ${ctx.options.includeExcluded ? 'none applied (excluded judgments are flagged with `excluded` and `exclusion_reason`)' : 'judgments of excluded or screened-out raters and of removed pairs are left out'}. ` +
+      `Onboarding and attention-check answers are ${ctx.options.includeGold ? 'included, flagged by `is_gold`' : 'left out'}.`,
+    '',
+    '## Raters',
+    '',
+    `${raters.raters} rater session(s); ${raters.with_judgments} gave at least one judgment, ${raters.included_with_judgments} of them included. ` +
+      `${raters.excluded} excluded by the researcher, ${raters.screened_out} screened out by attention checks.`,
+    '',
+    '## Results and agreement',
+    '',
+    'Win rate of model_a among decisive judgments, exact two-sided binomial test against 0.5, mean pairwise percent agreement and Fleiss\' kappa over the labels a, b, tie.',
+    '',
+    '| model_a | model_b | pairs | judgments | wins a | wins b | ties | win rate a | p | agreement | Fleiss κ |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...facts.comparisons.map(
+      (c) =>
+        `| ${cell(c.model_a)} | ${cell(c.model_b)} | ${c.pairs} | ${c.judgments} | ${c.wins_a} | ${c.wins_b} | ${c.ties} | ${fmt(c.win_rate_a)} | ${fmt(c.p_value, 4)} | ${fmt(c.percent_agreement)} | ${fmt(c.fleiss_kappa)} |`,
+    ),
+    '',
+    '## Simulation cards',
+    '',
+    ...(facts.cards.length > 0 ? facts.cards.map((card) => card.replace(/^#/gm, '###')) : ['No run is linked to this batch.']),
+    '',
+    '## Licence',
+    '',
+    'LICENCE PLACEHOLDER: choose a licence for this dataset (and update `license:` in the header) before publishing it. ' +
+      'Dialogues are model output; check the terms of the models used.',
+    '',
+  ];
+  return [...yaml, ...body].join('\n');
+}
+
+export async function writeHf(ctx: ExportContext, sink: FolderSink): Promise<{ rows: number; files: FileDigest[] }> {
+  let judgments = 0;
+  let preferences = 0;
+  let dialogues = 0;
+  const files = [
+    await sink.file('data/judgments.jsonl', async (out) => {
+      judgments = await writeJudgmentsJsonl(ctx, out);
+    }),
+    await sink.file('data/preferences.jsonl', async (out) => {
+      preferences = await writePreferences(ctx, out);
+    }),
+    await sink.file('data/dialogues.jsonl', async (out) => {
+      dialogues = await writeDialogues(ctx, out);
+    }),
+  ];
+  const cards = listBatchRuns(ctx.db, ctx.batch.id).map((run) => runCard(ctx.db, run).markdown);
+  const card = datasetCard(ctx, { judgments, preferences, dialogues, comparisons: summarizeComparisons(ctx), cards });
+  files.push(await sink.file('README.md', writeText(card)));
+  files.push(
+    await sink.file('simarena-meta.json', writeText(`${JSON.stringify({ ...ctx.meta, rows: { judgments, preferences, dialogues } }, null, 2)}\n`)),
+  );
+  return { rows: judgments, files };
+}

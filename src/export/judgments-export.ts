@@ -1,0 +1,91 @@
+import type { ExportContext } from './export-context.js';
+import { type JudgmentExportRow, iterateJudgments } from './export.queries.js';
+import { judgePseudonym } from './judge-pseudonym.js';
+import { csvLine, jsonLine, writeChunk } from './stream-write.js';
+
+// One row per judgment. Column names follow Chatbot Arena's releases (model_a, model_b, winner, judge); model_a is
+// the comparison's first condition (MODE:model), whichever side it was shown on (`left`).
+
+export type JudgmentRecord = Record<string, string | number | boolean | null>;
+
+export function judgmentColumns(ctx: ExportContext): string[] {
+  return [
+    'judgment_id',
+    'batch_id',
+    'pair_id',
+    'scenario_id',
+    'scenario_category',
+    'model_a',
+    'model_b',
+    'left',
+    'winner',
+    'reason',
+    'judge',
+    ...(ctx.options.withProviderIds ? ['participant_id', 'study_id', 'session_id'] : []),
+    'provider',
+    'is_gold',
+    'correct',
+    'shown_at',
+    'submitted_at',
+    'active_time_s',
+    'question_version',
+    'excluded',
+    ...(ctx.options.includeExcluded ? ['exclusion_reason'] : []),
+  ];
+}
+
+const WINNER = { a: 'model_a', b: 'model_b', tie: 'tie' } as const;
+
+export function judgmentRecord(ctx: ExportContext, row: JudgmentExportRow): JudgmentRecord {
+  const record: JudgmentRecord = {
+    judgment_id: row.judgment_id,
+    batch_id: row.batch_id,
+    pair_id: row.pair_id,
+    scenario_id: row.scenario_id,
+    scenario_category: row.scenario_category,
+    model_a: row.model_a,
+    model_b: row.model_b,
+    left: row.left_side,
+    winner: WINNER[row.winner],
+    reason: row.reason,
+    judge: judgePseudonym(ctx.batch.judge_salt, { provider: row.provider, participantId: row.participant_id, raterPublicId: row.rater_public_id }),
+  };
+  if (ctx.options.withProviderIds) {
+    record.participant_id = row.participant_id;
+    record.study_id = row.study_id;
+    record.session_id = row.session_id;
+  }
+  Object.assign(record, {
+    provider: row.provider,
+    is_gold: row.is_gold === 1,
+    correct: row.correct === null ? null : row.correct === 1,
+    shown_at: row.shown_at,
+    submitted_at: row.submitted_at,
+    active_time_s: row.active_ms === null ? null : row.active_ms / 1000,
+    question_version: row.question_version,
+    excluded: row.exclusion_reason !== null,
+  });
+  if (ctx.options.includeExcluded) record.exclusion_reason = row.exclusion_reason;
+  return record;
+}
+
+export async function writeJudgmentsCsv(ctx: ExportContext, out: NodeJS.WritableStream): Promise<number> {
+  const columns = judgmentColumns(ctx);
+  await writeChunk(out, csvLine(columns));
+  let rows = 0;
+  for (const row of iterateJudgments(ctx.db, ctx.scope)) {
+    const record = judgmentRecord(ctx, row);
+    await writeChunk(out, csvLine(columns.map((c) => record[c])));
+    rows++;
+  }
+  return rows;
+}
+
+export async function writeJudgmentsJsonl(ctx: ExportContext, out: NodeJS.WritableStream): Promise<number> {
+  let rows = 0;
+  for (const row of iterateJudgments(ctx.db, ctx.scope)) {
+    await writeChunk(out, jsonLine(judgmentRecord(ctx, row)));
+    rows++;
+  }
+  return rows;
+}

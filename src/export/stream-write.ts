@@ -1,0 +1,73 @@
+import { stringify } from 'csv-stringify/sync';
+
+/**
+ * Writes one chunk and waits for the stream to drain when its buffer is full (backpressure), so an export of a
+ * million rows holds one row at a time. Rejects when the destination fails or closes (a client that went away).
+ */
+export async function writeChunk(out: NodeJS.WritableStream, chunk: string): Promise<void> {
+  if (isDestroyed(out)) throw new Error('the destination closed before the export finished');
+  if (out.write(chunk)) return;
+  if (isDestroyed(out)) throw new Error('the destination closed before the export finished');
+  await new Promise<void>((resolve, reject) => {
+    const cleanup = () => {
+      out.removeListener('drain', onDrain);
+      out.removeListener('error', onError);
+      out.removeListener('close', onClose);
+    };
+    const onDrain = () => {
+      cleanup();
+      resolve();
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error('the destination closed before the export finished'));
+    };
+    out.on('drain', onDrain);
+    out.on('error', onError);
+    out.on('close', onClose);
+  });
+}
+
+function isDestroyed(out: NodeJS.WritableStream): boolean {
+  return (out as { destroyed?: boolean }).destroyed === true;
+}
+
+/** Ends a stream and waits until everything written is flushed. */
+export function endStream(out: NodeJS.WritableStream): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    out.once('error', reject);
+    out.end(() => resolve());
+  });
+}
+
+export type CsvCell = string | number | boolean | null | undefined;
+
+/** One CSV record (RFC 4180 quoting by csv-stringify: commas, quotes, CR and LF inside a field are quoted). */
+export function csvLine(cells: CsvCell[]): string {
+  return stringify([cells.map((c) => (c === null || c === undefined ? '' : typeof c === 'boolean' ? String(c) : c))]);
+}
+
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+/** Writes a JSON array one element at a time. */
+export function jsonArrayWriter(out: NodeJS.WritableStream) {
+  let first = true;
+  return {
+    async open(): Promise<void> {
+      await writeChunk(out, '[');
+    },
+    async item(value: unknown): Promise<void> {
+      await writeChunk(out, `${first ? '\n' : ',\n'}${JSON.stringify(value)}`);
+      first = false;
+    },
+    async close(): Promise<void> {
+      await writeChunk(out, first ? ']\n' : '\n]\n');
+    },
+  };
+}

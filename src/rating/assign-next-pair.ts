@@ -1,0 +1,113 @@
+import { getBatchRow } from '../batches/batch.queries.js';
+import { type BatchSettings, batchSettingsSchema } from '../batches/batch.schema.js';
+import type { Db } from '../db/connection.js';
+import { newPublicId } from '../web/ids.js';
+import { attentionChecksDue } from './attention-schedule.js';
+import {
+  type AssignmentRow,
+  type CandidatePair,
+  candidateGoldPairs,
+  candidateRegularPairs,
+  countGoldPairs,
+  expireLeases,
+  getAssignment,
+  getRater,
+  insertAssignment,
+  liveLeaseOf,
+  raterProgress,
+  setRaterStatus,
+} from './rating.queries.js';
+
+export type AssignDeps = { now: Date; random: () => number };
+
+export type AssignOutcome =
+  | { kind: 'assigned'; assignment: AssignmentRow; resumed: boolean }
+  /** The rater's work is done: their cap is reached, or no pair is left for them. */
+  | { kind: 'done'; reason: 'cap' | 'exhausted'; judged: number }
+  | { kind: 'batch-not-open'; state: string }
+  | { kind: 'not-rating'; status: string };
+
+/**
+ * Counterbalancing (issue 4): the side shown on the left is chosen when the lease is made, so that for every pair
+ * the left-a and left-b counts (accepted judgments plus live leases) differ by at most one; ties are broken at random.
+ */
+export function chooseLeftSide(pair: Pick<CandidatePair, 'accepted' | 'accepted_left_a' | 'live' | 'live_left_a'>, random: () => number): 'a' | 'b' {
+  const leftA = pair.accepted_left_a + pair.live_left_a;
+  const leftB = pair.accepted + pair.live - leftA;
+  if (leftA < leftB) return 'a';
+  if (leftB < leftA) return 'b';
+  return random() < 0.5 ? 'a' : 'b';
+}
+
+/** Fewest judgments (and live leases) first, so a batch fills evenly; among equals, one at random. */
+function pickLeastFilled(candidates: CandidatePair[], random: () => number): CandidatePair | undefined {
+  if (candidates.length === 0) return undefined;
+  const load = (c: CandidatePair) => c.accepted + c.live;
+  const least = Math.min(...candidates.map(load));
+  const tied = candidates.filter((c) => load(c) === least);
+  return tied[Math.floor(random() * tied.length)] ?? tied[0];
+}
+
+function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number, pair: CandidatePair, deps: AssignDeps): AssignmentRow {
+  const id = insertAssignment(db, {
+    publicId: newPublicId(),
+    batchId,
+    pairId: pair.id,
+    raterId,
+    leftSide: chooseLeftSide(pair, deps.random),
+    leasedAt: deps.now.toISOString(),
+    expiresAt: new Date(deps.now.getTime() + settings.leaseMinutes * 60_000).toISOString(),
+  });
+  const row = getAssignment(db, id);
+  if (!row) throw new Error('assignment vanished inside its own transaction');
+  return row;
+}
+
+function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
+  const rater = getRater(db, raterId);
+  if (!rater) return { kind: 'not-rating', status: 'unknown' };
+  const batch = getBatchRow(db, rater.batch_id);
+  if (!batch || batch.state !== 'open') return { kind: 'batch-not-open', state: batch?.state ?? 'unknown' };
+  if (rater.status !== 'onboarding' && rater.status !== 'rating') return { kind: 'not-rating', status: rater.status };
+  const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+
+  expireLeases(db, batch.id, deps.now);
+  const live = liveLeaseOf(db, raterId);
+  if (live) return { kind: 'assigned', assignment: live, resumed: true };
+
+  if (rater.status === 'onboarding') {
+    const next = candidateGoldPairs(db, { batchId: batch.id, raterId, kind: 'onboarding' })[0];
+    if (next) return { kind: 'assigned', assignment: lease(db, settings, raterId, batch.id, next, deps), resumed: false };
+    // No onboarding pairs left to show (none configured, or all answered while the verdict was pending).
+    setRaterStatus(db, raterId, 'rating', deps.now);
+  }
+
+  const progress = raterProgress(db, raterId);
+  if (progress.regularJudged >= settings.perRaterCap) return { kind: 'done', reason: 'cap', judged: progress.regularJudged };
+
+  if (settings.attentionChecks && progress.attentionAssigned < attentionChecksDue(progress.regularJudged, settings.attentionChecks.rate, rater.public_id)) {
+    const check = pickLeastFilled(candidateGoldPairs(db, { batchId: batch.id, raterId, kind: 'attention' }), deps.random);
+    if (check) return { kind: 'assigned', assignment: lease(db, settings, raterId, batch.id, check, deps), resumed: false };
+  }
+
+  const pair = pickLeastFilled(
+    candidateRegularPairs(db, { batchId: batch.id, raterId, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample }),
+    deps.random,
+  );
+  if (!pair) return { kind: 'done', reason: 'exhausted', judged: progress.regularJudged };
+  return { kind: 'assigned', assignment: lease(db, settings, raterId, batch.id, pair, deps), resumed: false };
+}
+
+/**
+ * Gives a rater their next comparison: their live lease if they have one, else an onboarding pair, an attention
+ * check when one is due, or the least-filled regular pair they may see. One IMMEDIATE transaction, so two raters
+ * (or two processes) can never both take the last place of a pair.
+ */
+export function assignNextPair(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
+  return db.transaction(() => assignInTransaction(db, raterId, deps)).immediate();
+}
+
+/** Onboarding pairs a rater must answer before rating. */
+export function onboardingSize(db: Db, batchId: number): number {
+  return countGoldPairs(db, batchId, 'onboarding');
+}

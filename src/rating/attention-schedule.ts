@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * How many attention checks a rater should have met after `regularJudged` regular comparisons, so that checks make
+ * up `rate` of everything served. Each rater gets their own phase (from their opaque id), so checks do not sit at
+ * the same position for everyone and cannot be learnt from a forum post.
+ */
+export function attentionChecksDue(regularJudged: number, rate: number, raterPublicId: string): number {
+  if (rate <= 0) return 0;
+  const perRegular = rate / (1 - rate);
+  const period = Math.max(1, Math.ceil(1 / perRegular));
+  const phase = createHash('sha256').update(raterPublicId).digest().readUInt32BE(0) % period;
+  return Math.floor((regularJudged + phase) * perRegular);
+}
+
+/** Median of measured times (ms), or null when nothing was measured yet. */
+export function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Expected minutes for one rater's session: the median active time per comparison measured so far times the
+ * comparisons a rater does, or the batch's own estimate until a few answers exist.
+ */
+export function expectedMinutes(activeTimesMs: number[], comparisonsPerRater: number, estimatedMinutes: number, minSamples = 3): number {
+  const m = activeTimesMs.length >= minSamples ? median(activeTimesMs) : null;
+  if (m === null) return estimatedMinutes;
+  return Math.max(1, Math.ceil((m * comparisonsPerRater) / 60_000));
+}

@@ -1,0 +1,65 @@
+import type { BatchSettings } from '../batches/batch.schema.js';
+import type { Db } from '../db/connection.js';
+import { listTurns } from '../generation/dialogue.queries.js';
+import { type RaterTurn, renderTurnsForRater } from '../generation/render-turns.js';
+import { getCast, getCharacter, getScenario, type CharacterRow } from '../scenarios/scenario.queries.js';
+
+export type CharacterView = {
+  name: string;
+  facts: string;
+  publicInfo: string;
+  personality: string;
+  decisionStyle: string;
+  secret: string;
+  goal: string | null;
+};
+
+/**
+ * What a rater sees of a comparison: the context the batch chooses and the two dialogues in screen order.
+ * Built from text only: no mode, model, run, pair or dialogue id ever enters it (blinding, issue 4).
+ */
+export type ComparisonView = {
+  scenario: { title: string; context: string };
+  characters: CharacterView[] | null;
+  left: RaterTurn[];
+  right: RaterTurn[];
+};
+
+function describeCharacter(c: CharacterRow | undefined, goal: string | null): CharacterView {
+  const name = c ? `${c.first_name} ${c.last_name}`.trim() : 'Unknown';
+  const facts = c ? [c.age === null ? '' : `${c.age} years old`, c.gender, c.pronouns, c.occupation].filter(Boolean).join(', ') : '';
+  return {
+    name,
+    facts,
+    publicInfo: c?.public_info ?? '',
+    personality: c?.personality_and_values ?? '',
+    decisionStyle: c?.decision_making_style ?? '',
+    secret: c?.secret ?? '',
+    goal,
+  };
+}
+
+export function buildComparisonView(
+  db: Db,
+  pair: { dialogue_a_id: number; dialogue_b_id: number; scenario_id: string; cast_id: number },
+  leftSide: 'a' | 'b',
+  context: BatchSettings['context'],
+): ComparisonView {
+  const scenario = getScenario(db, pair.scenario_id);
+  const cast = getCast(db, pair.cast_id);
+  const chars = [cast ? getCharacter(db, cast.character_1_id) : undefined, cast ? getCharacter(db, cast.character_2_id) : undefined];
+  const names: [string, string] = [describeCharacter(chars[0], null).name, describeCharacter(chars[1], null).name];
+  const withGoals = context === 'scenario+profiles+goals';
+  const characters =
+    context === 'scenario'
+      ? null
+      : [describeCharacter(chars[0], withGoals ? (scenario?.goal_1 ?? '') : null), describeCharacter(chars[1], withGoals ? (scenario?.goal_2 ?? '') : null)];
+  const turnsOf = (dialogueId: number) => renderTurnsForRater(listTurns(db, dialogueId), names);
+  const [leftId, rightId] = leftSide === 'a' ? [pair.dialogue_a_id, pair.dialogue_b_id] : [pair.dialogue_b_id, pair.dialogue_a_id];
+  return {
+    scenario: { title: scenario?.title ?? '', context: scenario?.context ?? '' },
+    characters,
+    left: turnsOf(leftId),
+    right: turnsOf(rightId),
+  };
+}

@@ -1,0 +1,338 @@
+import type { Db } from '../db/connection.js';
+
+export type RaterProvider = 'prolific' | 'mturk' | 'link';
+export type RaterStatus = 'consent' | 'instructions' | 'onboarding' | 'rating' | 'completed' | 'screened_out' | 'withdrew' | 'no_consent';
+
+export type RaterRow = {
+  id: number;
+  batch_id: number;
+  public_id: string;
+  provider: RaterProvider;
+  participant_id: string | null;
+  study_id: string | null;
+  session_id: string | null;
+  submit_to: string | null;
+  status: RaterStatus;
+  onboarding_correct: number;
+  onboarding_answered: number;
+  attention_failures: number;
+  attention_answered: number;
+  excluded: number;
+  created_at: string;
+  finished_at: string | null;
+};
+
+const RATER_COLUMNS =
+  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, finished_at';
+
+export function getRaterByPublicId(db: Db, publicId: string): RaterRow | undefined {
+  return db.prepare<{ publicId: string }, RaterRow>(`SELECT ${RATER_COLUMNS} FROM raters WHERE public_id = :publicId`).get({ publicId });
+}
+
+export function getRater(db: Db, id: number): RaterRow | undefined {
+  return db.prepare<{ id: number }, RaterRow>(`SELECT ${RATER_COLUMNS} FROM raters WHERE id = :id`).get({ id });
+}
+
+export function findRaterBySession(db: Db, batchId: number, provider: RaterProvider, sessionId: string): RaterRow | undefined {
+  return db
+    .prepare<{ batchId: number; provider: string; sessionId: string }, RaterRow>(
+      `SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider = :provider AND session_id = :sessionId`,
+    )
+    .get({ batchId, provider, sessionId });
+}
+
+export type NewRater = {
+  batchId: number;
+  publicId: string;
+  provider: RaterProvider;
+  participantId: string | null;
+  studyId: string | null;
+  sessionId: string;
+  submitTo: string | null;
+  userAgent: string | null;
+};
+
+export function insertRater(db: Db, rater: NewRater, now: Date): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO raters (batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, user_agent, created_at, last_seen_at)
+         VALUES (:batchId, :publicId, :provider, :participantId, :studyId, :sessionId, :submitTo, 'consent', :userAgent, :now, :now)`,
+      )
+      .run({ ...rater, now: now.toISOString() }).lastInsertRowid,
+  );
+}
+
+export function setRaterStatus(db: Db, id: number, status: RaterStatus, now: Date): void {
+  const final = ['completed', 'screened_out', 'withdrew', 'no_consent'].includes(status);
+  db.prepare(
+    `UPDATE raters SET status = :status, last_seen_at = :now,
+       finished_at = CASE WHEN :final = 1 THEN coalesce(finished_at, :now) ELSE finished_at END
+     WHERE id = :id`,
+  ).run({ id, status, now: now.toISOString(), final: final ? 1 : 0 });
+}
+
+export function excludeRater(db: Db, id: number, reason: string): void {
+  db.prepare('UPDATE raters SET excluded = 1, exclusion_reason = :reason WHERE id = :id').run({ id, reason });
+}
+
+export function touchRater(db: Db, id: number, now: Date): void {
+  db.prepare('UPDATE raters SET last_seen_at = :now WHERE id = :id').run({ id, now: now.toISOString() });
+}
+
+export function recordGoldAnswer(db: Db, id: number, kind: 'onboarding' | 'attention', correct: boolean): void {
+  if (kind === 'onboarding') {
+    db.prepare('UPDATE raters SET onboarding_answered = onboarding_answered + 1, onboarding_correct = onboarding_correct + :c WHERE id = :id').run({
+      id,
+      c: correct ? 1 : 0,
+    });
+  } else {
+    db.prepare('UPDATE raters SET attention_answered = attention_answered + 1, attention_failures = attention_failures + :f WHERE id = :id').run({
+      id,
+      f: correct ? 0 : 1,
+    });
+  }
+}
+
+// Assignments -------------------------------------------------------------------
+
+export type PairKind = 'regular' | 'attention' | 'onboarding';
+
+export type AssignmentRow = {
+  id: number;
+  public_id: string;
+  batch_id: number;
+  pair_id: number;
+  rater_id: number;
+  left_side: 'a' | 'b';
+  state: 'leased' | 'answered' | 'expired' | 'void';
+  leased_at: string;
+  expires_at: string;
+};
+
+const ASSIGNMENT_COLUMNS = 'id, public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at';
+
+export function getAssignmentByPublicId(db: Db, publicId: string): AssignmentRow | undefined {
+  return db
+    .prepare<{ publicId: string }, AssignmentRow>(`SELECT ${ASSIGNMENT_COLUMNS} FROM assignments WHERE public_id = :publicId`)
+    .get({ publicId });
+}
+
+export function getAssignment(db: Db, id: number): AssignmentRow | undefined {
+  return db.prepare<{ id: number }, AssignmentRow>(`SELECT ${ASSIGNMENT_COLUMNS} FROM assignments WHERE id = :id`).get({ id });
+}
+
+/** Leases past their time go back to the pool (their late answers are still judged by record-judgment). */
+export function expireLeases(db: Db, batchId: number, now: Date): void {
+  db.prepare("UPDATE assignments SET state = 'expired' WHERE batch_id = :batchId AND state = 'leased' AND expires_at <= :now").run({
+    batchId,
+    now: now.toISOString(),
+  });
+}
+
+export function liveLeaseOf(db: Db, raterId: number): AssignmentRow | undefined {
+  return db
+    .prepare<{ raterId: number }, AssignmentRow>(
+      `SELECT ${ASSIGNMENT_COLUMNS} FROM assignments WHERE rater_id = :raterId AND state = 'leased' ORDER BY id DESC LIMIT 1`,
+    )
+    .get({ raterId });
+}
+
+export function insertAssignment(
+  db: Db,
+  a: { publicId: string; batchId: number; pairId: number; raterId: number; leftSide: 'a' | 'b'; leasedAt: string; expiresAt: string },
+): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO assignments (public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at)
+         VALUES (:publicId, :batchId, :pairId, :raterId, :leftSide, 'leased', :leasedAt, :expiresAt)`,
+      )
+      .run(a).lastInsertRowid,
+  );
+}
+
+export function setAssignmentState(db: Db, id: number, state: AssignmentRow['state']): void {
+  db.prepare('UPDATE assignments SET state = :state WHERE id = :id').run({ id, state });
+}
+
+export function voidLiveLeases(db: Db, raterId: number): void {
+  db.prepare("UPDATE assignments SET state = 'void' WHERE rater_id = :raterId AND state = 'leased'").run({ raterId });
+}
+
+export type CandidatePair = { id: number; accepted: number; accepted_left_a: number; live: number; live_left_a: number };
+
+/**
+ * Regular pairs this rater may be given: below K counting live leases, never seen by this rater, and (unless the
+ * batch allows it) not of a scenario sample this rater already has.
+ */
+export function candidateRegularPairs(db: Db, params: { batchId: number; raterId: number; k: number; allowSameSample: boolean }): CandidatePair[] {
+  return db
+    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, CandidatePair>(
+      `SELECT p.id, p.accepted, p.accepted_left_a,
+         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') AS live,
+         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased' AND a.left_side = 'a') AS live_left_a
+       FROM pairs p
+       WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
+         AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') < :k
+         AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
+         AND (:allowSame = 1 OR NOT EXISTS (
+           SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
+           WHERE a.rater_id = :raterId AND q.kind = 'regular' AND q.scenario_id = p.scenario_id
+             AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))
+       ORDER BY p.id`,
+    )
+    .all({ ...params, allowSame: params.allowSameSample ? 1 : 0 });
+}
+
+/** Gold pairs of a kind this rater has not had yet, with how often each side was shown on the left. */
+export function candidateGoldPairs(db: Db, params: { batchId: number; raterId: number; kind: 'onboarding' | 'attention' }): CandidatePair[] {
+  return db
+    .prepare<{ batchId: number; raterId: number; kind: string }, CandidatePair>(
+      `SELECT p.id, 0 AS accepted, 0 AS accepted_left_a,
+         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id) AS live,
+         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.left_side = 'a') AS live_left_a
+       FROM pairs p
+       WHERE p.batch_id = :batchId AND p.kind = :kind AND p.removed_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
+       ORDER BY p.id`,
+    )
+    .all(params);
+}
+
+export function countGoldPairs(db: Db, batchId: number, kind: 'onboarding' | 'attention'): number {
+  return (
+    db
+      .prepare<{ batchId: number; kind: string }, number>('SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = :kind AND removed_at IS NULL')
+      .pluck()
+      .get({ batchId, kind }) ?? 0
+  );
+}
+
+export type RaterProgress = { regularJudged: number; attentionAssigned: number; onboardingJudged: number; judged: number };
+
+export function raterProgress(db: Db, raterId: number): RaterProgress {
+  return (
+    db
+      .prepare<{ raterId: number }, RaterProgress>(
+        `SELECT
+           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'regular') AS regularJudged,
+           (SELECT count(*) FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.rater_id = :raterId AND p.kind = 'attention') AS attentionAssigned,
+           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'onboarding') AS onboardingJudged,
+           (SELECT count(*) FROM judgments WHERE rater_id = :raterId) AS judged`,
+      )
+      .get({ raterId }) ?? { regularJudged: 0, attentionAssigned: 0, onboardingJudged: 0, judged: 0 }
+  );
+}
+
+// Pairs and judgments ---------------------------------------------------------------
+
+export type PairRow = {
+  id: number;
+  batch_id: number;
+  kind: PairKind;
+  dialogue_a_id: number;
+  dialogue_b_id: number;
+  expected: 'a' | 'b' | null;
+  scenario_id: string;
+  cast_id: number;
+  accepted: number;
+  accepted_left_a: number;
+  condition_a: string | null;
+  condition_b: string | null;
+};
+
+export function getPair(db: Db, id: number): PairRow | undefined {
+  return db
+    .prepare<{ id: number }, PairRow>(
+      `SELECT p.id, p.batch_id, p.kind, p.dialogue_a_id, p.dialogue_b_id, p.expected, p.scenario_id, p.cast_id, p.accepted, p.accepted_left_a,
+         c.condition_a, c.condition_b
+       FROM pairs p LEFT JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id`,
+    )
+    .get({ id });
+}
+
+/** The example comparison of a batch's preview pages. */
+export function firstRegularPairId(db: Db, batchId: number): number | undefined {
+  return db
+    .prepare<{ batchId: number }, number>("SELECT id FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL ORDER BY id LIMIT 1")
+    .pluck()
+    .get({ batchId });
+}
+
+export function judgmentExistsFor(db: Db, assignmentId: number): boolean {
+  return db.prepare('SELECT 1 FROM judgments WHERE assignment_id = :assignmentId').get({ assignmentId }) !== undefined;
+}
+
+export type NewJudgment = {
+  assignmentId: number;
+  batchId: number;
+  pairId: number;
+  raterId: number;
+  leftSide: 'a' | 'b';
+  choice: 'left' | 'right' | 'tie';
+  winner: 'a' | 'b' | 'tie';
+  label: string;
+  reason: string | null;
+  isGold: boolean;
+  correct: boolean | null;
+  shownAt: string;
+  submittedAt: string;
+  activeMs: number | null;
+  questionVersion: number;
+  late: boolean;
+};
+
+export function insertJudgment(db: Db, j: NewJudgment): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO judgments (assignment_id, batch_id, pair_id, rater_id, left_side, choice, winner, label, reason, is_gold, correct,
+           shown_at, submitted_at, active_ms, question_version, late)
+         VALUES (:assignmentId, :batchId, :pairId, :raterId, :leftSide, :choice, :winner, :label, :reason, :isGold, :correct,
+           :shownAt, :submittedAt, :activeMs, :questionVersion, :late)`,
+      )
+      .run({ ...j, isGold: j.isGold ? 1 : 0, correct: j.correct === null ? null : j.correct ? 1 : 0, late: j.late ? 1 : 0 }).lastInsertRowid,
+  );
+}
+
+export function countAccepted(db: Db, pairId: number, leftSide: 'a' | 'b', delta: 1 | -1): void {
+  db.prepare('UPDATE pairs SET accepted = accepted + :delta, accepted_left_a = accepted_left_a + :leftA WHERE id = :id').run({
+    id: pairId,
+    delta,
+    leftA: leftSide === 'a' ? delta : 0,
+  });
+}
+
+/** Takes a screened-out rater's regular judgments out of the pair counters, so other raters fill those places. */
+export function uncountRaterJudgments(db: Db, raterId: number): void {
+  const rows = db
+    .prepare<{ raterId: number }, { pair_id: number; left_side: 'a' | 'b' }>(
+      `SELECT j.pair_id, j.left_side FROM judgments j JOIN pairs p ON p.id = j.pair_id
+       WHERE j.rater_id = :raterId AND p.kind = 'regular'`,
+    )
+    .all({ raterId });
+  for (const row of rows) countAccepted(db, row.pair_id, row.left_side, -1);
+}
+
+export function activeTimesOfBatch(db: Db, batchId: number): number[] {
+  return db
+    .prepare<{ batchId: number }, number>('SELECT active_ms FROM judgments WHERE batch_id = :batchId AND active_ms IS NOT NULL ORDER BY active_ms')
+    .pluck()
+    .all({ batchId });
+}
+
+export function insertContentReport(
+  db: Db,
+  report: { batchId: number; pairId: number; dialogueId: number | null; raterId: number; reason: string },
+  now: Date,
+): number {
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO content_reports (batch_id, pair_id, dialogue_id, rater_id, reason, created_at)
+         VALUES (:batchId, :pairId, :dialogueId, :raterId, :reason, :now)`,
+      )
+      .run({ ...report, now: now.toISOString() }).lastInsertRowid,
+  );
+}

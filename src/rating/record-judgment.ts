@@ -1,0 +1,120 @@
+import { getBatchRow } from '../batches/batch.queries.js';
+import { batchSettingsSchema } from '../batches/batch.schema.js';
+import type { Db } from '../db/connection.js';
+import {
+  countAccepted,
+  countGoldPairs,
+  excludeRater,
+  getAssignmentByPublicId,
+  getPair,
+  getRater,
+  insertJudgment,
+  judgmentExistsFor,
+  recordGoldAnswer,
+  setAssignmentState,
+  setRaterStatus,
+  uncountRaterJudgments,
+  voidLiveLeases,
+} from './rating.queries.js';
+
+export type Choice = 'left' | 'right' | 'tie';
+export type JudgmentInput = { assignmentPublicId: string; choice: Choice; reason: string | null; activeMs: number | null };
+
+export type RecordOutcome =
+  | { kind: 'stored'; late: boolean; gold: 'onboarding' | 'attention' | null; correct: boolean | null; screenedOut: boolean }
+  /** The same assignment was answered before (a double submit): nothing changes, and that is a success. */
+  | { kind: 'duplicate' }
+  /** A late answer to a pair that already has K judgments: stored nothing, thanked. */
+  | { kind: 'full' }
+  | { kind: 'rejected'; status: 400 | 403 | 404 | 409 | 410; code: string; message: string };
+
+const MAX_REASON = 2000;
+
+function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: string): RecordOutcome {
+  return { kind: 'rejected', status, code, message };
+}
+
+function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
+  const assignment = getAssignmentByPublicId(db, input.assignmentPublicId);
+  // Another rater's assignment looks exactly like an unknown one: its existence is not the asker's business.
+  if (!assignment || assignment.rater_id !== raterId) return reject(404, 'no_assignment', 'This comparison is not one of yours. Go back to your current comparison.');
+  if (judgmentExistsFor(db, assignment.id)) return { kind: 'duplicate' };
+  const rater = getRater(db, raterId);
+  const batch = getBatchRow(db, assignment.batch_id);
+  const pair = getPair(db, assignment.pair_id);
+  if (!rater || !batch || !pair) return reject(404, 'no_assignment', 'This comparison no longer exists.');
+  if (batch.state === 'closed' || batch.state === 'draft') return reject(410, 'batch_closed', 'This study is closed and no longer accepts answers. Thank you for your time.');
+  if (assignment.state === 'void' || (rater.status !== 'onboarding' && rater.status !== 'rating')) {
+    return reject(409, 'session_ended', 'Your session has ended, so this answer cannot be recorded.');
+  }
+  const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+  if (input.choice === 'tie' && !settings.allowTie) return reject(400, 'tie_not_allowed', 'Please choose Conversation 1 or Conversation 2.');
+  const reason = input.reason?.trim() ? input.reason.trim() : null;
+  if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason under ${MAX_REASON} characters.`);
+  if (settings.reason === 'required' && !reason && pair.kind === 'regular') return reject(400, 'reason_required', 'Please give a short reason for your choice.');
+
+  const late = assignment.state === 'expired' || assignment.expires_at <= now.toISOString();
+  const isGold = pair.kind !== 'regular';
+  // A regular pair never gets more than K accepted judgments: a late answer (or one racing a late answer) to a
+  // full pair is dropped, not stored as a surplus (issue 4, Assignment).
+  if (!isGold && pair.accepted >= settings.judgmentsPerPair) {
+    if (assignment.state === 'leased') setAssignmentState(db, assignment.id, 'expired');
+    return { kind: 'full' };
+  }
+  const winner = input.choice === 'tie' ? 'tie' : input.choice === 'left' ? assignment.left_side : assignment.left_side === 'a' ? 'b' : 'a';
+  const label = winner === 'tie' ? 'TIE' : ((winner === 'a' ? pair.condition_a : pair.condition_b) ?? winner);
+  const correct = isGold ? winner === pair.expected : null;
+  const elapsed = Math.max(0, now.getTime() - Date.parse(assignment.leased_at));
+  insertJudgment(db, {
+    assignmentId: assignment.id,
+    batchId: batch.id,
+    pairId: pair.id,
+    raterId,
+    leftSide: assignment.left_side,
+    choice: input.choice,
+    winner,
+    label,
+    reason: settings.reason === 'off' ? null : reason,
+    isGold,
+    correct,
+    shownAt: assignment.leased_at,
+    submittedAt: now.toISOString(),
+    activeMs: input.activeMs === null ? null : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed),
+    questionVersion: batch.question_version,
+    late,
+  });
+  setAssignmentState(db, assignment.id, 'answered');
+  countAccepted(db, pair.id, assignment.left_side, 1);
+
+  let screenedOut = false;
+  const screenOut = (why: string) => {
+    setRaterStatus(db, raterId, 'screened_out', now);
+    excludeRater(db, raterId, why);
+    voidLiveLeases(db, raterId);
+    uncountRaterJudgments(db, raterId);
+    screenedOut = true;
+  };
+  if (pair.kind === 'onboarding') {
+    recordGoldAnswer(db, raterId, 'onboarding', correct === true);
+    const after = getRater(db, raterId);
+    const total = countGoldPairs(db, batch.id, 'onboarding');
+    if (after && after.onboarding_answered >= total) {
+      const threshold = settings.onboarding?.threshold ?? 0.75;
+      if (after.onboarding_correct / Math.max(1, total) >= threshold) setRaterStatus(db, raterId, 'rating', now);
+      else screenOut('onboarding');
+    }
+  } else if (pair.kind === 'attention') {
+    recordGoldAnswer(db, raterId, 'attention', correct === true);
+    const after = getRater(db, raterId);
+    if (after && settings.attentionChecks && after.attention_failures >= settings.attentionChecks.maxFailures) screenOut('attention');
+  }
+  return { kind: 'stored', late, gold: isGold ? (pair.kind as 'onboarding' | 'attention') : null, correct, screenedOut };
+}
+
+/**
+ * Stores a rater's answer to an assignment, with the pair's counters, in one IMMEDIATE transaction: an assignment
+ * never gets two judgments and a pair never more than K, whatever the concurrency.
+ */
+export function recordJudgment(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
+  return db.transaction(() => recordInTransaction(db, raterId, input, now)).immediate();
+}

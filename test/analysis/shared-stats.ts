@@ -1,0 +1,18 @@
+// Loads the worked examples in ../shared/stats/ (beside the repository; CI clones shared/ next to it).
+import { readFileSync } from 'node:fs';
+
+export const SHARED_STATS = new URL('../../../shared/stats/', import.meta.url);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- expected.json is a large hand-written document read field by field
+export type Json = any;
+
+export function loadExpected(): Json {
+  return JSON.parse(readFileSync(new URL('expected.json', SHARED_STATS), 'utf8'));
+}
+
+/** Reads a fixture CSV (simple, unquoted) into rows keyed by its header. */
+export function loadFixture(name: string): Record<string, string>[] {
+  const [header, ...lines] = readFileSync(new URL(`fixtures/${name}`, SHARED_STATS), 'utf8').trim().split(/\r?\n/);
+  const names = (header as string).split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [names[i] as string, v])));
+}

@@ -1,0 +1,47 @@
+// One of several processes hammering the same SQLite file: raters enter, lease, and answer (twice, as a double
+// submit), each worker with its own clock skew so leases expire under other workers' feet and late answers race.
+import { getBatchRow } from '../../src/batches/batch.queries.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { assignNextPair } from '../../src/rating/assign-next-pair.js';
+import { enterRater } from '../../src/rating/rater-flow.js';
+import { setRaterStatus } from '../../src/rating/rating.queries.js';
+import { recordJudgment } from '../../src/rating/record-judgment.js';
+import { seededRandom } from '../../src/scenarios/seeded-random.js';
+
+const [dbPath, batchIdText, seedText, roundsText] = process.argv.slice(2);
+const db = openDatabase(dbPath ?? '');
+const batch = getBatchRow(db, Number(batchIdText));
+if (!batch) throw new Error('no batch');
+const random = seededRandom(Number(seedText));
+const base = Date.parse('2026-02-01T09:00:00.000Z');
+const tally = { assigned: 0, stored: 0, duplicate: 0, full: 0, rejected: 0, done: 0 };
+const pending: { raterId: number; publicId: string }[] = [];
+for (let i = 0; i < Number(roundsText); i += 1) {
+  const now = new Date(base + Math.floor(random() * 60) * 60_000);
+  const entered = enterRater(db, batch, { kind: 'link' }, 'worker', now);
+  if (entered.kind !== 'rater') throw new Error('entry refused');
+  setRaterStatus(db, entered.rater.id, 'rating', now);
+  const outcome = assignNextPair(db, entered.rater.id, { now, random });
+  if (outcome.kind !== 'assigned') {
+    tally.done += 1;
+    continue;
+  }
+  tally.assigned += 1;
+  pending.push({ raterId: entered.rater.id, publicId: outcome.assignment.public_id });
+  // Answer some right away, keep others for a late burst below.
+  while (pending.length > 0 && random() < 0.3) {
+    const item = pending.splice(Math.floor(random() * pending.length), 1)[0];
+    if (!item) break;
+    const later = new Date(now.getTime() + Math.floor(random() * 40) * 60_000);
+    for (let k = 0; k < 2; k += 1) {
+      const r = recordJudgment(db, item.raterId, { assignmentPublicId: item.publicId, choice: random() < 0.5 ? 'left' : 'right', reason: null, activeMs: 1000 }, later);
+      tally[r.kind] += 1;
+    }
+  }
+}
+for (const item of pending) {
+  const r = recordJudgment(db, item.raterId, { assignmentPublicId: item.publicId, choice: 'left', reason: null, activeMs: 1000 }, new Date(base + 90 * 60_000));
+  tally[r.kind] += 1;
+}
+db.close();
+process.stdout.write(JSON.stringify(tally));

@@ -1,0 +1,177 @@
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/connection.js';
+import { launchBrowser, pngWidth, serve } from '../helpers/browser.js';
+import { buildTestApp } from '../helpers/test-app.js';
+import { internalIds, leaks, padInternalIds } from './leak-check.js';
+import { type Exchange, MODEL, seedBatch } from './rating-fixtures.js';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/** Nothing sticks out sideways: the document is no wider than the window, and a full-page screenshot neither. */
+async function expectNoHorizontalOverflow(page: Page, width: number) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+  expect(pngWidth(await page.screenshot({ fullPage: true }))).toBe(width);
+}
+
+async function expectAccessible(page: Page) {
+  const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']).analyze();
+  expect(axe.violations.map((v) => `${page.url().split('?')[0]} ${v.id}: ${v.help}`)).toEqual([]);
+}
+
+async function setUp(options: { pad?: boolean } = {}) {
+  const built = buildTestApp();
+  if (options.pad) padInternalIds(built.db);
+  const seeded = seedBatch(built.db, {
+    samples: 3,
+    settings: {
+      perRaterCap: 2,
+      allowTie: true,
+      reason: 'optional',
+      provider: { kind: 'link', completionCodes: { completed: 'BROWSER-OK' } },
+      consent: 'You are invited to compare **short conversations**.',
+    },
+  });
+  const server = await serve(built.app);
+  return { ...built, seeded, server };
+}
+
+function lastJudgment(db: Db) {
+  return db.prepare('SELECT choice, active_ms, reason FROM judgments ORDER BY id DESC LIMIT 1').get() as { choice: string; active_ms: number | null; reason: string | null };
+}
+
+describe.each(Object.entries(VIEWPORTS))('rater flow in Chromium (%s)', (name, viewport) => {
+  it(`the whole flow on a ${name} viewport, by keyboard, stores the answers with active time, passes axe WCAG 2.2 AA and never overflows`, async () => {
+    const { db, seeded, server } = await setUp();
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${server.url}/r/${seeded.publicId}`);
+      expect(await page.locator('h1').textContent()).toBe('Consent');
+      expect(await page.locator('.markdown strong').textContent()).toBe('short conversations');
+      await expectNoHorizontalOverflow(page, viewport.width);
+      await expectAccessible(page);
+      await page.getByRole('button', { name: 'I agree, continue' }).click();
+      await page.waitForURL(/\/instructions\?/);
+      await expectNoHorizontalOverflow(page, viewport.width);
+      await expectAccessible(page);
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/\/c\//);
+
+      // The comparison page: accessible, no sideways scrolling, two conversations side by side or stacked.
+      await expectAccessible(page);
+      await expectNoHorizontalOverflow(page, viewport.width);
+      const first = await page.locator('#conversation-1-heading').boundingBox();
+      const second = await page.locator('#conversation-2-heading').boundingBox();
+      if (name === 'desktop') expect(second?.x).toBeGreaterThan((first?.x ?? 0) + 100);
+      else expect(second?.y).toBeGreaterThan((first?.y ?? 0) + 100);
+
+      // Keyboard shortcuts choose; the keyboard alone submits.
+      await page.locator('body').click({ position: { x: 1, y: 1 } });
+      await page.keyboard.press('2');
+      expect(await page.locator('#choice-right').isChecked()).toBe(true);
+      await page.keyboard.press('0');
+      expect(await page.locator('#choice-tie').isChecked()).toBe(true);
+      await page.keyboard.press('1');
+      expect(await page.locator('#choice-left').isChecked()).toBe(true);
+      await page.waitForTimeout(300);
+      await page.locator('#reason').focus();
+      await page.keyboard.type('More natural 2');
+      // Typing digits in the reason must not change the choice.
+      expect(await page.locator('#choice-left').isChecked()).toBe(true);
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Submit answer');
+      const before = page.url();
+      await Promise.all([page.waitForURL((u) => u.href !== before && u.pathname.includes('/c/')), page.keyboard.press('Enter')]);
+      const stored = lastJudgment(db);
+      expect(stored.choice).toBe('left');
+      expect(stored.reason).toBe('More natural 2');
+      expect(stored.active_ms).toBeGreaterThan(0);
+      expect(await page.locator('.progress-text').textContent()).toMatch(/^Comparison 2 of 2/);
+
+      await page.keyboard.press('2');
+      await page.getByRole('button', { name: 'Submit answer' }).click();
+      await page.waitForURL(/\/done\?/);
+      expect(await page.locator('.completion-code strong').textContent()).toBe('BROWSER-OK');
+      await expectNoHorizontalOverflow(page, viewport.width);
+      await expectAccessible(page);
+      expect(db.prepare('SELECT choice FROM judgments ORDER BY id').pluck().all()).toEqual(['left', 'right']);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});
+
+describe('rater flow in Chromium without JavaScript', () => {
+  it('with scripts disabled, the forms alone carry a rater from entry to a stored judgment', async () => {
+    const { db, seeded, server } = await setUp();
+    const context = await browser.newContext({ viewport: VIEWPORTS.phone, javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${server.url}/r/${seeded.publicId}`);
+      await page.getByRole('button', { name: 'I agree, continue' }).click();
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/\/c\//);
+      await page.locator('#choice-right').check();
+      const before = page.url();
+      await Promise.all([page.waitForURL((u) => u.href !== before), page.getByRole('button', { name: 'Submit answer' }).click()]);
+      expect(db.prepare('SELECT choice, active_ms FROM judgments').all()).toEqual([{ choice: 'right', active_ms: null }]);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});
+
+describe('blinding in Chromium', () => {
+  it('everything the browser receives on the whole flow (documents, script, styles, headers, URLs) is free of mode, model, run and internal ids', async () => {
+    const { db, seeded, server } = await setUp({ pad: true });
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const page = await context.newPage();
+    const exchanges: Promise<Exchange>[] = [];
+    page.on('response', (res) => {
+      exchanges.push(
+        (async () => ({
+          method: res.request().method(),
+          url: res.url(),
+          status: res.status(),
+          headers: await res.allHeaders(),
+          body: res.status() >= 300 && res.status() < 400 ? '' : await res.text().catch(() => ''),
+        }))(),
+      );
+    });
+    try {
+      await page.goto(`${server.url}/r/${seeded.publicId}`);
+      await page.getByRole('button', { name: 'I agree, continue' }).click();
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/\/c\//);
+      for (let i = 0; i < 2; i += 1) {
+        await page.keyboard.press(i === 0 ? '1' : '0');
+        const before = page.url();
+        await Promise.all([page.waitForURL((u) => u.href !== before), page.getByRole('button', { name: 'Submit answer' }).click()]);
+      }
+      await page.waitForURL(/\/done\?/);
+      const all = await Promise.all(exchanges);
+      expect(all.some((e) => e.url.includes('/static/js/rater.js'))).toBe(true);
+      expect(leaks(all, [MODEL, seeded.runName], internalIds(db))).toEqual([]);
+      expect(await context.cookies()).toEqual([]);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});

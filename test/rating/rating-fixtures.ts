@@ -1,0 +1,113 @@
+// Shared set-up for rating tests: a run with SCRIPT and AGENTS dialogues per scenario sample, a batch formed by the
+// product's own createBatch, opened, and small helpers to walk the rater pages over real HTTP.
+import type { Express } from 'express';
+import request from 'supertest';
+import { expect } from 'vitest';
+import { transitionBatch } from '../../src/batches/batch.commands.js';
+import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import type { Db } from '../../src/db/connection.js';
+import { makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+
+export const MODEL = 'blindcheck-model-7b';
+
+export type SeededBatch = { batchId: number; publicId: string; runId: number; runName: string; dialogueIds: number[]; pairIds: number[] };
+
+let seq = 0;
+
+export function seedBatch(
+  db: Db,
+  options: { samples?: number; settings?: Partial<BatchSettingsInput>; open?: boolean; random?: () => number } = {},
+): SeededBatch {
+  const runName = `blindrun-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
+  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS'] });
+  const dialogueIds: number[] = [];
+  for (let i = 0; i < (options.samples ?? 4); i += 1) {
+    const scenario = makeScenario(db);
+    dialogueIds.push(makeDialogue(db, { runId, scenario, mode: 'SCRIPT', model: MODEL, turns: makeTurns(6, 8) }));
+    dialogueIds.push(makeDialogue(db, { runId, scenario, mode: 'AGENTS', model: MODEL, turns: makeTurns(6, 12) }));
+  }
+  const created = createBatch(
+    db,
+    {
+      name: `SCRIPT vs AGENTS ${MODEL}`,
+      runs: [runName],
+      comparisons: [[`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`]],
+      provider: { kind: 'link' },
+      ...options.settings,
+    },
+    { actor: 'test', now: new Date('2026-01-15T12:00:00.000Z'), random: options.random },
+  );
+  if (options.open !== false) transitionBatch(db, created.batchId, 'open', 'test', new Date('2026-01-15T12:00:00.000Z'));
+  const pairIds = db
+    .prepare<{ batchId: number }, number>("SELECT id FROM pairs WHERE batch_id = :batchId AND kind = 'regular' ORDER BY id")
+    .pluck()
+    .all({ batchId: created.batchId });
+  return { batchId: created.batchId, publicId: created.publicId, runId, runName, dialogueIds, pairIds };
+}
+
+/** A value of a hidden or named input in a page. */
+export function inputValue(html: string, name: string): string {
+  const match = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);
+  if (!match?.[1] && match?.[1] !== '') throw new Error(`no input ${name} in page`);
+  return decodeEntities(match[1]);
+}
+
+export function formAction(html: string, index = 0): string {
+  const actions = [...html.matchAll(/<form[^>]*method="post"[^>]*action="([^"]+)"/g)].map((m) => decodeEntities(m[1] ?? ''));
+  const action = actions[index];
+  if (!action) throw new Error('no post form in page');
+  return action;
+}
+
+function decodeEntities(text: string): string {
+  return text.replace(/&amp;/g, '&').replace(/&#34;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+}
+
+export type Exchange = { method: string; url: string; status: number; headers: Record<string, unknown>; body: string };
+
+/** A rater walking the pages over HTTP, recording every exchange (for the blinding test). */
+export function raterClient(app: Express) {
+  const log: Exchange[] = [];
+  const record = (method: string, url: string, res: request.Response) => {
+    log.push({ method, url, status: res.status, headers: res.headers as Record<string, unknown>, body: res.text ?? '' });
+    return res;
+  };
+  const client = {
+    log,
+    async get(url: string) {
+      return record('GET', url, await request(app).get(url));
+    },
+    async post(url: string, form: Record<string, string>) {
+      return record('POST', url, await request(app).post(url).type('form').send(form));
+    },
+    /** Follows 303s from a GET until a page; returns the page and its URL. */
+    async follow(url: string): Promise<{ url: string; res: request.Response }> {
+      let current = url;
+      for (let hops = 0; hops < 10; hops += 1) {
+        const res = await client.get(current);
+        if (res.status !== 303 && res.status !== 302) return { url: current, res };
+        current = String(res.headers.location);
+      }
+      throw new Error('too many redirects');
+    },
+    /** Submits the page's first post form with extra fields; follows the redirect. */
+    async submit(page: string, fields: Record<string, string>, formIndex = 0) {
+      const action = formAction(page, formIndex);
+      const res = await client.post(action, { _csrf: inputValue(page, '_csrf'), rt: inputValue(page, 'rt'), ...fields });
+      return res;
+    },
+    /** From the entry link through consent and instructions to the first comparison page. */
+    async startRating(publicId: string, query = '') {
+      const consent = await client.follow(`/r/${publicId}${query}`);
+      expect(consent.res.status).toBe(200);
+      const afterConsent = await client.submit(consent.res.text, { decision: 'agree' });
+      expect(afterConsent.status).toBe(303);
+      const instructions = await client.follow(String(afterConsent.headers.location));
+      const started = await client.submit(instructions.res.text, {});
+      expect(started.status).toBe(303);
+      return client.follow(String(started.headers.location));
+    },
+  };
+  return client;
+}
