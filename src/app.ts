@@ -9,6 +9,9 @@ import type { Db } from './db/connection.js';
 import { errorHandler, notFoundHandler } from './web/error-handler.js';
 import { raterRouter } from './rating/rater.routes.js';
 import { systemClock } from './clock.js';
+import { createConsoleRouter } from './console/console.routes.js';
+import { createApiRouter } from './api/api.routes.js';
+import { createRunSupervisor } from './console/run-supervisor.js';
 
 export type AppDeps = {
   db: Db;
@@ -53,6 +56,12 @@ export function createApp(deps: AppDeps): Express {
     res.render('home', { title: 'Welcome' });
   });
 
+  // Generation runs started from the console run in this process; server.ts may pause them all at shutdown.
+  const runs = createRunSupervisor(db, deps.clock ?? systemClock);
+  app.locals.runSupervisor = runs;
+  const accountDeps = { db, config, sessionSecret: deps.sessionSecret, clock: deps.clock ?? systemClock, runs };
+  app.use('/console', consoleHeaders, createConsoleRouter(accountDeps));
+  app.use('/api', consoleHeaders, createApiRouter(accountDeps));
   app.use(consoleHeaders, notFoundHandler);
   app.use(errorHandler(logger));
   return app;

@@ -39,6 +39,8 @@ export type Config = {
   adminPassword: string | undefined;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   seedDemo: boolean;
+  /** The environment the config was read from: named endpoints take their key from a variable they name (never stored). */
+  env: Readonly<Record<string, string | undefined>>;
 };
 
 export class ConfigError extends Error {}
@@ -70,5 +72,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminPassword: e.ADMIN_PASSWORD,
     logLevel: e.LOG_LEVEL,
     seedDemo: e.SEED_DEMO,
+    env: Object.freeze({ ...env }),
   };
 }

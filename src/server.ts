@@ -10,6 +10,8 @@ import { ScenarioFileError } from './scenarios/library-error.js';
 import { resolveSessionSecret } from './web/session-secret.js';
 import { createLogger } from './web/logger.js';
 import { demoBatchLinks } from './demo/demo-links.js';
+import type { RunSupervisor } from './console/run-supervisor.js';
+import { markInterruptedRuns } from './generation/run.queries.js';
 
 function fail(message: string): never {
   process.stderr.write(`simarena: ${message}\n`);
@@ -41,6 +43,10 @@ try {
   if (error instanceof ScenarioFileError) fail(`the built-in scenario library is broken: ${error.message}`);
   throw error;
 }
+
+// A run left 'running' by a process that died (crash, kill, reboot) becomes 'interrupted': resumable, never half-counted.
+const interrupted = markInterruptedRuns(db, systemClock(), { atStart: true });
+if (interrupted.length > 0) logger.warn({ runs: interrupted }, 'generation runs left running by a stopped process are now interrupted (resume them)');
 
 const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
 const app = createApp({ db, config, logger, sessionSecret, clock: systemClock });
@@ -74,10 +80,14 @@ function shutdown(signal: string): void {
     server.closeAllConnections();
   }, 10_000);
   force.unref();
+  // Runs generating in this process stop at a clean point (state 'paused', every stored call kept) before the database closes.
+  const runs = app.locals.runSupervisor as RunSupervisor;
   server.close(() => {
-    db.close();
-    process.stdout.write('simarena stopped\n');
-    process.exit(0);
+    void runs.pauseAll().finally(() => {
+      db.close();
+      process.stdout.write('simarena stopped\n');
+      process.exit(0);
+    });
   });
   server.closeIdleConnections();
 }

@@ -13,6 +13,8 @@ import { registerRuns } from './runs.js';
 import { registerBatches } from './batches.js';
 import { registerExport } from './export.js';
 import { registerAnalyze } from './analyze.js';
+import { registerUsers } from './users.js';
+import { registerTokens } from './tokens.js';
 
 export type CliIo = {
   env?: Record<string, string | undefined>;
@@ -47,6 +49,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerBatches(program, ctx);
   registerExport(program, ctx);
   registerAnalyze(program, ctx);
+  registerUsers(program, ctx);
+  registerTokens(program, ctx);
   // Subcommands inherit the parent's exit and output behaviour.
   const inherit = (command: Command) => {
     for (const sub of command.commands) {

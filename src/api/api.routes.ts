@@ -1,0 +1,169 @@
+import express, { type Router } from 'express';
+import { z } from 'zod';
+import { authenticateApiToken } from '../auth/api-tokens.js';
+import { createPassport } from '../auth/passport-setup.js';
+import { mountRoutes, type RouteSpec } from '../auth/route-table.js';
+import { getBatch } from '../batches/batch.commands.js';
+import { getBatchRow } from '../batches/batch.queries.js';
+import { raterLinks } from '../batches/rater-links.js';
+import { getBatchAnalysis } from '../analysis/analysis-cache.js';
+import { batchProgress, countBatches, listBatchesWithProgress } from '../console/batch-progress.queries.js';
+import { type ConsoleDeps, idParam } from '../console/console-deps.js';
+import { findDialogueDetail, serializeDialogue } from '../console/dialogue-browser.queries.js';
+import { parsePage } from '../console/pagination.js';
+import { countRuns, findRunWithCounts, listRunsWithCounts, serializeRun } from '../console/run-list.queries.js';
+import { HttpError } from '../web/http-error.js';
+import { parseInput } from '../web/validate.js';
+import { sessionMiddleware } from '../web/sessions.js';
+import { apiExportRoute } from './api-export.js';
+import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from './api-judgments.queries.js';
+
+const dialogueQuerySchema = z.object({ calls: z.enum(['0', '1', 'true', 'false']).default('1') });
+
+function paginated<T>(data: T[], page: { page: number; perPage: number }, total: number) {
+  return { data, pagination: { page: page.page, per_page: page.perPage, total, pages: Math.ceil(total / page.perPage) } };
+}
+
+/** The JSON API's routes with their roles (read-only; researchers and admins). */
+export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
+  const { db, clock, config } = deps;
+  const batchOr404 = (id: number) => {
+    const batch = getBatch(db, id);
+    if (!batch) throw new HttpError(404, `No batch with id ${id}.`);
+    return batch;
+  };
+  return [
+    {
+      method: 'get',
+      path: '/batches',
+      access: 'researcher',
+      handler: (req, res) => {
+        const page = parsePage(req.query);
+        const rows = listBatchesWithProgress(db, page.perPage, page.offset).map((b) => ({
+          id: b.id,
+          name: b.name,
+          state: b.state,
+          created_at: b.created_at,
+          created_by: b.created_by,
+          judgments_per_pair: b.judgments_per_pair,
+          pairs: b.pairs,
+          accepted: b.accepted,
+          needed: b.pairs * b.judgments_per_pair,
+          raters: b.raters,
+        }));
+        res.json(paginated(rows, page, countBatches(db)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id',
+      access: 'researcher',
+      handler: (req, res) => {
+        const batch = batchOr404(idParam(req));
+        res.json({
+          id: batch.id,
+          name: batch.name,
+          state: batch.state,
+          settings: batch.settings,
+          question_version: batch.questionVersion,
+          cloned_from: batch.clonedFrom,
+          created_by: batch.createdBy,
+          created_at: batch.createdAt,
+          opened_at: batch.openedAt,
+          closed_at: batch.closedAt,
+          links: raterLinks(batch, config.publicUrl),
+          progress: batchProgress(db, batch.id, clock()),
+        });
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/judgments',
+      access: 'researcher',
+      handler: (req, res) => {
+        const row = getBatchRow(db, idParam(req));
+        if (!row) throw new HttpError(404, `No batch with id ${req.params.id}.`);
+        const page = parsePage(req.query, 500);
+        const data = listBatchJudgmentsForApi(db, { id: row.id, judgeSalt: row.judge_salt }, page.perPage, page.offset);
+        res.json(paginated(data, page, countBatchJudgmentsForApi(db, row.id)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/analysis',
+      access: 'researcher',
+      handler: (req, res) => {
+        const report = getBatchAnalysis(db, idParam(req), { now: clock });
+        if (!report) throw new HttpError(404, `No batch with id ${req.params.id}.`);
+        res.json(report);
+      },
+    },
+    apiExportRoute(deps),
+    {
+      method: 'get',
+      path: '/runs',
+      access: 'researcher',
+      handler: (req, res) => {
+        const page = parsePage(req.query);
+        res.json(paginated(listRunsWithCounts(db, page.perPage, page.offset).map(serializeRun), page, countRuns(db)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/runs/:id',
+      access: 'researcher',
+      handler: (req, res) => {
+        const run = findRunWithCounts(db, idParam(req));
+        if (!run) throw new HttpError(404, `No run with id ${req.params.id}.`);
+        res.json({ ...serializeRun(run), simulation_card: run.simulation_card ? (JSON.parse(run.simulation_card) as unknown) : null });
+      },
+    },
+    {
+      method: 'get',
+      path: '/dialogues/:id',
+      access: 'researcher',
+      handler: (req, res) => {
+        const query = parseInput(dialogueQuerySchema, req.query, 'query');
+        const dialogue = findDialogueDetail(db, idParam(req));
+        if (!dialogue) throw new HttpError(404, `No dialogue with id ${req.params.id}.`);
+        res.json(serializeDialogue(db, dialogue, query.calls === '1' || query.calls === 'true'));
+      },
+    },
+  ];
+}
+
+/**
+ * The JSON API at /api: a bearer token (`Authorization: Bearer sa_...`) or the console's session cookie. A bearer
+ * header that is not a live token is refused outright (never silently downgraded to the session).
+ */
+export function createApiRouter(deps: ConsoleDeps): Router {
+  const router = express.Router();
+  const instance = createPassport(deps.db);
+  const session = sessionMiddleware(deps.db, deps.sessionSecret, deps.config.secureCookies);
+  const sessionAuth = [instance.initialize(), instance.session()];
+  router.use((req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    const header = req.get('authorization');
+    if (header === undefined) {
+      session(req, res, (error?: unknown) => {
+        if (error) {
+          next(error);
+          return;
+        }
+        sessionAuth[0]?.(req, res, () => sessionAuth[1]?.(req, res, next));
+      });
+      return;
+    }
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const user = match?.[1] ? authenticateApiToken(deps.db, match[1], deps.clock()) : null;
+    if (!user) {
+      res.set('WWW-Authenticate', 'Bearer');
+      next(new HttpError(401, 'The API token is missing, malformed, unknown or revoked.', 'unauthenticated'));
+      return;
+    }
+    req.user = user;
+    next();
+  });
+  mountRoutes(router, apiRoutes(deps));
+  return router;
+}

@@ -1,0 +1,107 @@
+import type { Request, Response } from 'express';
+import type passport from 'passport';
+import type { ConsoleDeps } from '../console/console-deps.js';
+import { redirectWithFlash, renderPage } from '../console/console-deps.js';
+import { recordAudit } from '../audit/audit.queries.js';
+import { HttpError } from '../web/http-error.js';
+import { parseInput } from '../web/validate.js';
+import { loginSchema, passwordChangeSchema } from './auth.schema.js';
+import type { RouteSpec } from './route-table.js';
+import type { SessionUser } from './session-user.js';
+import { changeOwnPassword } from './user.commands.js';
+
+/** Only same-site console paths are followed after login (no open redirect). */
+export function safeNext(value: unknown): string {
+  return typeof value === 'string' && /^\/console(\/[A-Za-z0-9/_?=&.-]*)?$/.test(value) ? value : '/console';
+}
+
+function authenticate(instance: passport.Authenticator, req: Request, res: Response): Promise<SessionUser | null> {
+  return new Promise((resolve, reject) => {
+    instance.authenticate('local', (error: unknown, user: SessionUser | false) => (error ? reject(error) : resolve(user || null)))(req, res, () => undefined);
+  });
+}
+
+function logIn(req: Request, user: SessionUser): Promise<void> {
+  // passport ≥ 0.6 regenerates the session on login (no session fixation) and keeps nothing from before.
+  return new Promise((resolve, reject) => req.logIn(user, (error: unknown) => (error ? reject(error) : resolve())));
+}
+
+/** Sign-in, sign-out and password change. The throttle sits in front of POST /login (see console.routes.ts). */
+export function authRoutes(deps: ConsoleDeps, instance: passport.Authenticator): RouteSpec[] {
+  const { db, clock } = deps;
+  return [
+    {
+      method: 'get',
+      path: '/login',
+      access: 'public',
+      handler: (req, res, user) => {
+        if (user) {
+          res.redirect(303, safeNext(req.query.next));
+          return;
+        }
+        // Saving the anonymous session fixes its id, to which the form's CSRF token is bound.
+        req.session.started = true;
+        renderPage(res, 'login', { title: 'Sign in', next: safeNext(req.query.next), email: '', error: null });
+      },
+    },
+    {
+      method: 'post',
+      path: '/login',
+      access: 'public',
+      handler: async (req, res) => {
+        const body = req.body as Record<string, unknown>;
+        const next = safeNext(body.next);
+        const input = loginSchema.safeParse(body);
+        const user = input.success ? await authenticate(instance, req, res) : null;
+        if (!user) {
+          recordAudit(db, { actor: 'anonymous', action: 'login.failed', details: { email: input.success ? input.data.email : '' } }, clock());
+          req.session.started = true;
+          res.status(401);
+          renderPage(res, 'login', {
+            title: 'Sign in',
+            next,
+            email: input.success ? input.data.email : '',
+            error: 'The email or password is not correct.',
+          });
+          return;
+        }
+        await logIn(req, user);
+        recordAudit(db, { actor: user.email, action: 'login', targetType: 'user', targetId: user.email }, clock());
+        res.redirect(303, next);
+      },
+    },
+    {
+      method: 'post',
+      path: '/logout',
+      access: 'researcher',
+      handler: async (req, res, user) => {
+        recordAudit(db, { actor: user.email, action: 'logout', targetType: 'user', targetId: user.email }, clock());
+        await new Promise<void>((resolve, reject) => req.logOut((error: unknown) => (error ? reject(error) : resolve())));
+        res.redirect(303, '/console/login');
+      },
+    },
+    {
+      method: 'get',
+      path: '/account/password',
+      access: 'researcher',
+      handler: (_req, res) => renderPage(res, 'password', { title: 'Change password', error: null }),
+    },
+    {
+      method: 'post',
+      path: '/account/password',
+      access: 'researcher',
+      handler: async (req, res, user) => {
+        try {
+          const input = parseInput(passwordChangeSchema, req.body, 'password change');
+          await changeOwnPassword(db, user.id, input.current, input.password, clock());
+        } catch (error) {
+          if (!(error instanceof HttpError) || error.status !== 400) throw error;
+          res.status(400);
+          renderPage(res, 'password', { title: 'Change password', error: error.message });
+          return;
+        }
+        redirectWithFlash(req, res, '/console', 'Your password was changed.');
+      },
+    },
+  ];
+}

@@ -1,0 +1,28 @@
+import type { Request, Response, Router } from 'express';
+import { type Access, requireRole } from './require-role.js';
+import { currentUser, type SessionUser } from './session-user.js';
+
+// Console and API routes are declared as data: each names who may use it, and mountRoutes puts the role
+// check in front of every handler. The role-matrix test walks these same lists, so a route cannot be added
+// without a declared role, nor escape the test.
+
+type Method = 'get' | 'post';
+
+export type RouteSpec =
+  | { method: Method; path: string; access: 'public'; handler: (req: Request, res: Response, user: SessionUser | null) => unknown }
+  | { method: Method; path: string; access: Exclude<Access, 'public'>; handler: (req: Request, res: Response, user: SessionUser) => unknown };
+
+/** Mounts each route behind its role check; `onAnonymous` may answer a signed-out visitor (e.g. redirect to the login). */
+export function mountRoutes(router: Router, routes: readonly RouteSpec[], onAnonymous?: (req: Request, res: Response) => boolean): void {
+  for (const route of routes) {
+    router[route.method](route.path, async (req, res) => {
+      if (route.access === 'public') {
+        await route.handler(req, res, currentUser(req));
+        return;
+      }
+      if (!currentUser(req) && onAnonymous?.(req, res)) return;
+      const user = requireRole(req, route.access);
+      await route.handler(req, res, user);
+    });
+  }
+}

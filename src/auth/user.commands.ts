@@ -1,0 +1,60 @@
+import type { Db } from '../db/connection.js';
+import { recordAudit } from '../audit/audit.queries.js';
+import { HttpError } from '../web/http-error.js';
+import { hashPassword, randomPassword, verifyPassword } from './password.js';
+import { countAdmins, findUserByEmail, findUserById, insertUser, type Role, setPasswordHash, setUserDisabled, type UserRow } from './user.queries.js';
+
+// Every write a person may request on accounts, each recorded in the audit log. The console and the CLI
+// call these; errors are HttpErrors with messages fit for both (the CLI prints the message on one line).
+
+export type NewUser = { email: string; role: Role; password?: string | undefined };
+
+/** Creates an account; without a password, one is generated and returned (to be shown once). */
+export async function addUser(db: Db, input: NewUser, actor: string, now: Date): Promise<{ id: number; password: string | null }> {
+  if (findUserByEmail(db, input.email)) throw new HttpError(409, `A user with the email ${input.email} already exists.`);
+  const generated = input.password ? null : randomPassword();
+  const passwordHash = await hashPassword(input.password ?? generated ?? '');
+  const id = db.transaction(() => {
+    const userId = insertUser(db, { email: input.email, passwordHash, role: input.role }, now);
+    recordAudit(db, { actor, action: 'user.create', targetType: 'user', targetId: input.email, details: { role: input.role } }, now);
+    return userId;
+  })();
+  return { id, password: generated };
+}
+
+/** Sets a new password for someone else (admin or CLI); generates one when none is given. */
+export async function resetUserPassword(db: Db, user: UserRow, password: string | undefined, actor: string, now: Date): Promise<string | null> {
+  const generated = password ? null : randomPassword();
+  const passwordHash = await hashPassword(password ?? generated ?? '');
+  db.transaction(() => {
+    setPasswordHash(db, user.id, passwordHash, now);
+    recordAudit(db, { actor, action: 'user.reset-password', targetType: 'user', targetId: user.email }, now);
+  })();
+  return generated;
+}
+
+/** A signed-in person changes their own password, proving they know the current one. */
+export async function changeOwnPassword(db: Db, userId: number, current: string, next: string, now: Date): Promise<void> {
+  const user = findUserById(db, userId);
+  if (!user || !(await verifyPassword(current, user.password_hash))) throw new HttpError(400, 'The current password is not correct.');
+  const passwordHash = await hashPassword(next);
+  db.transaction(() => {
+    setPasswordHash(db, user.id, passwordHash, now);
+    recordAudit(db, { actor: user.email, action: 'user.change-password', targetType: 'user', targetId: user.email }, now);
+  })();
+}
+
+/**
+ * Disables or re-enables an account; the last enabled admin cannot be disabled (nobody could get back in).
+ * A disabled user's open sessions stop working at their next request (deserialisation checks the flag).
+ */
+export function setUserEnabled(db: Db, userId: number, enabled: boolean, actor: string, now: Date): void {
+  const user = findUserById(db, userId);
+  if (!user) throw new HttpError(404, 'No such user.');
+  if (!enabled && user.role === 'admin' && user.disabled === 0 && countAdmins(db) <= 1)
+    throw new HttpError(409, 'This is the last enabled admin; make another admin first.');
+  db.transaction(() => {
+    setUserDisabled(db, userId, !enabled);
+    recordAudit(db, { actor, action: enabled ? 'user.enable' : 'user.disable', targetType: 'user', targetId: user.email }, now);
+  })();
+}

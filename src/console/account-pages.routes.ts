@@ -1,0 +1,120 @@
+import { listAudit } from '../audit/audit.queries.js';
+import { listApiTokens } from '../auth/api-token.queries.js';
+import { createApiToken, revokeApiToken } from '../auth/api-tokens.js';
+import { newUserSchema, tokenNameSchema } from '../auth/auth.schema.js';
+import type { RouteSpec } from '../auth/route-table.js';
+import { addUser, resetUserPassword, setUserEnabled } from '../auth/user.commands.js';
+import { findUserById, listUsers } from '../auth/user.queries.js';
+import { HttpError } from '../web/http-error.js';
+import { parseInput } from '../web/validate.js';
+import { listBatchesWithProgress } from './batch-progress.queries.js';
+import { type ConsoleDeps, idParam, redirectWithFlash, renderPage } from './console-deps.js';
+import { listRunsWithCounts } from './run-list.queries.js';
+import { z } from 'zod';
+
+const auditQuerySchema = z.object({ before: z.coerce.number().int().min(1).optional() });
+
+/** Dashboard, audit log, users (admin) and the signed-in person's API tokens. */
+export function accountRoutes(deps: ConsoleDeps): RouteSpec[] {
+  const { db, clock } = deps;
+  return [
+    {
+      method: 'get',
+      path: '/',
+      access: 'researcher',
+      handler: (_req, res) => {
+        const openReports = db.prepare('SELECT count(*) FROM content_reports WHERE resolved_at IS NULL').pluck().get() as number;
+        renderPage(res, 'dashboard', {
+          title: 'Dashboard',
+          batches: listBatchesWithProgress(db, 10, 0),
+          runs: listRunsWithCounts(db, 5, 0),
+          openReports,
+        });
+      },
+    },
+    {
+      method: 'get',
+      path: '/audit',
+      access: 'admin',
+      handler: (req, res) => {
+        const query = parseInput(auditQuerySchema, req.query, 'audit query');
+        const entries = listAudit(db, 100, query.before);
+        renderPage(res, 'audit', { title: 'Audit log', entries, nextBefore: entries.length === 100 ? entries.at(-1)?.id : null });
+      },
+    },
+    {
+      method: 'get',
+      path: '/users',
+      access: 'admin',
+      handler: (_req, res) => renderPage(res, 'users', { title: 'Users', users: listUsers(db), created: null }),
+    },
+    {
+      method: 'post',
+      path: '/users',
+      access: 'admin',
+      handler: async (req, res, user) => {
+        const body = req.body as Record<string, unknown>;
+        const input = parseInput(newUserSchema, { ...body, password: body.password || undefined }, 'new user');
+        const result = await addUser(db, input, user.email, clock());
+        renderPage(res, 'users', { title: 'Users', users: listUsers(db), created: { email: input.email, password: result.password } });
+      },
+    },
+    {
+      method: 'post',
+      path: '/users/:id/disable',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const id = idParam(req);
+        if (id === user.id) throw new HttpError(409, 'You cannot disable your own account.');
+        setUserEnabled(db, id, false, user.email, clock());
+        redirectWithFlash(req, res, '/console/users', 'Account disabled.');
+      },
+    },
+    {
+      method: 'post',
+      path: '/users/:id/enable',
+      access: 'admin',
+      handler: (req, res, user) => {
+        setUserEnabled(db, idParam(req), true, user.email, clock());
+        redirectWithFlash(req, res, '/console/users', 'Account enabled.');
+      },
+    },
+    {
+      method: 'post',
+      path: '/users/:id/reset-password',
+      access: 'admin',
+      handler: async (req, res, user) => {
+        const target = findUserById(db, idParam(req));
+        if (!target) throw new HttpError(404, 'No such user.');
+        const password = await resetUserPassword(db, target, undefined, user.email, clock());
+        renderPage(res, 'users', { title: 'Users', users: listUsers(db), created: { email: target.email, password } });
+      },
+    },
+    {
+      method: 'get',
+      path: '/tokens',
+      access: 'researcher',
+      handler: (_req, res, user) => renderPage(res, 'tokens', { title: 'API tokens', tokens: listApiTokens(db, user.id), created: null, publicUrl: deps.config.publicUrl }),
+    },
+    {
+      method: 'post',
+      path: '/tokens',
+      access: 'researcher',
+      handler: (req, res, user) => {
+        const input = parseInput(tokenNameSchema, req.body, 'token');
+        const created = createApiToken(db, user, input.name, user.email, clock());
+        res.status(201);
+        renderPage(res, 'tokens', { title: 'API tokens', tokens: listApiTokens(db, user.id), created, publicUrl: deps.config.publicUrl });
+      },
+    },
+    {
+      method: 'post',
+      path: '/tokens/:id/revoke',
+      access: 'researcher',
+      handler: (req, res, user) => {
+        revokeApiToken(db, idParam(req), user, clock());
+        redirectWithFlash(req, res, '/console/tokens', 'Token revoked; it no longer works.');
+      },
+    },
+  ];
+}

@@ -1,0 +1,20 @@
+import { BatchError } from '../batches/batch-error.js';
+import { HttpError } from '../web/http-error.js';
+
+/** Runs a batch command, turning its BatchError into the HTTP answer it names (400, 404 or 409). */
+export function batchCall<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof BatchError) throw new HttpError(error.status, error.message);
+    throw error;
+  }
+}
+
+/** What raters see in each lifecycle state, shown beside the buttons. */
+export const STATE_EXPLANATIONS: Record<string, string> = {
+  draft: 'Draft: the rater link shows "this study has not started yet"; nobody can take part. Settings and pairs can still change.',
+  open: 'Open: raters who follow the link take part and are served pairs.',
+  paused: 'Paused: new raters are told the study is paused; raters already inside may finish the comparison on screen but are not served new ones.',
+  closed: 'Closed (final): the link says the study has ended. Data stay available for analysis and export.',
+};

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import type { Request, Response } from 'express';
+import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
+import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
+import { createBatch, previewPairs } from '../batches/create-batch.js';
+import { raterLinks } from '../batches/rater-links.js';
+import { previewUrl } from '../rating/rater-token.js';
+import type { RouteSpec } from '../auth/route-table.js';
+import type { SessionUser } from '../auth/session-user.js';
+import { HttpError } from '../web/http-error.js';
+import { parseInput } from '../web/validate.js';
+import { batchCall, STATE_EXPLANATIONS } from './batch-actions.js';
+import { type BatchFormValues, formToSettings, readBatchForm, settingsToForm } from './batch-form.js';
+import { listRunChoices } from './batch-form.queries.js';
+import { batchProgress, countBatches, listBatchesWithProgress } from './batch-progress.queries.js';
+import { type ConsoleDeps, idParam, redirectWithFlash, renderPage } from './console-deps.js';
+import { parsePage } from './pagination.js';
+
+const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
+
+export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
+  const batch = getBatch(deps.db, idParam(req));
+  if (!batch) throw new HttpError(404, 'No batch has this id.');
+  return batch;
+}
+
+const formOptions = { contexts: CONTEXTS, providers: PROVIDER_KINDS, reasons: ['off', 'optional', 'required'], defaultQuestion: DEFAULT_QUESTION };
+
+/** Batches: list, create (with a preview of the pairs), detail with live progress, lifecycle, edit and clone. */
+export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
+  const { db, clock, config } = deps;
+
+  const renderForm = (res: Response, values: Record<string, unknown>) =>
+    renderPage(res, 'batch-form', { ...formOptions, runChoices: listRunChoices(db), preview: null, error: null, frozen: [], ...values });
+
+  const editableBatch = (req: Request, user: SessionUser) => {
+    const batch = requireBatchView(deps, req);
+    return { batch, frozen: batch.counts.judgments > 0 ? [...FROZEN_KEYS] : [], actor: user.email };
+  };
+
+  return [
+    {
+      method: 'get',
+      path: '/batches',
+      access: 'researcher',
+      handler: (req, res) => {
+        const page = parsePage(req.query);
+        const total = countBatches(db);
+        renderPage(res, 'batches', { title: 'Batches', batches: listBatchesWithProgress(db, page.perPage, page.offset), page, total });
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/new',
+      access: 'admin',
+      handler: (req, res) => {
+        const query = parseInput(newBatchQuerySchema, req.query, 'query');
+        const runChoices = listRunChoices(db);
+        const run = runChoices.find((r) => r.name === query.run || String(r.id) === query.run);
+        const conditions = run?.conditions ?? [];
+        const first: [string, string] | null = conditions.length >= 2 ? [conditions[0] ?? '', conditions[1] ?? ''] : null;
+        const form: BatchFormValues = settingsToForm({
+          name: run && first ? `${run.name}: ${first.join(' vs ')}` : '',
+          runs: run ? [run.name] : [],
+          comparisons: first ? [first] : [],
+        });
+        renderForm(res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new' });
+      },
+    },
+    {
+      method: 'post',
+      path: '/batches/new',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const body = req.body as Record<string, unknown>;
+        const form = readBatchForm(body);
+        const settings = formToSettings(form);
+        try {
+          if (body.intent === 'preview') {
+            const preview = batchCall(() => previewPairs(db, settings));
+            renderForm(res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', preview });
+            return;
+          }
+          const created = batchCall(() => createBatch(db, settings, { actor: user.email, now: clock() }));
+          redirectWithFlash(req, res, `/console/batches/${created.batchId}`, `Batch created as a draft with ${created.pairs.length} pairs (${created.skipped.length} samples skipped). Open it when ready.`);
+        } catch (error) {
+          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          res.status(error.status);
+          renderForm(res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', error: error.message });
+        }
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id',
+      access: 'researcher',
+      handler: (req, res) => {
+        const batch = requireBatchView(deps, req);
+        const progress = batchProgress(db, batch.id, clock());
+        renderPage(res, 'batch', {
+          title: batch.name,
+          batch,
+          progress,
+          links: raterLinks(batch, config.publicUrl),
+          previewUrl: previewUrl(config.publicUrl, deps.sessionSecret, batch.publicId),
+          explanation: STATE_EXPLANATIONS[batch.state],
+          frozen: batch.counts.judgments > 0 ? FROZEN_KEYS : [],
+          settingsJson: JSON.stringify(batch.settings, null, 2),
+        });
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/progress.json',
+      access: 'researcher',
+      handler: (req, res) => {
+        const progress = batchProgress(db, idParam(req), clock());
+        if (!progress) throw new HttpError(404, 'No batch has this id.');
+        res.json(progress);
+      },
+    },
+    ...(['open', 'pause', 'close'] as const).map(
+      (action): RouteSpec => ({
+        method: 'post',
+        path: `/batches/:id/${action}`,
+        access: 'admin',
+        handler: (req, res, user) => {
+          const id = idParam(req);
+          const batch = batchCall(() => transitionBatch(db, id, action, user.email, clock()));
+          redirectWithFlash(req, res, `/console/batches/${id}`, `Batch is now ${batch.state}.`);
+        },
+      }),
+    ),
+    {
+      method: 'post',
+      path: '/batches/:id/clone',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const id = idParam(req);
+        const created = batchCall(() => cloneBatch(db, id, { actor: user.email, now: clock() }));
+        redirectWithFlash(req, res, `/console/batches/${created.batchId}/edit`, `Cloned into a new draft batch with ${created.pairs.length} pairs; adjust its settings, then open it.`);
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/edit',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const { batch, frozen } = editableBatch(req, user);
+        renderForm(res, { title: `Edit ${batch.name}`, form: settingsToForm(batch.settings), action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen });
+      },
+    },
+    {
+      method: 'post',
+      path: '/batches/:id/edit',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const { batch, frozen } = editableBatch(req, user);
+        const form = readBatchForm(req.body as Record<string, unknown>);
+        try {
+          batchCall(() => updateBatchSettings(db, batch.id, formToSettings(form), { actor: user.email, now: clock() }));
+        } catch (error) {
+          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          res.status(error.status);
+          renderForm(res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, error: error.message });
+          return;
+        }
+        redirectWithFlash(req, res, `/console/batches/${batch.id}`, 'Settings saved.');
+      },
+    },
+  ];
+}

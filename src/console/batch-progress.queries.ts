@@ -1,0 +1,180 @@
+import type { Db } from '../db/connection.js';
+import { wilsonInterval } from '../analysis/wilson.js';
+
+// Read-only SQL for the console's batch pages. Counts come from the pairs' counters, which the rating code keeps
+// in the same transaction as the judgments they count.
+
+export type BatchListRow = {
+  id: number;
+  public_id: string;
+  name: string;
+  state: 'draft' | 'open' | 'paused' | 'closed';
+  created_at: string;
+  created_by: string | null;
+  judgments_per_pair: number;
+  pairs: number;
+  accepted: number;
+  raters: number;
+};
+
+const BATCH_LIST_SQL = `
+  SELECT b.id, b.public_id, b.name, b.state, b.created_at, b.created_by,
+    CAST(coalesce(json_extract(b.settings, '$.judgmentsPerPair'), 3) AS INTEGER) AS judgments_per_pair,
+    (SELECT count(*) FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS pairs,
+    (SELECT coalesce(sum(min(p.accepted, coalesce(json_extract(b.settings, '$.judgmentsPerPair'), 3))), 0)
+       FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS accepted,
+    (SELECT count(*) FROM raters r WHERE r.batch_id = b.id AND r.provider <> 'preview') AS raters
+  FROM batches b`;
+
+export function listBatchesWithProgress(db: Db, limit: number, offset: number): BatchListRow[] {
+  return db
+    .prepare<{ limit: number; offset: number }, BatchListRow>(`${BATCH_LIST_SQL} ORDER BY b.id DESC LIMIT :limit OFFSET :offset`)
+    .all({ limit, offset });
+}
+
+export function countBatches(db: Db): number {
+  return db.prepare('SELECT count(*) FROM batches').pluck().get() as number;
+}
+
+export function findBatchListRow(db: Db, id: number): BatchListRow | undefined {
+  return db.prepare<{ id: number }, BatchListRow>(`${BATCH_LIST_SQL} WHERE b.id = :id`).get({ id });
+}
+
+export type BatchRow = {
+  id: number;
+  public_id: string;
+  name: string;
+  state: 'draft' | 'open' | 'paused' | 'closed';
+  settings: string;
+  question_version: number;
+  cloned_from: number | null;
+  created_by: string | null;
+  created_at: string;
+  opened_at: string | null;
+  closed_at: string | null;
+};
+
+export function findBatchRow(db: Db, id: number): BatchRow | undefined {
+  return db
+    .prepare<{ id: number }, BatchRow>(
+      `SELECT id, public_id, name, state, settings, question_version, cloned_from, created_by, created_at, opened_at, closed_at
+       FROM batches WHERE id = :id`,
+    )
+    .get({ id });
+}
+
+export type ComparisonProgress = {
+  id: number;
+  a: string;
+  b: string;
+  wins_a: number;
+  wins_b: number;
+  ties: number;
+  win_rate_a: number | null;
+  ci95: [number, number] | null;
+};
+
+export type BatchProgress = {
+  batch_id: number;
+  state: string;
+  judgments_per_pair: number;
+  pairs: number;
+  pairs_complete: number;
+  accepted: number;
+  needed: number;
+  percent: number;
+  judgments: number;
+  raters: number;
+  raters_active: number;
+  raters_completed: number;
+  raters_excluded: number;
+  median_seconds: number | null;
+  attention_checks: number;
+  attention_pass_rate: number | null;
+  reports_open: number;
+  comparisons: ComparisonProgress[];
+  updated_at: string;
+};
+
+/** Raters seen within this many minutes count as active now. */
+const ACTIVE_MINUTES = 5;
+
+function medianActiveMs(db: Db, batchId: number): number | null {
+  const where = `j.batch_id = :batchId AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
+  const n = db.prepare(`SELECT count(*) FROM judgments j WHERE ${where}`).pluck().get({ batchId }) as number;
+  if (n === 0) return null;
+  const pick = db.prepare(`SELECT j.active_ms FROM judgments j WHERE ${where} ORDER BY j.active_ms LIMIT 1 OFFSET :offset`).pluck();
+  const lower = pick.get({ batchId, offset: Math.floor((n - 1) / 2) }) as number;
+  const upper = pick.get({ batchId, offset: Math.floor(n / 2) }) as number;
+  return (lower + upper) / 2;
+}
+
+/**
+ * The live figures of a batch page: judgments accepted against needed, pairs complete, raters active now, median time
+ * per judgment, attention-check pass rate, and the current win rate of each comparison (excluded raters left out;
+ * Wilson 95% interval among decisive judgments, as in the analysis report).
+ */
+export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress | null {
+  const batch = findBatchListRow(db, batchId);
+  if (!batch) return null;
+  const k = batch.judgments_per_pair;
+  const pairsComplete = db
+    .prepare("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k")
+    .pluck()
+    .get({ batchId, k }) as number;
+  const raters = db
+    .prepare<{ batchId: number; since: string }, { total: number; active: number; completed: number; excluded: number }>(
+      `SELECT count(*) AS total,
+         coalesce(sum(last_seen_at >= :since AND status IN ('consent', 'instructions', 'onboarding', 'rating')), 0) AS active,
+         coalesce(sum(status = 'completed'), 0) AS completed,
+         coalesce(sum(excluded), 0) AS excluded
+       FROM raters WHERE batch_id = :batchId AND provider <> 'preview'`,
+    )
+    .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 };
+  const judgments = db.prepare('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND is_gold = 0').pluck().get({ batchId }) as number;
+  const attention = db
+    .prepare<{ batchId: number }, { n: number; passed: number | null }>(
+      `SELECT count(*) AS n, sum(j.correct) AS passed FROM judgments j JOIN pairs p ON p.id = j.pair_id
+       WHERE j.batch_id = :batchId AND p.kind = 'attention'`,
+    )
+    .get({ batchId }) ?? { n: 0, passed: null };
+  const reportsOpen = db.prepare('SELECT count(*) FROM content_reports WHERE batch_id = :batchId AND resolved_at IS NULL').pluck().get({ batchId }) as number;
+  const comparisons = db
+    .prepare<{ batchId: number }, { id: number; a: string; b: string; wins_a: number; wins_b: number; ties: number }>(
+      `SELECT c.id, c.condition_a AS a, c.condition_b AS b,
+         coalesce(sum(j.winner = 'a'), 0) AS wins_a, coalesce(sum(j.winner = 'b'), 0) AS wins_b, coalesce(sum(j.winner = 'tie'), 0) AS ties
+       FROM comparisons c
+       LEFT JOIN pairs p ON p.comparison_id = c.id AND p.kind = 'regular' AND p.removed_at IS NULL
+       LEFT JOIN judgments j ON j.pair_id = p.id AND j.is_gold = 0
+         AND j.rater_id NOT IN (SELECT r.id FROM raters r WHERE r.batch_id = :batchId AND r.excluded = 1)
+       WHERE c.batch_id = :batchId GROUP BY c.id ORDER BY c.position`,
+    )
+    .all({ batchId })
+    .map((c) => {
+      const decisive = c.wins_a + c.wins_b;
+      return { ...c, win_rate_a: decisive > 0 ? c.wins_a / decisive : null, ci95: wilsonInterval(c.wins_a, decisive) };
+    });
+  const needed = batch.pairs * k;
+  const median = medianActiveMs(db, batchId);
+  return {
+    batch_id: batch.id,
+    state: batch.state,
+    judgments_per_pair: k,
+    pairs: batch.pairs,
+    pairs_complete: pairsComplete,
+    accepted: batch.accepted,
+    needed,
+    percent: needed > 0 ? Math.round((1000 * batch.accepted) / needed) / 10 : 0,
+    judgments,
+    raters: raters.total,
+    raters_active: raters.active,
+    raters_completed: raters.completed,
+    raters_excluded: raters.excluded,
+    median_seconds: median === null ? null : Math.round(median / 100) / 10,
+    attention_checks: attention.n,
+    attention_pass_rate: attention.n > 0 ? (attention.passed ?? 0) / attention.n : null,
+    reports_open: reportsOpen,
+    comparisons,
+    updated_at: now.toISOString(),
+  };
+}

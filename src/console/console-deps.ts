@@ -1,0 +1,34 @@
+import type { Request, Response } from 'express';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connection.js';
+import type { LoginThrottleOptions } from '../auth/login-throttle.js';
+import { HttpError } from '../web/http-error.js';
+
+/** What the console and the API are built from; passed in by createApp, so tests can fix the clock. */
+export type ConsoleDeps = {
+  db: Db;
+  config: Config;
+  sessionSecret: string;
+  clock: Clock;
+  loginThrottle?: LoginThrottleOptions;
+};
+
+/** Renders a console page with the values every console page needs. */
+export function renderPage(res: Response, view: string, values: Record<string, unknown>): void {
+  res.render(`console/${view}`, values);
+}
+
+/** Leaves a one-shot message for the next page and redirects there (post/redirect/get). */
+export function redirectWithFlash(req: Request, res: Response, to: string, flash: string): void {
+  req.session.flash = flash;
+  req.session.save(() => res.redirect(303, to));
+}
+
+/** A positive whole number from a route parameter, or a 404: ids in URLs are never trusted. */
+export function idParam(req: Request, name = 'id'): number {
+  const raw = req.params[name];
+  const value = typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1) throw new HttpError(404, 'Nothing has this id.');
+  return value;
+}

@@ -1,0 +1,55 @@
+import express, { type Router } from 'express';
+import { authRoutes } from '../auth/auth.routes.js';
+import { loginThrottle } from '../auth/login-throttle.js';
+import { createPassport } from '../auth/passport-setup.js';
+import { mountRoutes, type RouteSpec } from '../auth/route-table.js';
+import { currentUser } from '../auth/session-user.js';
+import { csrfProtection } from '../web/csrf.js';
+import { sessionMiddleware } from '../web/sessions.js';
+import type { ConsoleDeps } from './console-deps.js';
+import { accountRoutes } from './account-pages.routes.js';
+import { analysisRoutes } from './analysis-pages.routes.js';
+import { batchRoutes } from './batch-pages.routes.js';
+import { dialogueRoutes } from './dialogue-pages.routes.js';
+import { raterRoutes } from './rater-pages.routes.js';
+import { runRoutes } from './run-pages.routes.js';
+import { createRunSupervisor, type RunSupervisor } from './run-supervisor.js';
+
+/** Every console route with its role; the role-matrix test walks this same list. */
+export function consoleRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }, instance = createPassport(deps.db)): RouteSpec[] {
+  return [
+    ...authRoutes(deps, instance),
+    ...accountRoutes(deps),
+    ...batchRoutes(deps),
+    ...analysisRoutes(deps),
+    ...raterRoutes(deps),
+    ...runRoutes(deps),
+    ...dialogueRoutes(deps),
+  ];
+}
+
+/** The admin and researcher console at /console: sessions, passport, CSRF on every form, a role on every route. */
+export function createConsoleRouter(deps: ConsoleDeps & { runs?: RunSupervisor }): Router {
+  const router = express.Router();
+  const runs = deps.runs ?? createRunSupervisor(deps.db, deps.clock);
+  const instance = createPassport(deps.db);
+  router.use(express.urlencoded({ extended: false, limit: '300kb' }));
+  router.use(sessionMiddleware(deps.db, deps.sessionSecret, deps.config.secureCookies));
+  router.use(instance.initialize());
+  router.use(instance.session());
+  router.use(csrfProtection(deps.sessionSecret, (req) => req.sessionID ?? null));
+  router.use((req, res, next) => {
+    res.locals.user = currentUser(req);
+    res.locals.flash = req.session.flash ?? null;
+    if (req.session.flash) delete req.session.flash;
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+  router.post('/login', loginThrottle(deps.loginThrottle));
+  mountRoutes(router, consoleRoutes({ ...deps, runs }, instance), (req, res) => {
+    if (req.method !== 'GET') return false;
+    res.redirect(303, `/console/login?next=${encodeURIComponent(req.originalUrl)}`);
+    return true;
+  });
+  return router;
+}

@@ -1,0 +1,150 @@
+import type { Db } from '../db/connection.js';
+
+// Read-only SQL for the dialogue browser and GET /api/dialogues/:id: a dialogue with its mode, model, run,
+// scenario, characters, turns, and every call with the exact request (messages) it sent and what came back.
+
+export type DialogueDetail = {
+  id: number;
+  run_id: number;
+  run_name: string;
+  scenario_id: string;
+  scenario_title: string;
+  category: string;
+  cast_id: number;
+  character_1: string;
+  character_2: string;
+  sample_index: number;
+  mode: string;
+  model: string;
+  origin: string;
+  illustrative: number;
+  state: string;
+  failure_reason: string | null;
+  prompt_version: string | null;
+  end_reason: string | null;
+  created_at: string;
+  completed_at: string | null;
+};
+
+export function findDialogueDetail(db: Db, id: number): DialogueDetail | undefined {
+  return db
+    .prepare<{ id: number }, DialogueDetail>(
+      `SELECT d.id, d.run_id, r.name AS run_name, d.scenario_id, s.title AS scenario_title, s.category, d.cast_id,
+         trim(c1.first_name || ' ' || c1.last_name) AS character_1, trim(c2.first_name || ' ' || c2.last_name) AS character_2,
+         d.sample_index, d.mode, d.model, d.origin, d.illustrative, d.state, d.failure_reason, d.prompt_version, d.end_reason,
+         d.created_at, d.completed_at
+       FROM dialogues d JOIN runs r ON r.id = d.run_id JOIN scenarios s ON s.id = d.scenario_id
+       JOIN casts c ON c.id = d.cast_id JOIN characters c1 ON c1.id = c.character_1_id JOIN characters c2 ON c2.id = c.character_2_id
+       WHERE d.id = :id`,
+    )
+    .get({ id });
+}
+
+export type DialogueTurn = { idx: number; speaker: number; action: string; text: string; call_id: number | null };
+
+export function listDialogueTurns(db: Db, dialogueId: number): DialogueTurn[] {
+  return db
+    .prepare<{ dialogueId: number }, DialogueTurn>('SELECT idx, speaker, action, text, call_id FROM turns WHERE dialogue_id = :dialogueId ORDER BY idx')
+    .all({ dialogueId });
+}
+
+export type DialogueCall = {
+  id: number;
+  turn_idx: number;
+  speaker: number | null;
+  attempt: number;
+  status: string;
+  error: string | null;
+  http_status: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  latency_ms: number;
+  request: string;
+  response: string | null;
+  created_at: string;
+};
+
+export function listDialogueCalls(db: Db, dialogueId: number): DialogueCall[] {
+  return db
+    .prepare<{ dialogueId: number }, DialogueCall>(
+      `SELECT id, turn_idx, speaker, attempt, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, request, response, created_at
+       FROM llm_calls WHERE dialogue_id = :dialogueId ORDER BY turn_idx, attempt`,
+    )
+    .all({ dialogueId });
+}
+
+export type DialogueListRow = { id: number; run_name: string; scenario_id: string; sample_index: number; mode: string; model: string; state: string; turns: number };
+
+export type DialogueFilter = { runId?: number | undefined; scenarioId?: string | undefined; mode?: string | undefined };
+
+export function listDialogues(db: Db, filter: DialogueFilter, limit: number, offset: number): DialogueListRow[] {
+  return db
+    .prepare<{ runId: number | null; scenarioId: string | null; mode: string | null; limit: number; offset: number }, DialogueListRow>(
+      `SELECT d.id, r.name AS run_name, d.scenario_id, d.sample_index, d.mode, d.model, d.state,
+         (SELECT count(*) FROM turns t WHERE t.dialogue_id = d.id) AS turns
+       FROM dialogues d JOIN runs r ON r.id = d.run_id
+       WHERE (:runId IS NULL OR d.run_id = :runId) AND (:scenarioId IS NULL OR d.scenario_id = :scenarioId) AND (:mode IS NULL OR d.mode = :mode)
+       ORDER BY d.id DESC LIMIT :limit OFFSET :offset`,
+    )
+    .all({ runId: filter.runId ?? null, scenarioId: filter.scenarioId ?? null, mode: filter.mode ?? null, limit, offset });
+}
+
+/** Parses a stored call request into the messages the model saw; the raw JSON is kept for anything else. */
+export function callMessages(request: string): { role: string; content: string }[] {
+  try {
+    const parsed = JSON.parse(request) as { messages?: unknown };
+    if (!Array.isArray(parsed.messages)) return [];
+    return parsed.messages.map((m: unknown) => {
+      const message = (m ?? {}) as { role?: unknown; content?: unknown };
+      return {
+        role: typeof message.role === 'string' ? message.role : '?',
+        content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''),
+      };
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The published JSON shape of a dialogue (API). */
+export function serializeDialogue(db: Db, dialogue: DialogueDetail, withCalls: boolean) {
+  const turns = listDialogueTurns(db, dialogue.id);
+  return {
+    id: dialogue.id,
+    run: { id: dialogue.run_id, name: dialogue.run_name },
+    scenario: { id: dialogue.scenario_id, title: dialogue.scenario_title, category: dialogue.category },
+    characters: [dialogue.character_1, dialogue.character_2],
+    sample_index: dialogue.sample_index,
+    mode: dialogue.mode,
+    model: dialogue.model,
+    condition: `${dialogue.mode}:${dialogue.model}`,
+    origin: dialogue.origin,
+    illustrative: dialogue.illustrative === 1,
+    state: dialogue.state,
+    failure_reason: dialogue.failure_reason,
+    prompt_version: dialogue.prompt_version,
+    end_reason: dialogue.end_reason,
+    created_at: dialogue.created_at,
+    completed_at: dialogue.completed_at,
+    turns: turns.map((t) => ({ idx: t.idx, speaker: t.speaker, action: t.action, text: t.text, call_id: t.call_id })),
+    ...(withCalls
+      ? {
+          calls: listDialogueCalls(db, dialogue.id).map((c) => ({
+            id: c.id,
+            turn_idx: c.turn_idx,
+            speaker: c.speaker,
+            attempt: c.attempt,
+            status: c.status,
+            error: c.error,
+            http_status: c.http_status,
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+            latency_ms: c.latency_ms,
+            created_at: c.created_at,
+            messages: callMessages(c.request),
+            response: c.response,
+          })),
+        }
+      : {}),
+  };
+}

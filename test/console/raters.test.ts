@@ -1,0 +1,127 @@
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { makeBatchWithJudgments, makeRater } from '../helpers/factories.js';
+import { buildTestApp } from '../helpers/test-app.js';
+import { signIn, tokenFor } from '../auth/session-helpers.js';
+
+type Report = { n_judgments: number; n_raters: number; comparisons: { wins_a: number; wins_b: number; win_rate_a: number | null }[]; exclusions: { raters: { reason: string; judgments: number }[] } };
+
+describe('raters and participants in the console', () => {
+  it('POST /console/batches/:id/raters/:raterId/exclude, then include, changes the analysis and the live win rate both ways', async () => {
+    const t = buildTestApp();
+    // Rater 2 always picks b; without them a wins every pair.
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'a', 'b'], ['a', 'b', 'b']] });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const token = tokenFor(t.db, admin.email);
+    const analysis = async () => (await request(t.app).get(`/api/batches/${batch.batchId}/analysis`).set('Authorization', `Bearer ${token}`).expect(200)).body as Report;
+    const before = await analysis();
+    expect(before.comparisons[0]).toMatchObject({ wins_a: 5, wins_b: 4 });
+    expect(before.n_judgments).toBe(9);
+
+    const excluded = await admin.agent
+      .post(`/console/batches/${batch.batchId}/raters/${batch.raterIds[2]}/exclude`)
+      .type('form')
+      .send({ _csrf: admin.csrf, reason: 'always picks the right side' });
+    expect(excluded.status).toBe(303);
+    expect(t.db.prepare('SELECT excluded, exclusion_reason FROM raters WHERE id = ?').get(batch.raterIds[2])).toEqual({ excluded: 1, exclusion_reason: 'always picks the right side' });
+    const after = await analysis();
+    expect(after.n_judgments).toBe(6);
+    expect(after.comparisons[0]).toMatchObject({ wins_a: 5, wins_b: 1 });
+    expect(after.exclusions.raters).toEqual([expect.objectContaining({ reason: expect.stringContaining('always picks the right side'), judgments: 3 })]);
+    const live = await admin.agent.get(`/console/batches/${batch.batchId}/progress.json`).expect(200);
+    expect(live.body.comparisons[0]).toMatchObject({ wins_a: 5, wins_b: 1 });
+    const table = await admin.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200);
+    expect(table.text).toContain('excluded: always picks the right side');
+
+    await admin.agent.post(`/console/batches/${batch.batchId}/raters/${batch.raterIds[2]}/include`).type('form').send({ _csrf: admin.csrf, reason: 'checked by hand' }).expect(303);
+    const restored = await analysis();
+    expect(restored.comparisons[0]).toMatchObject({ wins_a: 5, wins_b: 4 });
+    const audit = t.db.prepare("SELECT action, details FROM audit_log WHERE target_type = 'rater' ORDER BY id").all() as { action: string; details: string }[];
+    expect(audit.map((a) => a.action)).toEqual(['rater.exclude', 'rater.include']);
+    expect(audit[0]?.details).toContain('always picks the right side');
+  });
+
+  it('POST /console/batches/:id/raters/:raterId/exclude, without a reason, answers 400 and excludes nobody', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const res = await admin.agent.post(`/console/batches/${batch.batchId}/raters/${batch.raterIds[0]}/exclude`).type('form').send({ _csrf: admin.csrf, reason: '  ' });
+    expect(res.status).toBe(400);
+    expect(t.db.prepare('SELECT count(*) FROM raters WHERE excluded = 1').pluck().get()).toBe(0);
+  });
+
+  it('GET /console/batches/:id/raters, for a rater who always picks the left side quickly, shows the flags', async () => {
+    const t = buildTestApp();
+    const votes = Array.from({ length: 6 }, () => ['a', 'a'] as ('a' | 'b')[]);
+    const batch = makeBatchWithJudgments(t.db, { votes });
+    // Make rater 0 see every pair with a on the left, so "a" is always the left choice.
+    t.db.prepare("UPDATE judgments SET left_side = 'a', choice = 'left' WHERE rater_id = ?").run(batch.raterIds[0]);
+    t.db.prepare('UPDATE judgments SET active_ms = 2000 WHERE rater_id = ?').run(batch.raterIds[0]);
+    const researcher = await signIn(t.app, t.db, 'researcher');
+    const res = await researcher.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200);
+    const row = new RegExp(`<tr class="" data-rater="${batch.raterIds[0]}">([\\s\\S]*?)</tr>`).exec(res.text)?.[1] ?? '';
+    expect(row).toContain('too fast');
+    expect(row).toContain('one side');
+    expect(row).toContain('100%');
+    expect(res.text).not.toContain('/exclude'); // researchers read; only admins see the exclude forms
+  });
+
+  it('GET /console/batches/:id/participants.csv, in each form, lists what Prolific bulk approve and bonus take', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a']] });
+    makeRater(t.db, { batchId: batch.batchId, provider: 'prolific', participantId: 'PID-DONE-1', status: 'completed' });
+    makeRater(t.db, { batchId: batch.batchId, provider: 'prolific', participantId: 'PID-OUT-2', status: 'screened_out' });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const approve = await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=approve`).expect(200);
+    expect(approve.headers['content-type']).toMatch(/text\/csv/);
+    expect(approve.text).toBe('PID-DONE-1\n');
+    const bonus = await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=bonus&amount=1.50`).expect(200);
+    expect(bonus.text).toBe('PID-DONE-1,1.50\n');
+    const full = await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv`).expect(200);
+    const lines = full.text.trim().split('\n');
+    expect(lines[0]).toBe('participant_id,study_id,session_id,provider,outcome,minutes,attention_checks_answered,attention_checks_failed,onboarding_correct,onboarding_answered,excluded,exclusion_reason');
+    expect(lines).toHaveLength(4);
+    expect(full.text).toContain('PID-OUT-2,,');
+    expect(full.text).toContain('screened out');
+    const badAmount = await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=bonus&amount=lots`);
+    expect(badAmount.status).toBe(400);
+  });
+
+  it('POST /console/batches/:id/raters/:raterId/delete, confirmed, removes the judgments, frees the pairs and audits without personal data', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['b', 'b']] });
+    const pid = t.db.prepare('SELECT participant_id FROM raters WHERE id = ?').pluck().get(batch.raterIds[1]) as string;
+    const admin = await signIn(t.app, t.db, 'admin');
+    const unconfirmed = await admin.agent.post(`/console/batches/${batch.batchId}/raters/${batch.raterIds[1]}/delete`).type('form').send({ _csrf: admin.csrf, reason: 'erasure request' });
+    expect(unconfirmed.status).toBe(400);
+    expect(t.db.prepare('SELECT count(*) FROM judgments').pluck().get()).toBe(4);
+    await admin.agent
+      .post(`/console/batches/${batch.batchId}/raters/${batch.raterIds[1]}/delete`)
+      .type('form')
+      .send({ _csrf: admin.csrf, reason: 'erasure request', confirm: 'delete' })
+      .expect(303);
+    expect(t.db.prepare('SELECT count(*) FROM judgments WHERE rater_id = ?').pluck().get(batch.raterIds[1])).toBe(0);
+    expect(t.db.prepare('SELECT count(*) FROM raters WHERE id = ?').pluck().get(batch.raterIds[1])).toBe(0);
+    expect(t.db.prepare('SELECT accepted FROM pairs WHERE batch_id = ? ORDER BY id').pluck().all(batch.batchId)).toEqual([1, 1]);
+    const audit = t.db.prepare("SELECT details FROM audit_log WHERE action = 'rater.delete-data'").pluck().get() as string;
+    expect(JSON.parse(audit)).toMatchObject({ judgments: 2, reason: 'erasure request' });
+    expect(t.db.prepare('SELECT group_concat(details) FROM audit_log').pluck().get()).not.toContain(pid);
+  });
+
+  it('POST /console/batches/:id/pairs/:pairId/remove, for a reported pair, stops counting it and voids its live leases', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a'], ['b']] });
+    t.db.prepare("INSERT INTO content_reports (batch_id, pair_id, reason, created_at) VALUES (?, ?, 'offensive', '2026-01-01T00:00:00Z')").run(batch.batchId, batch.pairIds[1]);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const reports = await admin.agent.get('/console/reports').expect(200);
+    expect(reports.text).toContain('offensive');
+    await admin.agent.post(`/console/batches/${batch.batchId}/pairs/${batch.pairIds[1]}/remove`).type('form').send({ _csrf: admin.csrf, reason: 'offensive content' }).expect(303);
+    expect(t.db.prepare('SELECT removed_reason FROM pairs WHERE id = ?').pluck().get(batch.pairIds[1])).toBe('offensive content');
+    const progress = await admin.agent.get(`/console/batches/${batch.batchId}/progress.json`).expect(200);
+    expect(progress.body).toMatchObject({ pairs: 1, accepted: 1 });
+    expect(progress.body.comparisons[0]).toMatchObject({ wins_a: 1, wins_b: 0 });
+    const reportId = t.db.prepare('SELECT id FROM content_reports').pluck().get() as number;
+    await admin.agent.post(`/console/reports/${reportId}/resolve`).type('form').send({ _csrf: admin.csrf, resolution: 'pair removed' }).expect(303);
+    expect(t.db.prepare('SELECT resolution FROM content_reports').pluck().get()).toBe('pair removed');
+  });
+});
