@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   // Generation runs started from the console run in this process; server.ts may pause them all at shutdown.
-  const runs = createRunSupervisor(db, deps.clock ?? systemClock);
+  const runs = createRunSupervisor(db, deps.clock ?? systemClock, { perEndpoint: config.generationRunsPerEndpoint });
   app.locals.runSupervisor = runs;
   const accountDeps = { db, config, sessionSecret: deps.sessionSecret, clock: deps.clock ?? systemClock, runs };
   app.use('/console', consoleHeaders, createConsoleRouter(accountDeps));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EMAIL_ADDRESS } from './auth/email-address.js';
 
 // The only reader of process.env. Everything is checked once at boot; a bad value stops the start
 // with one line naming the variable.
@@ -17,10 +18,16 @@ const envSchema = z.object({
   OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
   ENDPOINTS_FILE: z.string().min(1).default('simarena.endpoints.json'),
-  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_EMAIL: z.string().max(254).regex(EMAIL_ADDRESS, 'must be an email address').optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SEED_DEMO: booleanish.default(true),
+  GENERATION_RUNS_PER_ENDPOINT: z.coerce
+    .number({ error: 'must be a whole number from 1 to 32' })
+    .int('must be a whole number from 1 to 32')
+    .min(1, 'must be a whole number from 1 to 32')
+    .max(32, 'must be a whole number from 1 to 32')
+    .default(1),
 });
 
 export type Config = {
@@ -39,6 +46,8 @@ export type Config = {
   adminPassword: string | undefined;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   seedDemo: boolean;
+  /** Generation runs the server runs at once on one model endpoint (console runs; rate limits are per endpoint). */
+  generationRunsPerEndpoint: number;
   /** The environment the config was read from: named endpoints take their key from a variable they name (never stored). */
   env: Readonly<Record<string, string | undefined>>;
 };
@@ -72,6 +81,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminPassword: e.ADMIN_PASSWORD,
     logLevel: e.LOG_LEVEL,
     seedDemo: e.SEED_DEMO,
+    generationRunsPerEndpoint: e.GENERATION_RUNS_PER_ENDPOINT,
     env: Object.freeze({ ...env }),
   };
 }

@@ -27,9 +27,11 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
     report.demoSeeded = seedDemoDialogues(db, now) !== null;
     ensureDemoBatch(db, now);
   }
-  if (config.adminEmail && config.adminPassword && !findUserByEmail(db, config.adminEmail)) {
-    insertUser(db, { email: config.adminEmail, passwordHash: await hashPassword(config.adminPassword), role: 'admin' }, now);
-    report.admin = { email: config.adminEmail, generatedPassword: null };
+  // ADMIN_PASSWORD alone names the password of the default admin@localhost account (README's configuration table).
+  const adminEmail = config.adminEmail ?? (config.adminPassword ? 'admin@localhost' : undefined);
+  if (adminEmail && config.adminPassword && !findUserByEmail(db, adminEmail)) {
+    insertUser(db, { email: adminEmail, passwordHash: await hashPassword(config.adminPassword), role: 'admin' }, now);
+    report.admin = { email: adminEmail, generatedPassword: null };
   } else if (countAdmins(db) === 0) {
     const email = config.adminEmail ?? 'admin@localhost';
     const password = randomPassword();

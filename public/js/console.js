@@ -32,6 +32,16 @@
       bar.max = Math.max(1, max);
       bar.value = Number(valueAt(data, bar.getAttribute('data-progress-value')) || 0);
     });
+    root.querySelectorAll('[data-ci-bar]').forEach(function (bar) {
+      var c = valueAt(data, bar.getAttribute('data-ci-bar')) || {};
+      var rate = c.win_rate_a, ci = c.ci95;
+      var point = bar.querySelector('.ci-point'), band = bar.querySelector('.ci-band');
+      var pct = function (x) { return (100 * x).toFixed(1) + '%'; };
+      if (point) { point.hidden = rate === null || rate === undefined; if (!point.hidden) point.style.left = pct(rate); }
+      if (band) { band.hidden = !Array.isArray(ci); if (!band.hidden) { band.style.left = pct(ci[0]); band.style.width = pct(ci[1] - ci[0]); } }
+      bar.setAttribute('aria-label', rate === null || rate === undefined ? 'no decisive judgments yet'
+        : 'win rate of a ' + pct(rate) + (Array.isArray(ci) ? ', 95% interval ' + pct(ci[0]) + ' to ' + pct(ci[1]) : ''));
+    });
     root.setAttribute('data-updated', new Date().toISOString());
   }
 

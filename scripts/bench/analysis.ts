@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { analyzeJudgments } from '../../src/analysis/analyze.js';
 import { bootstrapWinRate } from '../../src/analysis/bootstrap.js';
 import { createJudgmentTableBuilder } from '../../src/analysis/judgment-table.js';
-import { createPrng } from '../../src/analysis/prng.js';
+import { seededRandom } from '../../src/scenarios/seeded-random.js';
 
 const pairsArg = process.argv.indexOf('--pairs');
 const PAIRS = pairsArg > 0 ? Number(process.argv[pairsArg + 1]) : 100_000;
@@ -32,7 +32,7 @@ function time<T>(fn: () => T): [T, number] {
   return [value, Number(process.hrtime.bigint() - t0) / 1e6];
 }
 
-const random = createPrng(42);
+const random = seededRandom(42);
 type Row = { item: number; rater: number; outcome: 0 | 1 | 2; left: 0 | 1; aWords: number; bWords: number; scenario: number };
 function* rows(): Generator<Row> {
   for (let i = 0; i < PAIRS; i++) {

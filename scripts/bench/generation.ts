@@ -3,7 +3,8 @@
 // 1. Pool use: concurrency 32, every call takes 200 ms at the server. Ideal throughput is 32 / 0.2 s = 160 calls/s;
 //    the engine must keep at least 90% of the pool busy.
 // 2. Per-call overhead in our code: the same calls one at a time with no server latency, the engine (prompt
-//    building, hashing, validation, SQLite writes, provenance) against bare SDK calls, in the same process.
+//    building, hashing, validation, SQLite writes, provenance) against bare SDK calls sending the very requests the
+//    engine sent, in the same process.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,6 @@ import { migrate } from '../../src/db/migrate.js';
 import { createRun } from '../../src/generation/create-run.js';
 import { executeRun } from '../../src/generation/execute-run.js';
 import { type ChatRequest, type LlmClient, createLlmClient } from '../../src/generation/llm-client.js';
-import { agentResponseFormat } from '../../src/generation/model-output.schema.js';
 import { installLibrary } from '../../src/scenarios/load-library.js';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -63,39 +63,42 @@ function instantClient(baseUrl: string): LlmClient {
 async function enginePass(baseUrl: string, options: { scenarios: number; turns: number; concurrency: number; instant?: boolean }) {
   const db = freshDb(`engine-${options.concurrency}-${options.turns}`, options.scenarios);
   const runId = createRun(db, { scenarios: 'all', modes: ['agents'], model: 'bench', baseUrl, maxTurns: options.turns, concurrency: options.concurrency }, new Date());
-  let busySamples = 0;
-  let busySum = 0;
+  // Time-weighted: each count of calls in flight holds from one progress event to the next.
+  let busyMs = 0;
+  let lastInFlight = 0;
+  let lastAt = performance.now();
   const cpu = process.cpuUsage();
   const started = performance.now();
+  lastAt = started;
   const outcome = await executeRun(db, runId, {
     llm: options.instant ? instantClient(baseUrl) : createLlmClient({ baseUrl, apiKey: 'bench' }),
     onProgress: (p) => {
-      busySum += p.inFlight;
-      busySamples += 1;
+      const at = performance.now();
+      busyMs += lastInFlight * (at - lastAt);
+      lastInFlight = p.inFlight;
+      lastAt = at;
     },
   });
   const seconds = (performance.now() - started) / 1000;
   const cpuMs = cpuMsSince(cpu);
-  const calls = db.prepare('SELECT count(*) FROM llm_calls WHERE run_id = ?').pluck().get(runId) as number;
+  // The requests the engine sent, so that the bare SDK pass sends exactly the same bodies (same sizes for the
+  // server to read and answer), and the difference is our code alone.
+  const requests = (db.prepare('SELECT request FROM llm_calls WHERE run_id = ? ORDER BY id').pluck().all(runId) as string[]).map(
+    (r) => JSON.parse(r) as ChatRequest,
+  );
   db.close();
   if (outcome.state !== 'complete' || outcome.failed > 0) throw new Error(`bench run ended ${outcome.state}: ${outcome.error}`);
-  return { seconds, cpuMs, calls, meanInFlight: busySum / Math.max(1, busySamples) };
+  return { seconds, cpuMs, calls: requests.length, requests, meanInFlight: busyMs / Math.max(1, lastAt - started) };
 }
 
-async function sdkPass(baseUrl: string, calls: number, concurrency: number) {
+async function sdkPass(baseUrl: string, requests: ChatRequest[], concurrency: number) {
   const llm = createLlmClient({ baseUrl, apiKey: 'bench' });
-  const request: ChatRequest = {
-    model: 'bench',
-    messages: [{ role: 'user', content: 'Imagine you are Alma Bench, your task is to act. You are at Turn #0.' }],
-    temperature: 0.7,
-    response_format: agentResponseFormat('json_schema'),
-  };
   let next = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next++ < calls) await llm.complete(request, { timeoutMs: 30_000 });
+      while (next < requests.length) await llm.complete(requests[next++] as ChatRequest, { timeoutMs: 30_000 });
     }),
   );
   return { seconds: (performance.now() - started) / 1000, cpuMs: cpuMsSince(cpu) };
@@ -122,16 +125,16 @@ const slow = await startServer(latencyMs);
 const fast = await startServer(0);
 try {
   // Warm-up (module loading, JIT, connection pools) so that neither pass pays for it.
-  await sdkPass(fast.baseUrl, 50, 4);
-  await enginePass(fast.baseUrl, { scenarios: 5, turns: 4, concurrency: 4 });
+  const warm = await enginePass(fast.baseUrl, { scenarios: 5, turns: 4, concurrency: 4 });
+  await sdkPass(fast.baseUrl, warm.requests, 4);
 
   const pool = await enginePass(slow.baseUrl, { scenarios: 96, turns: 5, concurrency });
   const ideal = concurrency / (latencyMs / 1000);
   const throughput = pool.calls / pool.seconds;
-  const sdkPoolSeconds = (await sdkPass(slow.baseUrl, pool.calls, concurrency)).seconds;
+  const sdkPoolSeconds = (await sdkPass(slow.baseUrl, pool.requests, concurrency)).seconds;
 
   const serial = await enginePass(fast.baseUrl, { scenarios: 40, turns: 10, concurrency: 1 });
-  const sdkSerial = await sdkPass(fast.baseUrl, serial.calls, 1);
+  const sdkSerial = await sdkPass(fast.baseUrl, serial.requests, 1);
   const sdkSerialSeconds = sdkSerial.seconds;
   const overheadMs = ((serial.seconds - sdkSerialSeconds) * 1000) / serial.calls;
   const overheadCpuMs = (serial.cpuMs - sdkSerial.cpuMs) / serial.calls;
@@ -139,7 +142,7 @@ try {
 
   console.log(`generation bench (local fake server, ${latencyMs} ms per call, concurrency ${concurrency})`);
   console.log(`  pool: ${pool.calls} calls in ${pool.seconds.toFixed(2)} s = ${throughput.toFixed(1)} calls/s; ideal ${ideal.toFixed(1)} calls/s`);
-  console.log(`  pool busy: ${((100 * throughput) / ideal).toFixed(1)}% of ideal (target >= 90%); mean calls in flight ${pool.meanInFlight.toFixed(1)}`);
+  console.log(`  pool busy: ${((100 * throughput) / ideal).toFixed(1)}% of ideal (target >= 90%); mean calls in flight (time-weighted) ${pool.meanInFlight.toFixed(1)} of ${concurrency}`);
   console.log(`  bare SDK, same calls and pool: ${(pool.calls / sdkPoolSeconds).toFixed(1)} calls/s; engine/SDK ratio ${(sdkPoolSeconds / pool.seconds).toFixed(3)}`);
   console.log(`  serial, no latency: engine ${((serial.seconds * 1000) / serial.calls).toFixed(2)} ms/call, bare SDK ${((sdkSerialSeconds * 1000) / serial.calls).toFixed(2)} ms/call`);
   console.log(`  per-call overhead in our code: ${overheadMs.toFixed(2)} ms wall, ${overheadCpuMs.toFixed(2)} ms CPU (target < 5 ms); ratio engine/SDK ${(serial.seconds / sdkSerialSeconds).toFixed(2)}`);

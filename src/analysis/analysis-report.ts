@@ -77,8 +77,12 @@ export type BradleyTerryReport = {
   anchor: string;
   scale: '1000 + 400*log10(ability / anchor ability)';
   ties: 'half a win each';
-  conditions: { condition: string; score: number | null; ci95: [number, number] | null }[];
+  /** `anchor` per condition only when the conditions form several groups never compared with each other. */
+  conditions: { condition: string; score: number | null; ci95: [number, number] | null; anchor?: string }[];
   bootstrap: BootstrapResult;
+  /** Present when the conditions form several unconnected groups, each fitted on its own scale. */
+  groups?: { anchor: string; conditions: string[]; bootstrap: BootstrapResult; reason?: string }[];
+  note?: string;
   reason?: string;
 };
 

@@ -94,7 +94,10 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
   if (!heavy) notes.push(`Dawid-Skene and Cohen's kappa for every rater pair were skipped: ${t.n} judgments is above the limit of ${heavyLimit}.`);
   let ds: DawidSkeneResult | null = null;
   if (heavy && t.n > 0) {
-    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, nItems, nRaters, q: 3 });
+    // EM is slow when raters agree little (a few hundred iterations is common with weak preferences); the iteration
+    // cap shrinks with the data so the report stays within a fixed amount of work (about 5e7 judgment visits).
+    const maxIterations = Math.max(100, Math.min(1000, Math.floor(5e7 / t.n)));
+    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, nItems, nRaters, q: 3 }, { maxIterations });
     if (!ds.converged) notes.push(`Dawid-Skene stopped after ${ds.iterations} iterations without converging.`);
   }
 
@@ -118,8 +121,14 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     heavy,
   );
   if (tiesAllowed === false && anyTie) notes.push('The batch does not allow ties, yet some judgments are ties: TIE was added to the categories.');
+  // A pair can only get its own comparison's labels, so pooling comparisons lowers chance agreement (p_e) while
+  // observed agreement stays put: batch-level kappa, alpha and AC1 run above every comparison's. Say so.
+  if (nComp > 1 && batchAgreement.n_judgments > 0)
+    notes.push(
+      'Agreement over the whole batch pools comparisons whose pairs can only receive their own two conditions (or TIE), which lowers chance agreement: its kappa, alpha and AC1 are higher than within any comparison. Report the per-comparison values.',
+    );
 
-  const bradleyTerry = conditions.length >= 2 ? bradleyTerryReport(t, conditions, compItems, itemCounts, { seed, replicates, anchor: options.anchor }) : null;
+  const bradleyTerry = conditions.length >= 2 ? bradleyTerryByGroup(t, conditions, compItems, itemCounts, { seed, replicates, anchor: options.anchor }) : null;
 
   let leftAWinsA = 0;
   let leftAWinsB = 0;
@@ -211,11 +220,20 @@ function analyzeComparison(
   if (o.resampleRaters) {
     const rows: number[] = [];
     for (let j = 0; j < t.n; j++) if ((t.itemComparison[t.item[j] as number] as number) === c) rows.push(j);
+    // Resample this comparison's own raters: drawing from every rater of the batch would draw raters who never saw
+    // these pairs and leave replicates empty.
+    const local = new Map<number, number>();
+    const rowRater = Int32Array.from(rows, (j) => {
+      const r = t.rater[j] as number;
+      let k = local.get(r);
+      if (k === undefined) local.set(r, (k = local.size));
+      return k;
+    });
     raters = {
       rowCluster: Int32Array.from(rows, (j) => itemCluster[t.item[j] as number] as number),
-      rowRater: Int32Array.from(rows, (j) => t.rater[j] as number),
+      rowRater,
       rowOutcome: Int8Array.from(rows, (j) => t.outcome[j] as number),
-      nRaters: t.raterNames.length,
+      nRaters: local.size,
     };
   }
   const boot = bootstrapWinRate({ clusterWinsA: Float64Array.from(clusterA), clusterWinsB: Float64Array.from(clusterB), raters }, { replicates: o.replicates, seed: o.seed + c });
@@ -364,9 +382,52 @@ function agreementFor(
   };
 }
 
+/**
+ * Bradley-Terry over the batch's conditions. Conditions joined by no chain of comparisons (e.g. SCRIPT vs AGENTS run
+ * separately for each model) share no scale, so each connected group is fitted on its own, anchored at its own
+ * SCRIPT condition; a batch of one group gives the plain single fit.
+ */
+function bradleyTerryByGroup(
+  t: JudgmentTable,
+  conditions: string[],
+  compItems: number[][],
+  itemCounts: Int32Array,
+  o: { seed: number; replicates: number; anchor?: string },
+): BradleyTerryReport {
+  // Union-find over conditions, joined by each comparison.
+  const parent = conditions.map((_, i) => i);
+  const root = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i] as number] as number;
+    return i;
+  };
+  for (const c of t.comparisons) parent[root(conditions.indexOf(c.a))] = root(conditions.indexOf(c.b));
+  const byRoot = new Map<number, number[]>();
+  conditions.forEach((_, i) => byRoot.set(root(i), [...(byRoot.get(root(i)) ?? []), i]));
+  const groups = [...byRoot.values()];
+  const allComparisons = t.comparisons.map((_, c) => c);
+  if (groups.length === 1) return bradleyTerryReport(t, conditions, allComparisons, compItems, itemCounts, o);
+  const fits = groups.map((members, g) => {
+    const names = members.map((i) => conditions[i] as string);
+    const comps = allComparisons.filter((c) => names.includes((t.comparisons[c] as { a: string }).a));
+    return bradleyTerryReport(t, names, comps, compItems, itemCounts, { ...o, seed: o.seed + g });
+  });
+  const failed = fits.filter((f) => f.reason);
+  return {
+    anchor: (fits[0] as BradleyTerryReport).anchor,
+    scale: '1000 + 400*log10(ability / anchor ability)',
+    ties: 'half a win each',
+    conditions: fits.flatMap((f) => f.conditions.map((c) => ({ ...c, anchor: f.anchor }))),
+    bootstrap: (fits[0] as BradleyTerryReport).bootstrap,
+    groups: fits.map((f) => ({ anchor: f.anchor, conditions: f.conditions.map((c) => c.condition), bootstrap: f.bootstrap, ...(f.reason ? { reason: f.reason } : {}) })),
+    note: `The comparisons form ${fits.length} groups of conditions never compared with each other: each group is fitted on its own scale, anchored at 1000 on its own anchor, and scores from different groups cannot be compared.`,
+    ...(failed.length > 0 ? { reason: failed.map((f) => `${f.anchor}'s group: ${f.reason as string}`).join(' ') } : {}),
+  };
+}
+
 function bradleyTerryReport(
   t: JudgmentTable,
   conditions: string[],
+  comps: number[],
   compItems: number[][],
   itemCounts: Int32Array,
   o: { seed: number; replicates: number; anchor?: string },
@@ -375,16 +436,17 @@ function bradleyTerryReport(
   const anchorName =
     o.anchor && conditions.includes(o.anchor) ? o.anchor : (conditions.find((c) => c.toUpperCase().startsWith('SCRIPT:')) ?? (conditions[0] as string));
   const anchorIndex = conditions.indexOf(anchorName);
-  const nComp = t.comparisons.length;
-  const ca = t.comparisons.map((c) => conditions.indexOf(c.a));
-  const cb = t.comparisons.map((c) => conditions.indexOf(c.b));
+  // Comparisons are indexed by their position in `comps` from here on.
+  const nComp = comps.length;
+  const ca = comps.map((c) => conditions.indexOf((t.comparisons[c] as { a: string }).a));
+  const cb = comps.map((c) => conditions.indexOf((t.comparisons[c] as { b: string }).b));
   // Clusters for the bootstrap: scenarios when every pair has one, else pairs; totals per cluster and comparison.
   let allScenarios = t.itemNames.length > 0;
   for (let i = 0; i < t.itemNames.length; i++) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
   const clusterIndex = new Map<number, number>();
   const totals: number[] = [];
   for (let c = 0; c < nComp; c++)
-    for (const i of compItems[c] as number[]) {
+    for (const i of compItems[comps[c] as number] as number[]) {
       const key = allScenarios ? (t.itemScenario[i] as number) : i;
       let cl = clusterIndex.get(key);
       if (cl === undefined) {

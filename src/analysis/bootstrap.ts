@@ -1,4 +1,5 @@
-import { createPrng } from './prng.js';
+// The scenarios' seeded generator (mulberry32) serves the bootstrap too: one algorithm, one implementation.
+import { seededRandom } from '../scenarios/seeded-random.js';
 
 /** Sample quantile, type 7 of Hyndman and Fan (1996): R's and numpy's default, linear interpolation. */
 export function quantileType7(sorted: ArrayLike<number>, p: number): number {
@@ -31,7 +32,7 @@ export function clusterBootstrap(
 ): BootstrapResult {
   const { replicates, seed } = options;
   if (nClusters === 0 || replicates < 1) return { ci95: null, replicates: 0, undefined_replicates: 0, seed, reason: 'nothing to resample' };
-  const random = createPrng(seed);
+  const random = seededRandom(seed);
   const multiplicity = new Int32Array(nClusters);
   const values = new Float64Array(replicates);
   let defined = 0;
@@ -61,7 +62,7 @@ export function bootstrapWinRate(
 ): BootstrapResult {
   const { clusterWinsA, clusterWinsB, raters } = input;
   if (!raters) return fastClusterBootstrap(clusterWinsA, clusterWinsB, options);
-  const raterRandom = createPrng(options.seed ^ 0x5bd1e995);
+  const raterRandom = seededRandom(options.seed ^ 0x5bd1e995);
   const raterMultiplicity = new Int32Array(raters.nRaters);
   return clusterBootstrap(
     clusterWinsA.length,
@@ -85,7 +86,7 @@ export function bootstrapWinRate(
 
 /**
  * The one-way case of bootstrapWinRate without a multiplicity array: each replicate sums the totals of n clusters
- * drawn with replacement, with the generator (mulberry32, as createPrng) inlined in the loop. 1,000 replicates over
+ * drawn with replacement, with the generator (mulberry32, as seededRandom in src/scenarios/seeded-random.ts) inlined in the loop. 1,000 replicates over
  * 100,000 pairs is 10^8 draws, so this loop is the benchmark's hot path.
  */
 function fastClusterBootstrap(winsA: Float64Array, winsB: Float64Array, options: { replicates: number; seed: number }): BootstrapResult {

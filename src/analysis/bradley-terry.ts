@@ -71,14 +71,15 @@ export function fitBradleyTerry(conditions: string[], wins: Float64Array, anchor
 
 function existenceProblem(k: number, wins: Float64Array, conditions: string[]): string | null {
   // Strong connectivity of the directed graph i -> j when i has beaten j (Ford 1957; Hunter 2004, assumption 1).
-  const reach = (forward: boolean): boolean[] => {
+  const reach = (forward: boolean | 'either'): boolean[] => {
     const seen = new Array<boolean>(k).fill(false);
     const stack = [0];
     seen[0] = true;
     while (stack.length > 0) {
       const i = stack.pop() as number;
       for (let j = 0; j < k; j++) {
-        const w = forward ? (wins[i * k + j] as number) : (wins[j * k + i] as number);
+        const w =
+          forward === 'either' ? (wins[i * k + j] as number) + (wins[j * k + i] as number) : forward ? (wins[i * k + j] as number) : (wins[j * k + i] as number);
         if (w > 0 && !seen[j]) {
           seen[j] = true;
           stack.push(j);
@@ -101,8 +102,13 @@ function existenceProblem(k: number, wins: Float64Array, conditions: string[]): 
   }
   const f = reach(true);
   const b = reach(false);
+  // Groups never compared with each other (e.g. SCRIPT vs AGENTS run separately per model) have no common scale;
+  // say that plainly, apart from groups that were compared but where one side never won.
+  const apart = reach('either').findIndex((x) => !x);
+  if (apart >= 0)
+    return `The conditions form groups never compared with each other (${conditions[0] as string} and ${conditions[apart] as string} are in different groups): Bradley-Terry scores on one scale are not defined; read each comparison's win rate.`;
   for (let i = 0; i < k; i++)
-    if (!f[i] || !b[i]) return 'the conditions split into groups that never beat each other: scores are not finite';
+    if (!f[i] || !b[i]) return 'The conditions split into groups where one group never beat the other: scores are not finite.';
   return null;
 }
 

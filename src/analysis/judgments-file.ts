@@ -183,6 +183,32 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     let condA = -1;
     let condB = -1;
     if (format === 'simarena export') {
+      // The export writes its flags as true/false; 1/0 is read too (spreadsheets and older files).
+      const flag = (i: number): boolean | null => {
+        const value = cell(record, i).toLowerCase();
+        return value === '1' || value === 'true' ? true : value === '0' || value === 'false' ? false : null;
+      };
+      const isGold = flag(iGold) === true;
+      if (isGold && item && rater) {
+        const correct = flag(iCorrect);
+        if (correct !== null) {
+          const tally = attention.get(rater) ?? { correct: 0, answered: 0 };
+          tally.answered++;
+          if (correct) tally.correct++;
+          attention.set(rater, tally);
+        }
+      }
+      // Dropped before the conditions are checked: a gold pair sets a dialogue against its own variant, so both
+      // sides carry the same condition.
+      if (flag(iExcluded) === true) {
+        const reason = `excluded: ${cell(record, iReason) || 'no reason given'}`;
+        dropped.set(reason, (dropped.get(reason) ?? 0) + 1);
+        return;
+      }
+      if (isGold) {
+        dropped.set('gold (attention or onboarding) pairs', (dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
+        return;
+      }
       const a = cell(record, iCondA);
       const b = cell(record, iCondB);
       if (!a || !b) fail('model_a and model_b must not be empty');
@@ -195,25 +221,6 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
       else if (winner === 'model_b' || winner === 'b') label = condB;
       else if (winner === 'tie') label = TIE_ID;
       else fail(`unknown winner "${winnerText}" (expected model_a, model_b or tie)`);
-      const isGold = cell(record, iGold) === '1';
-      if (isGold && item && rater) {
-        const correct = cell(record, iCorrect);
-        if (correct === '0' || correct === '1') {
-          const tally = attention.get(rater) ?? { correct: 0, answered: 0 };
-          tally.answered++;
-          if (correct === '1') tally.correct++;
-          attention.set(rater, tally);
-        }
-      }
-      if (cell(record, iExcluded) === '1') {
-        const reason = `excluded: ${cell(record, iReason) || 'no reason given'}`;
-        dropped.set(reason, (dropped.get(reason) ?? 0) + 1);
-        return;
-      }
-      if (isGold) {
-        dropped.set('gold (attention or onboarding) pairs', (dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
-        return;
-      }
     } else {
       const text = cell(record, iLabel);
       if (!text) fail('label is empty');
@@ -290,7 +297,12 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
           failAt(rows.line[j] as number, `a third condition "${values.names[l] as string}" in a file without condition_a/condition_b columns (give them, or --order A,B for two conditions)`);
       });
       if (seen.length < 2 && rows.label.length > 0)
-        failAt(2, 'only one condition appears among the labels: name both with --order A,B or condition_a/condition_b columns');
+        failAt(
+          2,
+          seen.length === 0
+            ? 'every judgment is a tie, so the labels name no condition: name both with --order A,B or condition_a/condition_b columns'
+            : 'only one condition appears among the labels: name both with --order A,B or condition_a/condition_b columns',
+        );
       const sorted = seen.map((l) => values.names[l] as string).sort();
       fileA = intern(sorted[0] ?? 'A');
       fileB = intern(sorted[1] ?? 'B');

@@ -19,9 +19,17 @@ export const PLOT_TITLES: Record<PlotName, string> = {
 const label = (c: { a: string; b: string }) => `${c.a} vs ${c.b}`;
 
 function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
-  const base = { $schema: 'https://vega.github.io/schema/vega-lite/v5.json', background: 'white', config: { font: 'sans-serif' } } as const;
-  const rule50 = { mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { x: { datum: 0.5 } } } as const;
-  const rateAxis = { type: 'quantitative', scale: { domain: [0, 1] }, title: 'win rate of a' } as const;
+  // Each SVG carries its own title and full condition names, so a downloaded plot still says what it shows.
+  const base = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    background: 'white',
+    title: { text: PLOT_TITLES[name], anchor: 'start', fontSize: 13 },
+    config: { font: 'sans-serif', axis: { labelFontSize: 11, titleFontSize: 12 }, header: { labelLimit: 600 } },
+  } as const;
+  // The 50% reference line: a layer of its own with no y encoding, so it spans the plot vertically.
+  // aria: false: the line is decoration (the axis title names it), so it must not appear as an unlabelled image.
+  const rule50 = { data: { values: [{}] }, mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } } as const;
+  const rateAxis = { type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'win rate of a (decisive judgments; dashed line: 50%)' } as const;
   switch (name) {
     case 'forest': {
       const values = report.comparisons.flatMap((c) => [
@@ -32,10 +40,18 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         ...base,
         width: 420,
         data: { values },
-        encoding: { y: { field: 'comparison', type: 'nominal', title: null }, yOffset: { field: 'interval' }, color: { field: 'interval', type: 'nominal', title: 'interval' } },
         layer: [
-          { mark: 'rule', encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
-          { mark: { type: 'point', filled: true }, encoding: { x: { field: 'rate', ...rateAxis } } },
+          {
+            encoding: {
+              y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 600 } },
+              yOffset: { field: 'interval' },
+              color: { field: 'interval', type: 'nominal', title: '95% interval', legend: { orient: 'bottom' } },
+            },
+            layer: [
+              { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+              { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
+            ],
+          },
           rule50,
         ],
       } as unknown as TopLevelSpec;
@@ -49,14 +65,19 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         ...base,
         width: 360,
         data: { values },
-        facet: { row: { field: 'comparison', type: 'nominal', title: null } },
+        // Comparison names above each panel (horizontal), not rotated beside it where long names overlap.
+        facet: { row: { field: 'comparison', type: 'nominal', title: null, header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelFontWeight: 'bold', labelFontSize: 12 } } },
         spec: {
           width: 360,
-          encoding: { y: { field: 'category', type: 'nominal', title: 'category' } },
           layer: [
-            { mark: 'rule', encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
-            { mark: { type: 'point', filled: true }, encoding: { x: { field: 'rate', ...rateAxis } } },
-            rule50,
+            {
+              encoding: { y: { field: 'category', type: 'nominal', title: 'scenario category', sort: null } },
+              layer: [
+                { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+                { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
+              ],
+            },
+            { mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } },
           ],
         },
       } as unknown as TopLevelSpec;
@@ -72,10 +93,19 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         ...base,
         width: 420,
         data: { values },
-        encoding: { y: { field: 'comparison', type: 'nominal', title: null } },
         layer: [
-          { mark: { type: 'bar', color: '#9ecae1' }, encoding: { x: { field: 'rate', type: 'quantitative', scale: { domain: [0, 1] }, title: 'left chosen' } } },
-          { mark: 'rule', encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
+          {
+            encoding: { y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 600 } } },
+            layer: [
+              {
+                mark: { type: 'bar', color: '#9ecae1' },
+                encoding: {
+                  x: { field: 'rate', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'share of decisive judgments choosing the left dialogue (dashed line: no bias)' },
+                },
+              },
+              { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
+            ],
+          },
           rule50,
         ],
       } as unknown as TopLevelSpec;
@@ -93,7 +123,7 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         mark: { type: 'point', filled: true, opacity: 0.6 },
         encoding: {
           x: { field: 'seconds', type: 'quantitative', title: 'median seconds per judgment' },
-          y: { field: 'agreement', type: 'quantitative', scale: { domain: [0, 1] }, title: 'agreement with leave-one-out majority' },
+          y: { field: 'agreement', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'agreement with leave-one-out majority' },
           size: { field: 'judgments', type: 'quantitative', title: 'judgments' },
         },
       } as unknown as TopLevelSpec;
@@ -113,8 +143,8 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         data: { values },
         mark: { type: 'bar', color: '#74a9cf' },
         encoding: {
-          y: { field: 'condition', type: 'nominal', title: null },
-          x: { field: 'words', type: 'quantitative', title: 'words per spoken turn', aggregate: 'mean' },
+          y: { field: 'condition', type: 'nominal', title: null, axis: { labelLimit: 600 } },
+          x: { field: 'words', type: 'quantitative', title: 'mean words per spoken turn', aggregate: 'mean' },
         },
       } as unknown as TopLevelSpec;
     }

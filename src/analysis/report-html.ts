@@ -1,6 +1,6 @@
 import type { AnalysisReport } from './analysis-report.js';
 import { PLOT_NAMES, PLOT_TITLES, renderAllPlots } from './plots.js';
-import { reportTables, sourceLine } from './report-tables.js';
+import { reportTables, sourceLine, summarySentences } from './report-tables.js';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -16,10 +16,12 @@ export async function renderAnalysisHtml(report: AnalysisReport): Promise<string
   const parts = [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8"><title>simarena analysis</title>',
-    `<style>${STYLE}</style></head><body>`,
+    `<style>${STYLE}</style></head><body><main>`,
     '<h1>simarena analysis</h1>',
     `<p>${escapeHtml(sourceLine(report))}</p>`,
   ];
+  const summary = summarySentences(report);
+  if (summary.length > 0) parts.push('<h2>Summary</h2><ul>', ...summary.map((s) => `<li>${escapeHtml(s)}</li>`), '</ul>');
   for (const { title, note, table } of reportTables(report)) {
     parts.push(`<h2>${escapeHtml(title)}</h2>`);
     if (note) parts.push(`<p class="note">${escapeHtml(note)}</p>`);
@@ -34,11 +36,12 @@ export async function renderAnalysisHtml(report: AnalysisReport): Promise<string
   parts.push('<h2>Plots</h2>');
   for (const name of PLOT_NAMES)
     parts.push(
-      `<figure id="plot-${name}" role="img" aria-label="${escapeHtml(PLOT_TITLES[name])}">${plots[name]}<figcaption>${escapeHtml(PLOT_TITLES[name])} ` +
+      // role="img" goes on the plot alone: on the figure it would hide the download link from assistive technology.
+      `<figure id="plot-${name}"><div role="img" aria-label="${escapeHtml(PLOT_TITLES[name])}">${plots[name]}</div><figcaption>${escapeHtml(PLOT_TITLES[name])} ` +
         // The SVG is also offered as a file, inline (a data URL), so the page still needs nothing from outside.
         `<a download="simarena-${name}.svg" href="data:image/svg+xml;base64,${Buffer.from(plots[name]).toString('base64')}">download SVG</a></figcaption></figure>`,
     );
   if (report.notes.length > 0) parts.push('<h2>Notes</h2><ul>', ...report.notes.map((n) => `<li>${escapeHtml(n)}</li>`), '</ul>');
-  parts.push('</body></html>');
+  parts.push('</main></body></html>');
   return parts.join('\n');
 }

@@ -1,11 +1,13 @@
 import type { AnalysisReport } from './analysis-report.js';
-import { reportTables, sourceLine } from './report-tables.js';
+import { reportTables, sourceLine, summarySentences } from './report-tables.js';
 
 const cell = (v: string | number) => String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
 /** The report as Markdown: every table, the notes, and the exclusions. */
 export function renderAnalysisMarkdown(report: AnalysisReport): string {
   const lines = ['# simarena analysis', '', sourceLine(report), ''];
+  const summary = summarySentences(report);
+  if (summary.length > 0) lines.push('## Summary', '', ...summary.map((s) => `- ${s}`), '');
   for (const { title, note, table } of reportTables(report)) {
     lines.push(`## ${title}`, '');
     if (note) lines.push(note, '');

@@ -45,11 +45,18 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
   if (report.bradley_terry)
     out.push({
       title: 'Bradley-Terry scores',
-      note: `Anchor ${report.bradley_terry.anchor} = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals.${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`,
-      table: {
-        headers: ['condition', 'score', '95% interval'],
-        rows: report.bradley_terry.conditions.map((c) => [c.condition, num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
-      },
+      note: report.bradley_terry.groups
+        ? `Each group's anchor = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals. ${report.bradley_terry.note ?? ''}${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`
+        : `Anchor ${report.bradley_terry.anchor} = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals.${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`,
+      table: report.bradley_terry.groups
+        ? {
+            headers: ['condition', 'anchor (= 1000)', 'score', '95% interval'],
+            rows: report.bradley_terry.conditions.map((c) => [c.condition, c.anchor ?? '–', num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
+          }
+        : {
+            headers: ['condition', 'score', '95% interval'],
+            rows: report.bradley_terry.conditions.map((c) => [c.condition, num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
+          },
     });
   out.push({
     title: 'Position bias',
@@ -129,4 +136,25 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
 export function sourceLine(report: AnalysisReport): string {
   const src = report.source.kind === 'batch' ? `batch ${report.source.batch_id} (${report.source.name})` : `file ${report.source.path}`;
   return `${src}: ${report.n_judgments} judgments, ${report.n_pairs} pairs, ${report.n_raters} raters; seed ${report.settings.seed}, ${report.settings.bootstrap} bootstrap replicates; computed ${report.generated_at}`;
+}
+
+/**
+ * One sentence per comparison with the numbers a results section needs (estimate, both intervals, test, n, ties,
+ * agreement), so the report's headline can be quoted without reassembling it from the tables.
+ */
+export function summarySentences(report: AnalysisReport): string[] {
+  return report.comparisons.map((c) => {
+    const decisive = c.wins_a + c.wins_b;
+    if (c.win_rate_a === null) return `${c.a} vs ${c.b}: no decisive judgment among ${c.n} (${c.ties} ties); no win rate.`;
+    const boot = c.bootstrap.ci95 ? `; ${c.bootstrap.cluster}-cluster bootstrap 95% CI ${ci(c.bootstrap.ci95)}` : '';
+    // Two decimals, without the "-0.00" that a tiny negative coefficient would otherwise print.
+    const two = (x: number | null) => (x !== null && Math.abs(x) < 0.005 ? '0.00' : num(x, 2));
+    const kappa = c.agreement.krippendorff_alpha === null ? '' : `; Krippendorff's alpha ${two(c.agreement.krippendorff_alpha)}, Gwet's AC1 ${two(c.agreement.gwet_ac1)}`;
+    const p = c.p_value === null ? '' : `, exact two-sided sign test p = ${pValue(c.p_value)}`;
+    return (
+      `${c.a} was preferred over ${c.b} in ${pct(c.win_rate_a)} of ${decisive} decisive judgments ` +
+      `(Wilson 95% CI ${ci(c.ci95)}${p}${boot}); ${c.ties} ties (${pct(c.ties_half.win_rate_a)} with ties as half)` +
+      `${kappa}; ${c.majority.pairs} pairs.`
+    );
+  });
 }

@@ -15,8 +15,8 @@ import { countRuns, findRunWithCounts, listRunsWithCounts, serializeRun } from '
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { sessionMiddleware } from '../web/sessions.js';
-import { apiExportRoute } from './api-export.js';
-import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from './api-judgments.queries.js';
+import { apiExportRoute, exportMetaRoute } from './api-export.js';
+import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from './api-judgments.js';
 
 const dialogueQuerySchema = z.object({ calls: z.enum(['0', '1', 'true', 'false']).default('1') });
 
@@ -84,7 +84,7 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
         const row = getBatchRow(db, idParam(req));
         if (!row) throw new HttpError(404, `No batch with id ${req.params.id}.`);
         const page = parsePage(req.query, 500);
-        const data = listBatchJudgmentsForApi(db, { id: row.id, judgeSalt: row.judge_salt }, page.perPage, page.offset);
+        const data = listBatchJudgmentsForApi(db, row, page.perPage, page.offset);
         res.json(paginated(data, page, countBatchJudgmentsForApi(db, row.id)));
       },
     },
@@ -99,6 +99,7 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
       },
     },
     apiExportRoute(deps),
+    exportMetaRoute(deps),
     {
       method: 'get',
       path: '/runs',

@@ -1,7 +1,13 @@
 import { z } from 'zod';
+import { EMAIL_ADDRESS } from './email-address.js';
 import { ROLES } from './user.queries.js';
 
-export const emailSchema = z.string().trim().toLowerCase().pipe(z.email('must be an email address')).pipe(z.string().max(254));
+export const emailSchema = z.string().trim().toLowerCase().max(254).regex(EMAIL_ADDRESS, 'must be an email address');
+/**
+ * Finding an existing account needs no address check: any account stored, whatever rule made it, must stay reachable
+ * by `users reset-password` and `tokens create`.
+ */
+export const lookupEmailSchema = z.string().trim().toLowerCase().min(1, 'is required').max(254);
 export const passwordSchema = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
 export const roleSchema = z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` });
 

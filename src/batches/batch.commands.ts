@@ -13,7 +13,7 @@ import {
   updateBatchSettingsRow,
 } from './batch.queries.js';
 import { type BatchSettings, type BatchState, batchSettingsSchema } from './batch.schema.js';
-import { type BatchDeps, type CreateBatchResult, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
+import { type BatchDeps, type CreateBatchResult, checkBlockedBatches, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
 
 export type BatchView = {
   id: number;
@@ -98,6 +98,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
   return db.transaction(() => {
     const row = requireBatch(db, batchId);
     if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
+    checkBlockedBatches(db, next, batchId);
     const current = batchSettingsSchema.parse(JSON.parse(row.settings));
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
     const hasJudgments = countBatchJudgments(db, batchId) > 0;

@@ -84,6 +84,15 @@ export const batchSettingsSchema = z.strictObject({
   pay: z.string().trim().max(50).default(''),
   consent: z.string().max(20_000).default(''),
   instructions: z.string().max(20_000).default(''),
+  /**
+   * Ids of earlier batches whose participants may not take this one (a new round wants fresh raters). Matched on the
+   * provider's participant id (Prolific PROLIFIC_PID, MTurk workerId); plain-link raters have no stable identity.
+   */
+  blockParticipantsOf: z
+    .array(z.number().int().positive())
+    .max(200)
+    .default([])
+    .transform((ids) => [...new Set(ids)].sort((a, b) => a - b)),
 });
 export type BatchSettings = z.infer<typeof batchSettingsSchema>;
 export type BatchSettingsInput = z.input<typeof batchSettingsSchema>;

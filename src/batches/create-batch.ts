@@ -8,6 +8,7 @@ import { describeIssues } from '../web/validate.js';
 import { newPublicId } from '../web/ids.js';
 import { BatchError } from './batch-error.js';
 import {
+  getBatchRow,
   insertBatch,
   insertBatchRun,
   insertComparison,
@@ -59,6 +60,14 @@ function scenarioFilter(db: Db, selector: BatchSettings['scenarios']): (scenario
   if (unknown.length > 0) throw new BatchError(`Unknown scenario(s): ${unknown.join(', ')} (use "all", a category or scenario ids)`);
   const ids = new Set(wanted);
   return (id) => ids.has(id);
+}
+
+/** The batches named in `blockParticipantsOf` must exist, and a batch cannot block its own raters. */
+export function checkBlockedBatches(db: Db, settings: BatchSettings, selfId?: number): void {
+  const ids = settings.blockParticipantsOf;
+  if (selfId !== undefined && ids.includes(selfId)) throw new BatchError(`blockParticipantsOf: batch ${selfId} cannot block its own participants.`);
+  const unknown = ids.filter((id) => getBatchRow(db, id) === undefined);
+  if (unknown.length > 0) throw new BatchError(`blockParticipantsOf: no batch with id ${unknown.join(', ')}.`);
 }
 
 function planFromSettings(db: Db, settings: BatchSettings): PairPlan {
@@ -187,6 +196,7 @@ export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { 
   const settings = parseBatchSettings(settingsInput);
   const random = deps.random ?? Math.random;
   return db.transaction(() => {
+    checkBlockedBatches(db, settings);
     const plan = planFromSettings(db, settings);
     if (plan.pairs.length === 0) {
       throw new BatchError(

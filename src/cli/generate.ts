@@ -1,12 +1,12 @@
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { recordAudit } from '../audit/audit.queries.js';
-import { type RunOptionsInput, createRun, parseRunOptions, planDialogues } from '../generation/create-run.js';
+import { type RunOptionsInput, type RunSettings, createRun, parseRunOptions, planDialogues } from '../generation/create-run.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
 import { estimateRun } from '../generation/estimate-run.js';
 import type { RunOutcome, RunProgress } from '../generation/execute-run.js';
 import { runAtEndpoint } from '../generation/run-at-endpoint.js';
-import { findRun, getRun, markInterruptedRuns } from '../generation/run.queries.js';
+import { findRun, getRun, markInterruptedRuns, runHasLiveWorker, updateRunPatience } from '../generation/run.queries.js';
 import { estimateCost } from '../generation/simulation-card.js';
 import { type CliContext, CliError } from './cli-context.js';
 import { numberOption } from './cli-numbers.js';
@@ -34,7 +34,11 @@ type GenerateFlags = {
   resume?: string;
 };
 
-const RUN_FLAGS: (keyof GenerateFlags)[] = ['scenarios', 'modes', 'model', 'samples', 'temperature', 'maxTurns', 'maxTokens', 'seed', 'runName', 'promptVersion'];
+// What a run generates is fixed when it is created; a resume may change only how patiently it calls
+// (--concurrency, --timeout, --max-retries, --max-invalid-retries).
+const RUN_FLAGS: (keyof GenerateFlags)[] = [
+  'scenarios', 'modes', 'model', 'samples', 'temperature', 'maxTurns', 'maxTokens', 'seed', 'runName', 'promptVersion', 'pricePrompt', 'priceCompletion',
+];
 
 export function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -50,23 +54,49 @@ function progressLine(name: string, p: RunProgress): string {
   return `[${name}] ${p.done + p.failed}/${p.total} dialogues (${p.failed} failed), ${p.inFlight} call(s) in flight, ${tokens} tokens, ${formatDuration(p.elapsedMs)} elapsed${left}`;
 }
 
-/** A bar on a terminal; plain log lines (at most every few seconds, and at the end) otherwise. */
-function progressReporter(ctx: CliContext, name: string) {
+/** A token count short enough for a terminal line: 980, 140.7k, 2.6M. */
+export function formatCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+// Dialogues finished (failed included) of all; most important first, since a narrow terminal cuts the end.
+const BAR_TEXT = '{value}/{total} done, {failed} failed | {elapsed} elapsed, {left} left | {inFlight} in flight | {tokens} tokens';
+/** Room the text of the bar needs with large counts (e.g. 12000/12000 done, 1:02:03 elapsed, 125.5M tokens). */
+const BAR_TEXT_ROOM = 90;
+
+/**
+ * The bar's format for a terminal `columns` wide. cli-progress turns line wrapping off, so the terminal cuts
+ * whatever passes the right edge: the bar shrinks (or goes) before any figure does, and times come before tokens.
+ */
+export function progressBarLayout(columns: number | undefined): { format: string; barsize: number } {
+  const barsize = Math.min(40, (columns ?? 80) - BAR_TEXT_ROOM - 3);
+  return barsize >= 10 ? { format: `[{bar}] ${BAR_TEXT}`, barsize } : { format: BAR_TEXT, barsize: 0 };
+}
+
+export function progressBarPayload(p: RunProgress) {
+  return {
+    failed: p.failed,
+    inFlight: p.inFlight,
+    tokens: formatCount(p.promptTokens + p.completionTokens),
+    elapsed: formatDuration(p.elapsedMs),
+    left: p.remainingMs === null ? '?' : formatDuration(p.remainingMs),
+  };
+}
+
+/**
+ * A bar on a terminal; plain log lines (at most every few seconds, and at the end) otherwise. The bar goes to
+ * `stream` (stderr, cli-progress's default), so that stdout stays the run's log and summary.
+ */
+export function progressReporter(ctx: CliContext, name: string, stream: NodeJS.WriteStream = process.stderr) {
   if (ctx.isTty) {
-    const bar = new SingleBar({
-      format: `${name} [{bar}] {value}/{total} dialogues | {failed} failed | {inFlight} in flight | {tokens} tokens | {elapsed} elapsed | {left} left`,
-      hideCursor: true,
-    });
+    // The run's name is on the line printed before the bar.
+    const bar = new SingleBar({ ...progressBarLayout(stream.columns), hideCursor: true, stream });
     let started = false;
     return {
       update(p: RunProgress) {
-        const payload = {
-          failed: p.failed,
-          inFlight: p.inFlight,
-          tokens: p.promptTokens + p.completionTokens,
-          elapsed: formatDuration(p.elapsedMs),
-          left: p.remainingMs === null ? '?' : formatDuration(p.remainingMs),
-        };
+        const payload = progressBarPayload(p);
         if (!started) {
           bar.start(p.total, p.done + p.failed, payload);
           started = true;
@@ -162,7 +192,7 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
     .option('--price-prompt <p>', 'price per million prompt tokens (overrides the endpoint file)')
     .option('--price-completion <p>', 'price per million completion tokens (overrides the endpoint file)')
     .option('--dry-run', 'print the dialogues, estimated calls, tokens and cost; generate nothing')
-    .option('--resume <run>', 'continue a stopped run (id or name) with its own settings')
+    .option('--resume <run>', 'continue a stopped run (id or name) with its own settings; --concurrency, --timeout and the retry limits may change')
     .action(async (flags: GenerateFlags) => {
       const db = ctx.db();
       const config = ctx.config();
@@ -171,6 +201,8 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
 
       if (flags.resume !== undefined) {
         const given = RUN_FLAGS.filter((f) => flags[f] !== undefined).map((f) => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+        if (flags.endpoint !== 'default') given.push('--endpoint');
+        if (flags.responseFormat !== 'json_schema') given.push('--response-format');
         if (given.length > 0) throw new CliError(`--resume continues a run with its own settings; drop ${given.join(', ')}`);
         markInterruptedRuns(db, ctx.now());
         const run = findRun(db, flags.resume);
@@ -180,13 +212,20 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
           ctx.out(`Run ${run.name} (id ${run.id}) is already complete.`);
           return;
         }
-        if (concurrency !== undefined) db.prepare('UPDATE runs SET concurrency = :concurrency WHERE id = :id').run({ concurrency, id: run.id });
+        const settings = JSON.parse(run.settings) as RunSettings;
+        const timeoutSeconds = numberOption('--timeout', flags.timeout, { min: 0.1 });
+        if (timeoutSeconds !== undefined) settings.timeoutMs = Math.round(timeoutSeconds * 1000);
+        settings.maxRetries = numberOption('--max-retries', flags.maxRetries, { integer: true, min: 0, max: 20 }) ?? settings.maxRetries;
+        settings.maxInvalidRetries = numberOption('--max-invalid-retries', flags.maxInvalidRetries, { integer: true, min: 0, max: 10 }) ?? settings.maxInvalidRetries;
         const endpoint = resolveEndpoint(config, env, run.endpoint_name ?? 'default', run.model ?? '');
         if (flags.dryRun) {
           const left = db.prepare(`SELECT count(*) FROM dialogues WHERE run_id = ? AND state IN ('pending', 'running')`).pluck().get(run.id) as number;
           ctx.out(`Dry run: resuming ${run.name} would generate ${left} remaining dialogue(s) at ${endpoint.baseUrl}.`);
           return;
         }
+        if (runHasLiveWorker(run, ctx.now()))
+          throw new CliError(`run "${run.name}" is being generated by process ${run.worker_pid}; wait for it or stop that process`);
+        updateRunPatience(db, run.id, { concurrency: concurrency ?? run.concurrency, settings });
         ctx.out(`Resuming run ${run.name} (id ${run.id}) at ${endpoint.baseUrl}.`);
         await execute(ctx, run.id);
         return;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { newUserSchema, emailSchema, passwordSchema } from '../auth/auth.schema.js';
+import { lookupEmailSchema, newUserSchema, passwordSchema } from '../auth/auth.schema.js';
 import { addUser, resetUserPassword, setUserEnabled } from '../auth/user.commands.js';
 import { findUserByEmail, listUsers } from '../auth/user.queries.js';
 import { HttpError } from '../web/http-error.js';
@@ -24,7 +24,7 @@ function parseOrFail<S extends z.ZodType>(schema: S, value: unknown, what: strin
 }
 
 function requireUser(ctx: CliContext, email: string) {
-  const user = findUserByEmail(ctx.db(), parseOrFail(emailSchema, email, '--email'));
+  const user = findUserByEmail(ctx.db(), parseOrFail(lookupEmailSchema, email, '--email'));
   if (!user) throw new CliError(`no user with the email ${email} (see: simarena users list)`);
   return user;
 }

@@ -15,3 +15,16 @@ export function listRunChoices(db: Db): RunChoice[] {
     .all()
     .map((r) => ({ ...r, conditions: r.conditions ? r.conditions.split('|') : [] }));
 }
+
+export type BlockChoice = { id: number; name: string; state: string; provider: string; participants: number };
+
+/** Batches whose participants a batch may turn away, with how many recognisable (provider-id) raters each has. */
+export function listBlockChoices(db: Db, exceptBatchId: number | null): BlockChoice[] {
+  return db
+    .prepare<{ except: number }, BlockChoice>(
+      `SELECT b.id, b.name, b.state, coalesce(json_extract(b.settings, '$.provider.kind'), 'link') AS provider,
+         (SELECT count(DISTINCT r.participant_id) FROM raters r WHERE r.batch_id = b.id AND r.provider <> 'link') AS participants
+       FROM batches b WHERE b.id <> :except ORDER BY b.id DESC`,
+    )
+    .all({ except: exceptBatchId ?? 0 });
+}

@@ -1,4 +1,6 @@
 import type { BatchSettings, BatchSettingsInput } from '../batches/batch.schema.js';
+import { formatCondition, parseCondition } from '../generation/mode.js';
+import type { RunChoice } from './batch-form.queries.js';
 
 // The console's batch form is flat HTML fields; these two pure functions map it to the settings object that
 // `batches create --from FILE.json` takes, and back. Validation is left to the batch schema itself, so the
@@ -35,6 +37,8 @@ export type BatchFormValues = {
   pay: string;
   consent: string;
   instructions: string;
+  /** Batch ids (as the form sends them) whose participants may not take this batch. */
+  blockParticipantsOf: string[];
 };
 
 function text(body: Record<string, unknown>, key: string): string {
@@ -83,6 +87,7 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
     pay: text(body, 'pay'),
     consent: text(body, 'consent'),
     instructions: text(body, 'instructions'),
+    blockParticipantsOf: list(body, 'blockParticipantsOf'),
   };
 }
 
@@ -143,6 +148,7 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
     pay: form.pay.trim(),
     consent: form.consent,
     instructions: form.instructions,
+    blockParticipantsOf: form.blockParticipantsOf.map((id) => num(id)),
   });
 }
 
@@ -180,5 +186,22 @@ export function settingsToForm(settings: BatchSettings | BatchSettingsInput): Ba
     pay: s.pay ?? '',
     consent: s.consent ?? '',
     instructions: s.instructions ?? '',
+    blockParticipantsOf: (s.blockParticipantsOf ?? []).map(String),
   };
+}
+
+/**
+ * Conditions named in the form's comparisons that no chosen run has a completed dialogue in: a typo there would
+ * otherwise give a silent preview of zero pairs. Malformed conditions are left to the batch schema's message.
+ */
+export function conditionsMissingFromRuns(form: BatchFormValues, runChoices: RunChoice[]): { missing: string[]; available: string[] } {
+  const chosen = runChoices.filter((r) => form.runs.includes(r.name) || form.runs.includes(String(r.id)));
+  const available = [...new Set(chosen.flatMap((r) => r.conditions))].sort();
+  if (chosen.length === 0) return { missing: [], available };
+  const named = parseComparisonLines(form.comparisons)
+    .flat()
+    .map((text) => parseCondition(text))
+    .filter((c) => c !== null)
+    .map(formatCondition);
+  return { missing: [...new Set(named.filter((c) => !available.includes(c)))], available };
 }

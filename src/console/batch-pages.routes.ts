@@ -10,13 +10,14 @@ import type { SessionUser } from '../auth/session-user.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { batchCall, STATE_EXPLANATIONS } from './batch-actions.js';
-import { type BatchFormValues, formToSettings, readBatchForm, settingsToForm } from './batch-form.js';
-import { listRunChoices } from './batch-form.queries.js';
+import { type BatchFormValues, conditionsMissingFromRuns, formToSettings, readBatchForm, settingsToForm } from './batch-form.js';
+import { listBlockChoices, listRunChoices } from './batch-form.queries.js';
 import { batchProgress, countBatches, listBatchesWithProgress } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam, redirectWithFlash, renderPage } from './console-deps.js';
 import { parsePage } from './pagination.js';
 
 const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
+const cloneFormSchema = z.object({ blockParticipants: z.enum(['on', '1', 'true']).optional().transform((v) => v !== undefined) });
 
 export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
   const batch = getBatch(deps.db, idParam(req));
@@ -30,8 +31,19 @@ const formOptions = { contexts: CONTEXTS, providers: PROVIDER_KINDS, reasons: ['
 export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock, config } = deps;
 
-  const renderForm = (res: Response, values: Record<string, unknown>) =>
-    renderPage(res, 'batch-form', { ...formOptions, runChoices: listRunChoices(db), preview: null, error: null, frozen: [], ...values });
+  const renderForm = (res: Response, values: Record<string, unknown> & { form: BatchFormValues }) => {
+    const runChoices = listRunChoices(db);
+    renderPage(res, 'batch-form', {
+      ...formOptions,
+      runChoices,
+      conditionCheck: conditionsMissingFromRuns(values.form, runChoices),
+      blockChoices: listBlockChoices(db, (values.batch as BatchView | undefined)?.id ?? null),
+      preview: null,
+      error: null,
+      frozen: [],
+      ...values,
+    });
+  };
 
   const editableBatch = (req: Request, user: SessionUser) => {
     const batch = requireBatchView(deps, req);
@@ -104,6 +116,7 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
           links: raterLinks(batch, config.publicUrl),
           previewUrl: previewUrl(config.publicUrl, deps.sessionSecret, batch.publicId),
           explanation: STATE_EXPLANATIONS[batch.state],
+          explanations: STATE_EXPLANATIONS,
           frozen: batch.counts.judgments > 0 ? FROZEN_KEYS : [],
           settingsJson: JSON.stringify(batch.settings, null, 2),
         });
@@ -137,8 +150,17 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
       access: 'admin',
       handler: (req, res, user) => {
         const id = idParam(req);
-        const created = batchCall(() => cloneBatch(db, id, { actor: user.email, now: clock() }));
-        redirectWithFlash(req, res, `/console/batches/${created.batchId}/edit`, `Cloned into a new draft batch with ${created.pairs.length} pairs; adjust its settings, then open it.`);
+        const { blockParticipants } = parseInput(cloneFormSchema, req.body, 'clone');
+        const source = requireBatchView(deps, req);
+        // A new round usually wants fresh raters: the clone may turn away everyone who took part in this batch.
+        const overrides = blockParticipants ? { blockParticipantsOf: [...source.settings.blockParticipantsOf, id] } : {};
+        const created = batchCall(() => cloneBatch(db, id, { actor: user.email, now: clock(), overrides }));
+        redirectWithFlash(
+          req,
+          res,
+          `/console/batches/${created.batchId}/edit`,
+          `Cloned into a new draft batch with ${created.pairs.length} pairs${blockParticipants ? `; participants of batch ${id} will be turned away` : ''}; adjust its settings, then open it.`,
+        );
       },
     },
     {

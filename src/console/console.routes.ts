@@ -31,7 +31,7 @@ export function consoleRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }, inst
 /** The admin and researcher console at /console: sessions, passport, CSRF on every form, a role on every route. */
 export function createConsoleRouter(deps: ConsoleDeps & { runs?: RunSupervisor }): Router {
   const router = express.Router();
-  const runs = deps.runs ?? createRunSupervisor(deps.db, deps.clock);
+  const runs = deps.runs ?? createRunSupervisor(deps.db, deps.clock, { perEndpoint: deps.config.generationRunsPerEndpoint });
   const instance = createPassport(deps.db);
   router.use(express.urlencoded({ extended: false, limit: '300kb' }));
   router.use(sessionMiddleware(deps.db, deps.sessionSecret, deps.config.secureCookies));

@@ -3,12 +3,14 @@ import type { RouteSpec } from '../auth/route-table.js';
 import { MODES } from '../generation/mode.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
+import { listRunChoices } from './batch-form.queries.js';
 import { type ConsoleDeps, idParam, renderPage } from './console-deps.js';
 import { callMessages, findDialogueDetail, listDialogueCalls, listDialogueTurns, listDialogues } from './dialogue-browser.queries.js';
 import { parsePage } from './pagination.js';
 
 const filterSchema = z.object({
-  run: z.coerce.number().int().min(1).optional(),
+  // An empty field (the filter form sent without a run) means "any run", not run 0.
+  run: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
   scenario: z.string().trim().max(200).optional().transform((v) => v || undefined),
   mode: z.enum(MODES).optional().or(z.literal('').transform(() => undefined)),
 });
@@ -26,7 +28,7 @@ export function dialogueRoutes(deps: ConsoleDeps): RouteSpec[] {
         const filter = parseInput(filterSchema, rest, 'filter');
         const page = parsePage(req.query);
         const dialogues = listDialogues(db, { runId: filter.run, scenarioId: filter.scenario, mode: filter.mode }, page.perPage, page.offset);
-        renderPage(res, 'dialogues', { title: 'Dialogues', dialogues, filter, page, modes: MODES });
+        renderPage(res, 'dialogues', { title: 'Dialogues', dialogues, filter, page, modes: MODES, runs: listRunChoices(db) });
       },
     },
     {

@@ -43,7 +43,7 @@ function generationCall<T>(fn: () => T): T {
 /** Runs: list, start from the browser, live progress, pause/resume/cancel, simulation card. */
 export function runRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }): RouteSpec[] {
   const { db, clock, config } = deps;
-  const supervisor = deps.runs ?? createRunSupervisor(db, clock);
+  const supervisor = deps.runs ?? createRunSupervisor(db, clock, { perEndpoint: config.generationRunsPerEndpoint });
   const markdown = new MarkdownIt({ html: false, linkify: false });
 
   const runJson = (runId: number) => {
@@ -80,6 +80,8 @@ export function runRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }): RouteSp
         try {
           const form = parseInput(runFormSchema, body, 'run');
           const endpoint = endpointFor(form.endpoint, form.model);
+          // Refuse before the run row exists, so a refused start leaves no pending run behind.
+          supervisor.checkRoom(endpoint.name);
           const runId = generationCall(() =>
             createRun(
               db,

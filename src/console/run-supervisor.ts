@@ -15,6 +15,8 @@ import { HttpError } from '../web/http-error.js';
 export type RunSupervisor = {
   /** Starts (or resumes) a run in the background; refuses a second live run on the same endpoint. */
   start: (runId: number, endpoint: ResolvedEndpoint, actor: string) => void;
+  /** Throws 409 when the endpoint already has its limit of live runs (checked before a new run row is made). */
+  checkRoom: (endpointName: string) => void;
   /** Pauses or cancels a live run; a run that is not live is cancelled in the database directly. */
   stop: (runId: number, reason: 'pause' | 'cancel', actor: string) => void;
   isLive: (runId: number) => boolean;
@@ -30,12 +32,19 @@ type Live = { controller: AbortController; endpoint: string; progress: RunProgre
 export function createRunSupervisor(db: Db, clock: Clock, options: { perEndpoint?: number; onError?: (error: unknown) => void } = {}): RunSupervisor {
   const live = new Map<number, Live>();
   const perEndpoint = options.perEndpoint ?? 1;
+  const checkRoom = (endpointName: string) => {
+    const busy = [...live.values()].filter((l) => l.endpoint === endpointName).length;
+    if (busy >= perEndpoint)
+      throw new HttpError(
+        409,
+        `${busy === 1 ? 'Another run is' : `${busy} runs are`} being generated on the endpoint "${endpointName}" (at most ${perEndpoint} at once, set by GENERATION_RUNS_PER_ENDPOINT); wait, or pause one first.`,
+      );
+  };
   return {
+    checkRoom,
     start(runId, endpoint, actor) {
       if (live.has(runId)) throw new HttpError(409, 'This run is already being generated.');
-      const busy = [...live.values()].filter((l) => l.endpoint === endpoint.name).length;
-      if (busy >= perEndpoint)
-        throw new HttpError(409, `Another run is being generated on the endpoint "${endpoint.name}"; wait for it, or pause it first.`);
+      checkRoom(endpoint.name);
       const controller = new AbortController();
       const entry: Live = { controller, endpoint: endpoint.name, progress: null, done: Promise.resolve() };
       live.set(runId, entry);

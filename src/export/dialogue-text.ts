@@ -1,15 +1,17 @@
-import type { CastRow, ExportCharacterRow, ExportTurnRow } from './export.queries.js';
+import type { TurnRow } from '../generation/dialogue.queries.js';
+import type { CharacterRow } from '../scenarios/scenario.queries.js';
+import type { DialogueCast } from './export.queries.js';
 
 // Plain-text renderings of a scenario and a dialogue, shared by the arena, preferences and Hugging Face formats so a
 // dialogue reads the same everywhere.
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
 
-export function characterName(character: ExportCharacterRow): string {
+export function characterName(character: Pick<CharacterRow, 'first_name' | 'last_name'>): string {
   return `${character.first_name} ${character.last_name}`.trim();
 }
 
-function profile(character: ExportCharacterRow): string {
+function profile(character: CharacterRow): string {
   const facts = [
     character.age === null ? null : `${character.age} years old`,
     character.gender || null,
@@ -28,7 +30,7 @@ function profile(character: ExportCharacterRow): string {
  * The chat prompt a dialogue answers: the scenario, then each character's perspective (profile, secret, social goal).
  * Both perspectives are given because the dialogue being judged holds both characters' turns.
  */
-export function scenarioPrompt(cast: CastRow): ChatMessage[] {
+export function scenarioPrompt(cast: DialogueCast): ChatMessage[] {
   const [first, second] = cast.characters;
   const system = [
     `Scenario: ${cast.scenario.title}`,
@@ -47,7 +49,7 @@ export function scenarioPrompt(cast: CastRow): ChatMessage[] {
 }
 
 /** One line per turn, named by character: "Ana Ito: text", "Ana Ito [non-verbal]: nods", "Ana Ito left the conversation." */
-export function turnLine(name: string, turn: ExportTurnRow): string {
+export function turnLine(name: string, turn: TurnRow): string {
   switch (turn.action) {
     case 'speak':
       return `${name}: ${turn.text}`;
@@ -62,7 +64,7 @@ export function turnLine(name: string, turn: ExportTurnRow): string {
   }
 }
 
-export function transcript(cast: CastRow, turns: ExportTurnRow[]): string {
+export function transcript(cast: DialogueCast, turns: TurnRow[]): string {
   const names = cast.characters.map(characterName);
   return turns.map((turn) => turnLine(names[turn.speaker - 1] ?? `Character ${turn.speaker}`, turn)).join('\n');
 }

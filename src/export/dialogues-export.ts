@@ -1,17 +1,10 @@
 import { countWords } from '../analysis/dialogue-metrics.js';
 import { characterName } from './dialogue-text.js';
 import type { ExportContext } from './export-context.js';
-import {
-  type CastRow,
-  type ExportCharacterRow,
-  type ExportDialogueRow,
-  type ExportTurnRow,
-  dialogueCallTotals,
-  dialogueCalls,
-  dialogueTurns,
-  findCast,
-  iterateDialogues,
-} from './export.queries.js';
+import { listDialogueCalls } from '../generation/call.queries.js';
+import { type TurnRow, listTurns } from '../generation/dialogue.queries.js';
+import type { CharacterRow } from '../scenarios/scenario.queries.js';
+import { type DialogueCast, type ExportDialogueRow, dialogueCallTotals, findDialogueCast, iterateDialogues } from './export.queries.js';
 import { jsonLine, writeChunk } from './stream-write.js';
 
 function parseJson(text: string | null): unknown {
@@ -32,7 +25,7 @@ function jsonList(text: string): string[] {
   return Array.isArray(value) ? value.map(String) : [];
 }
 
-function characterRecord(c: ExportCharacterRow) {
+function characterRecord(c: CharacterRow) {
   return {
     id: c.id,
     name: characterName(c),
@@ -52,14 +45,14 @@ function characterRecord(c: ExportCharacterRow) {
   };
 }
 
-export type DialogueParts = { row: ExportDialogueRow; cast: CastRow; turns: ExportTurnRow[] };
+export type DialogueParts = { row: ExportDialogueRow; cast: DialogueCast; turns: TurnRow[] };
 
 /** A dialogue with everything the formats need, read one at a time. */
 export function* iterateDialogueParts(ctx: ExportContext): Generator<DialogueParts> {
   for (const row of iterateDialogues(ctx.db, ctx.scope)) {
-    const cast = findCast(ctx.db, row.cast_id);
+    const cast = findDialogueCast(ctx.db, row.cast_id);
     if (!cast) throw new Error(`dialogue ${row.id} has no cast`);
-    yield { row, cast, turns: dialogueTurns(ctx.db, row.id) };
+    yield { row, cast, turns: listTurns(ctx.db, row.id) };
   }
 }
 
@@ -112,7 +105,7 @@ export function dialogueRecord(ctx: ExportContext, { row, cast, turns }: Dialogu
     meta: emptyToNull(parseJson(row.meta)),
   };
   if (ctx.options.withCalls)
-    record.calls = dialogueCalls(ctx.db, row.id).map((c) => ({
+    record.calls = listDialogueCalls(ctx.db, row.id).map((c) => ({
       id: c.id,
       turn_idx: c.turn_idx,
       speaker: c.speaker,

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { type BatchSettings, batchSettingsSchema } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
-import { type ExportBatchRow, type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
+import type { BatchRow } from '../batches/batch.queries.js';
+import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import type { ExportFormat, ExportOptions } from './export.schema.js';
 
 /** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
@@ -16,7 +17,7 @@ export class ExportError extends Error {
   }
 }
 
-export type ExportBatch = Omit<ExportBatchRow, 'settings'> & { settings: BatchSettings };
+export type ExportBatch = Omit<BatchRow, 'settings'> & { settings: BatchSettings };
 
 export type ExportMeta = {
   simarena_version: string;

@@ -5,7 +5,7 @@ import { writeDialogues } from './dialogues-export.js';
 import type { ExportContext } from './export-context.js';
 import { countRaters, iteratePairVotes, listBatchRuns } from './export.queries.js';
 import { type FileDigest, type FolderSink, writeText } from './folder-sink.js';
-import { writeJudgmentsJsonl } from './judgments-export.js';
+import { judgmentColumns, writeJudgmentsJsonl } from './judgments-export.js';
 import { writePreferences } from './preferences-export.js';
 import { runCard } from './simulation-cards.js';
 
@@ -95,6 +95,77 @@ const DIALOGUE_FIELDS: [string, string][] = [
   ['metrics', 'turns, spoken turns, words, calls, tokens and latency'],
 ];
 
+// Declared column types for the configs whose fields are known in advance. `datasets` otherwise infers each
+// column's type from the file's first block (about 10 MB) and fails on a later block that disagrees: a column that
+// is all null there (`correct` before the gold pairs, `reason`) or all whole numbers (`agreement` of unanimous pairs,
+// JSON writes 1.0 as 1). Dialogues carry free-form `meta` (and `calls`), so their types stay inferred.
+type HfFeature = { name: string; dtype: 'int64' | 'float64' | 'bool' | 'string' } | { name: string; messages: true };
+
+const JUDGMENT_DTYPES: Record<string, 'int64' | 'float64' | 'bool' | 'string'> = {
+  judgment_id: 'int64',
+  batch_id: 'int64',
+  pair_id: 'int64',
+  scenario_id: 'string',
+  scenario_category: 'string',
+  model_a: 'string',
+  model_b: 'string',
+  left: 'string',
+  winner: 'string',
+  reason: 'string',
+  judge: 'string',
+  participant_id: 'string',
+  study_id: 'string',
+  session_id: 'string',
+  provider: 'string',
+  is_gold: 'bool',
+  correct: 'bool',
+  shown_at: 'string',
+  submitted_at: 'string',
+  active_time_s: 'float64',
+  question_version: 'int64',
+  excluded: 'bool',
+  exclusion_reason: 'string',
+};
+
+/** The judgments config's features, in the order of the export's columns (which depend on the options). */
+export function judgmentFeatures(ctx: ExportContext): HfFeature[] {
+  return judgmentColumns(ctx).map((name) => {
+    const dtype = JUDGMENT_DTYPES[name];
+    if (!dtype) throw new Error(`no Hugging Face type for the judgments column ${name}`);
+    return { name, dtype };
+  });
+}
+
+/** The preferences config's features: the fields preferencesRecord writes, in its order. */
+export const PREFERENCE_FEATURES: HfFeature[] = [
+  { name: 'prompt', messages: true },
+  { name: 'chosen', messages: true },
+  { name: 'rejected', messages: true },
+  ...(['batch_id', 'pair_id'] as const).map((name) => ({ name, dtype: 'int64' as const })),
+  ...(['scenario_id', 'scenario_category', 'model_a', 'model_b', 'chosen_model', 'rejected_model'] as const).map((name) => ({ name, dtype: 'string' as const })),
+  ...(['chosen_dialogue_id', 'rejected_dialogue_id', 'votes_a', 'votes_b', 'votes_tie', 'votes_total', 'margin'] as const).map((name) => ({
+    name,
+    dtype: 'int64' as const,
+  })),
+  { name: 'agreement', dtype: 'float64' },
+];
+
+/** `dataset_info` in the card's YAML header: one entry per config with declared features. */
+function datasetInfoYaml(configs: [string, HfFeature[]][]): string[] {
+  return [
+    'dataset_info:',
+    ...configs.flatMap(([config, features]) => [
+      `- config_name: ${config}`,
+      '  features:',
+      ...features.flatMap((f) =>
+        'dtype' in f
+          ? [`  - name: ${f.name}`, `    dtype: ${f.dtype}`]
+          : [`  - name: ${f.name}`, '    list:', '    - name: role', '      dtype: string', '    - name: content', '      dtype: string'],
+      ),
+    ]),
+  ];
+}
+
 function fieldTable(fields: [string, string][]): string {
   return ['| field | meaning |', '|---|---|', ...fields.map(([f, m]) => `| ${f} | ${m} |`)].join('\n');
 }
@@ -122,6 +193,10 @@ export function datasetCard(
       '  - split: train',
       `    path: data/${name}.jsonl`,
     ]),
+    ...datasetInfoYaml([
+      ['judgments', judgmentFeatures(ctx)],
+      ['preferences', PREFERENCE_FEATURES],
+    ]),
     '---',
   ];
   const body = [
@@ -136,11 +211,14 @@ export function datasetCard(
     `- \`data/dialogues.jsonl\`: ${facts.dialogues} dialogue(s)`,
     '- `simarena-meta.json`: simarena version, prompt versions, batch settings and export options',
     '',
+    'Load a config from this folder (offline); judgments and preferences then get the column types declared in the header above:',
+    '',
     '```python',
     'from datasets import load_dataset',
-    'judgments = load_dataset("json", data_files="data/judgments.jsonl", split="train")',
-    'preferences = load_dataset("json", data_files="data/preferences.jsonl", split="train")',
-    'dialogues = load_dataset("json", data_files="data/dialogues.jsonl", split="train")',
+    'judgments = load_dataset("path/to/this/folder", "judgments", split="train")',
+    'preferences = load_dataset("path/to/this/folder", "preferences", split="train")',
+    'dialogues = load_dataset("path/to/this/folder", "dialogues", split="train")',
+    '# or one file: load_dataset("json", data_files="data/dialogues.jsonl", split="train")',
     '```',
     '',
     '### judgments',
@@ -179,7 +257,7 @@ export function datasetCard(
     '## Raters',
     '',
     `${raters.raters} rater session(s); ${raters.with_judgments} gave at least one judgment, ${raters.included_with_judgments} of them included. ` +
-      `${raters.excluded} excluded by the researcher, ${raters.screened_out} screened out by attention checks.`,
+      `${raters.excluded} excluded by the researcher, ${raters.screened_out} screened out by the onboarding or attention checks.`,
     '',
     '## Results and agreement',
     '',

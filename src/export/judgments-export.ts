@@ -36,7 +36,13 @@ export function judgmentColumns(ctx: ExportContext): string[] {
 
 const WINNER = { a: 'model_a', b: 'model_b', tie: 'tie' } as const;
 
-export function judgmentRecord(ctx: ExportContext, row: JudgmentExportRow): JudgmentRecord {
+/** What a judgment record depends on: an export's context, or the JSON API's judgments list (src/api). */
+export type JudgmentRecordContext = {
+  batch: Pick<ExportContext['batch'], 'judge_salt'>;
+  options: Pick<ExportContext['options'], 'withProviderIds' | 'includeExcluded'>;
+};
+
+export function judgmentRecord(ctx: JudgmentRecordContext, row: JudgmentExportRow): JudgmentRecord {
   const record: JudgmentRecord = {
     judgment_id: row.judgment_id,
     batch_id: row.batch_id,

@@ -1,10 +1,10 @@
 import type { Db } from '../db/connection.js';
 import { type SimulationCard, buildSimulationCard, simulationCardMarkdown } from '../generation/simulation-card.js';
-import type { ExportRunRow } from './export.queries.js';
+import type { RunRow } from '../generation/run.queries.js';
 
-export type RunCard = { run: ExportRunRow; card: SimulationCard; markdown: string };
+export type RunCard = { run: RunRow; card: SimulationCard; markdown: string };
 
-function storedCard(run: ExportRunRow): SimulationCard | null {
+function storedCard(run: RunRow): SimulationCard | null {
   if (!run.simulation_card) return null;
   try {
     const card = JSON.parse(run.simulation_card) as Partial<SimulationCard>;
@@ -18,7 +18,7 @@ function storedCard(run: ExportRunRow): SimulationCard | null {
  * The simulation card of a run: the one stored when the run ended (what was true then), or one built now from the
  * run's rows for runs that never wrote one (imports, the demo, runs still going).
  */
-export function runCard(db: Db, run: ExportRunRow): RunCard {
+export function runCard(db: Db, run: RunRow): RunCard {
   const stored = storedCard(run);
   if (stored) {
     try {

@@ -1,7 +1,7 @@
 import { characterName } from './dialogue-text.js';
 import { type DialogueParts, iterateDialogueParts } from './dialogues-export.js';
 import type { ExportContext } from './export-context.js';
-import type { ExportTurnRow } from './export.queries.js';
+import type { TurnRow } from '../generation/dialogue.queries.js';
 import { writeChunk } from './stream-write.js';
 
 // Dialogues as Sotopia EpisodeLog records (sotopia/database/logs.py): environment and agents are the scenario and
@@ -11,7 +11,7 @@ import { writeChunk } from './stream-write.js';
 // simarena measures human preference, not Sotopia's per-agent rewards: unless an imported dialogue carried rewards,
 // `rewards` holds 0.0 placeholders (EpisodeLog requires one per agent) and `rewards_known` says so.
 
-function actionText(turn: ExportTurnRow): string {
+function actionText(turn: TurnRow): string {
   switch (turn.action) {
     case 'speak':
       return `said: "${turn.text}"`;

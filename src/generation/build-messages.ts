@@ -33,18 +33,24 @@ export function fullName(c: Pick<CharacterRow, 'first_name' | 'last_name'>): str
   return `${c.first_name} ${c.last_name}`.trim();
 }
 
-/** A background in prose, holding only what the visibility allows. */
 /** Ends a piece of profile text with one full stop, whatever punctuation it came with. */
 function sentence(text: string): string {
   const t = text.trim();
   return /[.!?]$/.test(t) ? t : `${t}.`;
 }
 
+/** Sotopia's _map_gender_to_adj: "a 71-year-old female retired librarian", not "a ... woman retired librarian". */
+function genderAdjective(gender: string): string {
+  const g = gender.trim().toLowerCase();
+  return g === 'man' ? 'male' : g === 'woman' ? 'female' : g;
+}
+
+/** A background in prose, holding only what the visibility allows. */
 export function describeBackground(c: CharacterRow, visibility: Visibility): string {
   if (visibility === 'nothing' || visibility === 'name') return 'Unknown';
   const name = fullName(c);
   const parts: string[] = [];
-  const who = [c.age === null ? '' : `${c.age}-year-old`, c.gender.toLowerCase(), c.occupation.toLowerCase()].filter(Boolean).join(' ');
+  const who = [c.age === null ? '' : `${c.age}-year-old`, genderAdjective(c.gender), c.occupation.toLowerCase()].filter(Boolean).join(' ');
   parts.push(who ? `${name} is a ${who}.` : `${name}.`);
   if (c.pronouns) parts.push(sentence(`Pronouns: ${c.pronouns}`));
   if (c.public_info) parts.push(sentence(`Public info: ${c.public_info}`));

@@ -6,7 +6,8 @@ import { getDialogue, listTurns } from './dialogue.queries.js';
 import { ACTIONS, type Action, MODES, type Mode } from './mode.js';
 import { getRun } from './run.queries.js';
 
-// simarena's dialogue JSONL: one dialogue per line. Written by exports, read by `dialogues import`.
+// simarena's dialogue JSONL: one dialogue per line, read by `dialogues import` (which also reads the richer
+// record of `simarena export --format dialogues`).
 
 export const dialogueTurnSchema = z.strictObject({
   speaker: z.union([z.literal(1), z.literal(2)]),
@@ -14,7 +15,30 @@ export const dialogueTurnSchema = z.strictObject({
   text: z.string().max(20_000).default(''),
 });
 
-export const dialogueRecordSchema = z.looseObject({
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * `simarena export --format dialogues` (src/export/dialogues-export.ts) writes a record for readers: `dialogue_id`,
+ * `run_name`, a `scenario` object, two `characters` and turns with `idx` and `character`. Mapped onto this
+ * shape, so that an exported file imports as it is.
+ */
+function fromExportShape(value: unknown): unknown {
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = { ...value };
+  if (out.scenario_id === undefined && isObject(value.scenario)) out.scenario_id = value.scenario.id;
+  if (out.cast === undefined && Array.isArray(value.characters)) out.cast = value.characters.map((c) => (isObject(c) ? c.id : c));
+  if (out.id === undefined && value.dialogue_id !== undefined) out.id = value.dialogue_id;
+  if (out.run === undefined && value.run_name !== undefined) out.run = value.run_name;
+  if (Array.isArray(value.turns))
+    out.turns = value.turns.map((t) => {
+      if (!isObject(t)) return t;
+      const { idx: _idx, character: _character, ...turn } = t;
+      return turn;
+    });
+  return out;
+}
+
+export const dialogueRecordSchema = z.preprocess(fromExportShape, z.looseObject({
   id: z.number().int().optional(),
   run: z.string().optional(),
   scenario_id: slugSchema,
@@ -30,7 +54,7 @@ export const dialogueRecordSchema = z.looseObject({
   end_reason: z.string().nullable().optional(),
   prompt_version: z.string().nullable().optional(),
   seed: z.number().int().nullable().optional(),
-});
+}));
 export type DialogueRecord = z.output<typeof dialogueRecordSchema>;
 
 export type DialogueJsonl = {

@@ -91,8 +91,11 @@ function stopMessage(e: Engine, outcome: Exclude<ChatOutcome, { status: 'ok' | '
   if (outcome.status === 'http_error') {
     if (outcome.httpStatus === 401 || outcome.httpStatus === 403)
       return `${where} refused the API key (HTTP ${outcome.httpStatus}): set ${e.apiKeyEnv} to a valid key, ${resumeHint(e.run)}`;
+    // A run keeps its model, so resuming cannot cure an unknown model; a wrong base URL it can.
+    if (outcome.httpStatus === 404 && /model/i.test(outcome.error))
+      return `${where} does not know model "${e.run.model}" (HTTP 404): check --model (the name as that server knows it) or --endpoint and start a new run; what run "${e.run.name}" generated is kept`;
     if (outcome.httpStatus === 404)
-      return `${where} does not know model "${e.run.model}" (HTTP 404): check --model (the name as that server knows it) or --endpoint, ${resumeHint(e.run)}`;
+      return `${where} has no chat completions API (HTTP 404: ${outcome.error}): check OPENAI_BASE_URL (or the endpoint's baseUrl; OpenAI-compatible servers usually end in /v1), ${resumeHint(e.run)}`;
     if (outcome.httpStatus === 400)
       return `${where} rejected the request format (HTTP 400: ${outcome.error}): if the server lacks json_schema, start the run with --response-format json_object`;
     return `${where} kept failing (HTTP ${outcome.httpStatus}: ${outcome.error}) after ${attempts} attempt(s); ${resumeHint(e.run)}`;

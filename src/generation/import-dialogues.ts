@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import { listCasts, getCharacter, listScenarios } from '../scenarios/scenario.queries.js';
+import { characterExists, ensureCast, findCharactersByName, getCharacter, getScenario, listCasts, listScenarios } from '../scenarios/scenario.queries.js';
 import { fullName } from './build-messages.js';
 import { dialogueRecordSchema } from './dialogue-jsonl.js';
 import { type NewTurn, insertDialogue, replaceTurns } from './dialogue.queries.js';
@@ -28,6 +28,9 @@ export function readDialogueRecords(path: string): unknown[] {
   if (trimmed === '') throw new GenerationInputError(`${path}: the file is empty`);
   try {
     const whole = JSON.parse(trimmed) as unknown;
+    // `simarena export --format sotopia` writes { simarena: provenance, episodes: [...] }.
+    if (typeof whole === 'object' && whole !== null && !Array.isArray(whole) && Array.isArray((whole as { episodes?: unknown }).episodes))
+      return (whole as { episodes: unknown[] }).episodes;
     return Array.isArray(whole) ? whole : [whole];
   } catch {
     return trimmed.split(/\r?\n/).flatMap((line, i) => {
@@ -46,15 +49,13 @@ function issueText(error: z.ZodError): string {
   return `field "${issue?.path.join('.') ?? ''}" ${issue?.message ?? 'is invalid'}`;
 }
 
-type Prepared = { scenarioId: string; castId: number; mode: Mode; model: string; sampleIndex: number | undefined; turns: NewTurn[]; endReason: string; meta: Record<string, unknown> };
+type Prepared = { scenarioId: string; cast: [string, string]; mode: Mode; model: string; sampleIndex: number | undefined; turns: NewTurn[]; endReason: string; meta: Record<string, unknown> };
 
 export function importDialogues(db: Db, path: string, records: unknown[], options: ImportDialoguesOptions, now: Date): { runId: number; runName: string; dialogues: number } {
   const fileMode = options.mode === undefined ? undefined : parseMode(options.mode);
   if (options.mode !== undefined && !fileMode) throw new GenerationInputError(`--mode must be script, agents or mindreaders, not "${options.mode}"`);
   const scenarios = listScenarios(db);
-  const castOf = (scenarioId: string, first: string, second: string) =>
-    listCasts(db, scenarioId).find((c) => c.character_1_id === first && c.character_2_id === second);
-
+  const importFirst = 'import the Sotopia EnvironmentProfile and AgentProfile files first (simarena scenarios import ENVIRONMENTS.json AGENTS.json)';
   const prepared: Prepared[] = records.map((record, index) => {
     const where = `${path}: record ${index + 1}`;
     const fail = (message: string): never => {
@@ -65,33 +66,42 @@ export function importDialogues(db: Db, path: string, records: unknown[], option
       const parsed = episodeLogSchema.safeParse(record);
       if (!parsed.success) return fail(`not a Sotopia EpisodeLog: ${issueText(parsed.error)}`);
       const episode = parsed.data;
-      const mode = episode.mode ? parseMode(episode.mode) : fileMode;
+      const mode = episode.mode ? parseMode(episode.mode) : episode.simarena?.mode ? parseMode(episode.simarena.mode) : fileMode;
       if (!mode) return fail('no mode: give --mode (script, agents or mindreaders) or a "mode" field');
       const model = episode.model ?? options.model ?? episode.models?.[1];
       if (!model) return fail('no model: give --model or a "model" field');
-      let scenarioId = episode.scenario_id ?? options.scenarioId;
+      // simarena's own Sotopia export names the environment by the scenario's slug.
+      let scenarioId = episode.scenario_id ?? options.scenarioId ?? (getScenario(db, episode.environment) ? episode.environment : undefined);
       if (!scenarioId) {
         // Sotopia names its environment by a database pk; find the scenario by its text in the first observation.
         const observation = episodeFirstObservation(episode);
         const matches = scenarios.filter((s) => observation.includes(s.context));
-        if (matches.length !== 1)
-          return fail(`cannot tell which scenario environment ${episode.environment} is (${matches.length} match its text): give --scenario ID`);
+        if (matches.length === 0) return fail(`no scenario in the library has the text of environment ${episode.environment}: ${importFirst}, or give --scenario ID`);
+        if (matches.length > 1)
+          return fail(`cannot tell which scenario environment ${episode.environment} is (${matches.map((m) => m.id).join(', ')} match its text): give --scenario ID`);
         scenarioId = (matches[0] as { id: string }).id;
       }
+      if (!getScenario(db, scenarioId)) return fail(`unknown scenario "${scenarioId}": ${importFirst}`);
       const names = episodeAgentNames(episode);
-      const casts = listCasts(db, scenarioId);
-      if (casts.length === 0) return fail(`unknown scenario "${scenarioId}": import it first (simarena scenarios import)`);
-      const cast = casts.find((c) => {
+      if (names.length !== 2) return fail(`the episode's messages name ${names.length} agent(s) (${names.join(', ')}), not two`);
+      // A cast of the scenario with these names first; otherwise the two characters of the library with these
+      // names, as a new cast (published episodes pair characters with environments in their own way).
+      const existing = listCasts(db, scenarioId).find((c) => {
         const n1 = getCharacter(db, c.character_1_id);
         const n2 = getCharacter(db, c.character_2_id);
         return n1 && n2 && fullName(n1) === names[0] && fullName(n2) === names[1];
       });
-      if (!cast) return fail(`${names.join(' and ')} are not a cast of scenario "${scenarioId}": add the pair to the scenario's casts`);
+      const ids = existing ? [existing.character_1_id, existing.character_2_id] : names.map((name) => {
+        const found = findCharactersByName(db, name);
+        if (found.length === 0) return fail(`character "${name}" is not in the library: ${importFirst}`);
+        if (found.length > 1) return fail(`${found.length} characters are named "${name}" (${found.map((c) => c.id).join(', ')}): add the pair as a cast of scenario "${scenarioId}" first`);
+        return (found[0] as { id: string }).id;
+      });
       const turns = episodeTurns(episode);
       if (!turns.ok) return fail(turns.error);
       return {
         scenarioId,
-        castId: cast.id,
+        cast: [ids[0] as string, ids[1] as string],
         mode,
         model,
         sampleIndex: undefined,
@@ -107,11 +117,13 @@ export function importDialogues(db: Db, path: string, records: unknown[], option
     if (!mode) return fail('no mode: give --mode (script, agents or mindreaders) or a "mode" field');
     const model = r.model ?? options.model;
     if (!model) return fail('no model: give --model or a "model" field');
-    const cast = castOf(r.scenario_id, r.cast[0], r.cast[1]);
-    if (!cast) return fail(`scenario "${r.scenario_id}" has no cast ${r.cast.join(' + ')}: import the scenario first (simarena scenarios import)`);
+    if (!getScenario(db, r.scenario_id)) return fail(`unknown scenario "${r.scenario_id}": import it first (simarena scenarios import)`);
+    if (r.cast[0] === r.cast[1]) return fail(`field "cast" names "${r.cast[0]}" twice: a cast is two different characters`);
+    const absent = r.cast.filter((id) => !characterExists(db, id));
+    if (absent.length > 0) return fail(`character ${absent.map((id) => `"${id}"`).join(', ')} not in the library: import it first (simarena scenarios import)`);
     return {
       scenarioId: r.scenario_id,
-      castId: cast.id,
+      cast: r.cast,
       mode,
       model,
       sampleIndex: r.sample_index,
@@ -133,14 +145,15 @@ export function importDialogues(db: Db, path: string, records: unknown[], option
     const runId = insertSimpleRun(db, { name: runName, kind: 'import', state: 'complete', model: models.length === 1 ? models[0] : null, modes, createdBy: options.createdBy }, now);
     const used = new Set<string>();
     for (const p of prepared) {
+      const castId = ensureCast(db, p.scenarioId, p.cast[0], p.cast[1]).id;
       let sample = p.sampleIndex ?? 0;
-      if (p.sampleIndex === undefined) while (used.has(`${p.castId}/${p.mode}/${sample}`)) sample++;
-      const key = `${p.castId}/${p.mode}/${sample}`;
+      if (p.sampleIndex === undefined) while (used.has(`${castId}/${p.mode}/${sample}`)) sample++;
+      const key = `${castId}/${p.mode}/${sample}`;
       if (used.has(key)) throw new GenerationInputError(`${path}: two dialogues of scenario ${p.scenarioId} in mode ${p.mode} have sample_index ${sample}`);
       used.add(key);
       const id = insertDialogue(
         db,
-        { runId, scenarioId: p.scenarioId, castId: p.castId, sampleIndex: sample, mode: p.mode, model: p.model, origin: 'imported', state: 'complete', endReason: p.endReason, meta: p.meta },
+        { runId, scenarioId: p.scenarioId, castId, sampleIndex: sample, mode: p.mode, model: p.model, origin: 'imported', state: 'complete', endReason: p.endReason, meta: p.meta },
         now,
       );
       replaceTurns(db, id, p.turns);

@@ -112,6 +112,18 @@ export function insertGenerationRun(db: Db, run: NewGenerationRun, now: Date): n
   return Number(result.lastInsertRowid);
 }
 
+/**
+ * What a resumed run may change: how many dialogues at once and how patiently it calls (timeout, retries),
+ * never what it sends, so that its stored calls stay valid. `settings` is the runs.settings JSON.
+ */
+export function updateRunPatience(db: Db, id: number, change: { concurrency: number; settings: unknown }): void {
+  db.prepare('UPDATE runs SET concurrency = :concurrency, settings = :settings WHERE id = :id').run({
+    id,
+    concurrency: change.concurrency,
+    settings: JSON.stringify(change.settings),
+  });
+}
+
 export function markRunStarted(db: Db, id: number, pid: number, now: Date): void {
   db.prepare(
     `UPDATE runs SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now,

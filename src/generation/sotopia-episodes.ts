@@ -17,6 +17,8 @@ export const episodeLogSchema = z.looseObject({
   mode: z.string().optional(),
   model: z.string().optional(),
   scenario_id: z.string().optional(),
+  // Written by simarena's Sotopia export (src/export/sotopia-export.ts).
+  simarena: z.looseObject({ mode: z.string().optional() }).optional(),
 });
 export type EpisodeLog = z.infer<typeof episodeLogSchema>;
 

@@ -86,7 +86,10 @@ function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignO
   if (progress.regularJudged >= settings.perRaterCap) return { kind: 'done', reason: 'cap', judged: progress.regularJudged };
 
   if (settings.attentionChecks && progress.attentionAssigned < attentionChecksDue(progress.regularJudged, settings.attentionChecks.rate, rater.public_id)) {
-    const check = pickLeastFilled(candidateGoldPairs(db, { batchId: batch.id, raterId, kind: 'attention' }), deps.random);
+    // Checks from conversations the rater has not read come first: a shuffled copy of one they know gives itself away.
+    const checks = candidateGoldPairs(db, { batchId: batch.id, raterId, kind: 'attention' });
+    const fresh = checks.filter((c) => c.met_sample === 0);
+    const check = pickLeastFilled(fresh.length > 0 ? fresh : checks, deps.random);
     if (check) return { kind: 'assigned', assignment: lease(db, settings, raterId, batch.id, check, deps), resumed: false };
   }
 

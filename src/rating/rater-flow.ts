@@ -12,6 +12,7 @@ import {
   getRater,
   insertContentReport,
   insertRater,
+  participantRatedIn,
   type RaterRow,
   setRaterStatus,
   touchRater,
@@ -19,12 +20,22 @@ import {
   voidLiveLeases,
 } from './rating.queries.js';
 
-export type EnterOutcome = { kind: 'rater'; rater: RaterRow; created: boolean } | { kind: 'refused'; message: string };
+export type EnterOutcome =
+  | { kind: 'rater'; rater: RaterRow; created: boolean }
+  | { kind: 'refused'; message: string }
+  | { kind: 'blocked'; message: string };
+
+const BLOCKED_MESSAGE =
+  'Our records show that you already took part in an earlier round of this study, and this round is open to new participants only, ' +
+  'so you cannot take part again. Nothing has been recorded. Please return the study on your recruitment platform so that your place goes to someone else. ' +
+  'Thank you for your earlier help.';
 
 /**
  * Finds or makes the rater for an entry: one rater per provider session (Prolific SESSION_ID, MTurk assignmentId),
  * so a participant who comes back resumes; the same session under another participant id is refused.
  * A plain link issues a new anonymous rater each time.
+ * A participant id with a rater in one of `blockedBatchIds` (the batch's blockParticipantsOf) is turned away before
+ * any row is made; plain-link raters cannot be recognised, so the block does not apply to them.
  */
 export function enterRater(
   db: Db,
@@ -32,6 +43,7 @@ export function enterRater(
   params: Extract<EntryParams, { kind: 'link' | 'prolific' | 'mturk' }>,
   userAgent: string | null,
   now: Date,
+  blockedBatchIds: readonly number[] = [],
 ): EnterOutcome {
   return db
     .transaction((): EnterOutcome => {
@@ -44,6 +56,7 @@ export function enterRater(
           touchRater(db, existing.id, now);
           return { kind: 'rater', rater: existing, created: false };
         }
+        if (participantRatedIn(db, params.kind, params.participantId, blockedBatchIds)) return { kind: 'blocked', message: BLOCKED_MESSAGE };
       }
       const id = insertRater(
         db,

@@ -7,7 +7,7 @@ import { csrfProtection } from '../web/csrf.js';
 import { HttpError } from '../web/http-error.js';
 import { describeIssues } from '../web/validate.js';
 import { assignNextPair, onboardingSize } from './assign-next-pair.js';
-import { attentionChecksDue, expectedMinutes } from './attention-schedule.js';
+import { expectedMinutes, plannedComparisons } from './attention-schedule.js';
 import { buildComparisonView } from './comparison-view.js';
 import { createMarkdown } from './markdown.js';
 import { MTURK_PREVIEW_ASSIGNMENT, mturkSubmitUrl, prolificCompletionUrl, readEntryParams } from './providers.js';
@@ -24,7 +24,17 @@ import {
 } from './rater-flow.js';
 import { consentFormSchema, judgmentFormSchema, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { isPreviewToken, raterIdFromToken, raterToken } from './rater-token.js';
-import { activeTimesOfBatch, firstRegularPairId, getAssignmentByPublicId, getPair, getRaterByPublicId, type RaterRow, raterProgress } from './rating.queries.js';
+import {
+  activeTimesOfBatch,
+  countGoldPairs,
+  countReachableRegularPairs,
+  firstRegularPairId,
+  getAssignmentByPublicId,
+  getPair,
+  getRaterByPublicId,
+  type RaterRow,
+  raterProgress,
+} from './rating.queries.js';
 import { recordJudgment } from './record-judgment.js';
 
 export type RaterRouterDeps = { db: Db; sessionSecret: string; clock: Clock; random?: () => number };
@@ -110,13 +120,24 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     };
   }
 
-  function comparisonsPerRater(b: BatchRow, settings: BatchSettings, raterPublicId: string): number {
-    const checks = settings.attentionChecks ? attentionChecksDue(settings.perRaterCap, settings.attentionChecks.rate, raterPublicId) : 0;
-    return onboardingSize(db, b.id) + settings.perRaterCap + checks;
+  /** The n of "k of n": what this rater will really be shown, so the count never promises more than the batch holds. */
+  function comparisonsPerRater(b: BatchRow, settings: BatchSettings, rater: RaterRow | null): number {
+    return plannedComparisons({
+      onboarding: onboardingSize(db, b.id),
+      perRaterCap: settings.perRaterCap,
+      regularReachable: countReachableRegularPairs(db, {
+        batchId: b.id,
+        raterId: rater?.id ?? null,
+        k: settings.judgmentsPerPair,
+        allowSameSample: settings.allowSameSample,
+      }),
+      attention: settings.attentionChecks ? { rate: settings.attentionChecks.rate, pairs: countGoldPairs(db, b.id, 'attention') } : null,
+      raterPublicId: rater?.public_id ?? 'preview',
+    });
   }
 
-  function studyFacts(b: BatchRow, settings: BatchSettings, raterPublicId: string) {
-    const n = comparisonsPerRater(b, settings, raterPublicId);
+  function studyFacts(b: BatchRow, settings: BatchSettings, rater: RaterRow | null) {
+    const n = comparisonsPerRater(b, settings, rater);
     return {
       question: settings.question,
       minutes: expectedMinutes(activeTimesOfBatch(db, b.id), n, settings.estimatedMinutes),
@@ -160,7 +181,11 @@ export function raterRouter(deps: RaterRouterDeps): Router {
       notOpen(res, b, null);
       return;
     }
-    const entered = enterRater(db, b, params, req.get('user-agent') ?? null, clock());
+    const entered = enterRater(db, b, params, req.get('user-agent') ?? null, clock(), settings.blockParticipantsOf);
+    if (entered.kind === 'blocked') {
+      res.status(403).render('rater/notice', { ...pageLocals(res, null, 'You have already taken part'), message: entered.message });
+      return;
+    }
     if (entered.kind === 'refused') {
       res.status(403).render('rater/notice', { ...pageLocals(res, null, 'This session belongs to someone else'), message: entered.message });
       return;
@@ -175,12 +200,13 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     res.render('rater/preview', {
       ...pageLocals(res, null, kind === 'mturk' ? 'Preview of this task' : 'Preview'),
       kind,
-      facts: studyFacts(b, settings, 'preview'),
+      facts: studyFacts(b, settings, null),
       consentHtml: markdown(settings.consent),
       instructionsHtml: markdown(settings.instructions),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
-      view: pairRow ? buildComparisonView(db, pairRow, 'a', settings.context) : null,
+      // The example's sides are drawn like an assignment's, so Conversation 1 of the preview is not always condition a.
+      view: pairRow ? buildComparisonView(db, pairRow, random() < 0.5 ? 'a' : 'b', settings.context) : null,
     });
   }
 
@@ -202,7 +228,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
       ...pageLocals(res, rater, 'Consent'),
       action: `${base(b)}/consent`,
       consentHtml: markdown(settings.consent),
-      facts: studyFacts(b, settings, rater.public_id),
+      facts: studyFacts(b, settings, rater),
       error: null,
     });
   });
@@ -227,7 +253,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
       ...pageLocals(res, rater, 'Instructions'),
       action: `${base(b)}/instructions`,
       instructionsHtml: markdown(settings.instructions),
-      facts: studyFacts(b, settings, rater.public_id),
+      facts: studyFacts(b, settings, rater),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
       onboarding: onboardingSize(db, b.id),
@@ -290,12 +316,13 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     const now = clock();
     const expiresIn = Math.round((Date.parse(assignment.expires_at) - now.getTime()) / 1000);
     const notice = typeof req.query.notice === 'string' ? req.query.notice : null;
+    const n = Math.max(progress.judged + 1, comparisonsPerRater(b, settings, rater));
     res.status(status).render('rater/comparison', {
-      ...pageLocals(res, rater, `Comparison ${progress.judged + 1} of ${Math.max(progress.judged + 1, comparisonsPerRater(b, settings, rater.public_id))}`),
+      ...pageLocals(res, rater, `Comparison ${progress.judged + 1} of ${n}`),
       action: `${base(b)}/c/${encodeURIComponent(assignment.public_id)}`,
       reportUrl: withToken(`${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`, rater),
       k: progress.judged + 1,
-      n: Math.max(progress.judged + 1, comparisonsPerRater(b, settings, rater.public_id)),
+      n,
       view: buildComparisonView(db, pair, assignment.left_side, settings.context),
       question: settings.question,
       allowTie: settings.allowTie,

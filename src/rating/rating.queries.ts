@@ -41,6 +41,20 @@ export function findRaterBySession(db: Db, batchId: number, provider: RaterProvi
     .get({ batchId, provider, sessionId });
 }
 
+/** Whether this provider's participant id has a rater row in any of these batches (a rater of an earlier round). */
+export function participantRatedIn(db: Db, provider: RaterProvider, participantId: string, batchIds: readonly number[]): boolean {
+  if (batchIds.length === 0) return false;
+  return (
+    db
+      .prepare<{ provider: string; participantId: string; batchIds: string }, number>(
+        `SELECT 1 FROM raters WHERE provider = :provider AND participant_id = :participantId
+           AND batch_id IN (SELECT value FROM json_each(:batchIds)) LIMIT 1`,
+      )
+      .pluck()
+      .get({ provider, participantId, batchIds: JSON.stringify(batchIds) }) !== undefined
+  );
+}
+
 export type NewRater = {
   batchId: number;
   publicId: string;
@@ -164,7 +178,9 @@ export type CandidatePair = { id: number; accepted: number; accepted_left_a: num
 
 /**
  * Regular pairs this rater may be given: below K counting live leases, never seen by this rater, and (unless the
- * batch allows it) not of a scenario sample this rater already has.
+ * batch allows it) not of a scenario sample this rater already has. Samples met in onboarding or attention-check
+ * pairs count too: a rater who was shown a dialogue as the right answer of a practice pair would otherwise judge it
+ * again against its rival already primed to prefer it.
  */
 export function candidateRegularPairs(db: Db, params: { batchId: number; raterId: number; k: number; allowSameSample: boolean }): CandidatePair[] {
   return db
@@ -178,20 +194,53 @@ export function candidateRegularPairs(db: Db, params: { batchId: number; raterId
          AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
          AND (:allowSame = 1 OR NOT EXISTS (
            SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
-           WHERE a.rater_id = :raterId AND q.kind = 'regular' AND q.scenario_id = p.scenario_id
+           WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
              AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))
        ORDER BY p.id`,
     )
     .all({ ...params, allowSame: params.allowSameSample ? 1 : 0 });
 }
 
-/** Gold pairs of a kind this rater has not had yet, with how often each side was shown on the left. */
-export function candidateGoldPairs(db: Db, params: { batchId: number; raterId: number; kind: 'onboarding' | 'attention' }): CandidatePair[] {
+/**
+ * Regular pairs a rater can still be counted on for: those they answered or hold now, plus the pairs they may yet be
+ * given (below K, unseen by them, one per scenario sample unless the batch allows more). With no rater (a preview),
+ * every place any new rater could get. Drives "k of n", so it mirrors candidateRegularPairs.
+ */
+export function countReachableRegularPairs(db: Db, params: { batchId: number; raterId: number | null; k: number; allowSameSample: boolean }): number {
+  const row = db
+    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, { held: number; open: number }>(
+      `SELECT
+         (SELECT count(*) FROM assignments a JOIN pairs q ON q.id = a.pair_id
+          WHERE a.rater_id = :raterId AND q.kind = 'regular'
+            AND (a.state = 'leased' OR EXISTS (SELECT 1 FROM judgments j WHERE j.assignment_id = a.id))) AS held,
+         (SELECT count(DISTINCT CASE WHEN :allowSame = 1 THEN CAST(p.id AS TEXT) ELSE p.scenario_id || '|' || p.cast_id || '|' || p.sample_index END)
+          FROM pairs p
+          WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
+            AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') < :k
+            AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
+            AND (:allowSame = 1 OR NOT EXISTS (
+              SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
+              WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
+                AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))) AS open`,
+    )
+    .get({ batchId: params.batchId, raterId: params.raterId ?? -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0 });
+  return (row?.held ?? 0) + (row?.open ?? 0);
+}
+
+/**
+ * Gold pairs of a kind this rater has not had yet, with how often each side was shown on the left, and whether the
+ * rater already met the pair's scenario sample (`met_sample`: a check made from a conversation they have read
+ * is easy to recognise as a check).
+ */
+export function candidateGoldPairs(db: Db, params: { batchId: number; raterId: number; kind: 'onboarding' | 'attention' }): (CandidatePair & { met_sample: number })[] {
   return db
-    .prepare<{ batchId: number; raterId: number; kind: string }, CandidatePair>(
+    .prepare<{ batchId: number; raterId: number; kind: string }, CandidatePair & { met_sample: number }>(
       `SELECT p.id, 0 AS accepted, 0 AS accepted_left_a,
          (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id) AS live,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.left_side = 'a') AS live_left_a
+         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.left_side = 'a') AS live_left_a,
+         EXISTS (SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
+                 WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
+                   AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index) AS met_sample
        FROM pairs p
        WHERE p.batch_id = :batchId AND p.kind = :kind AND p.removed_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)

@@ -124,3 +124,31 @@ export function getCast(db: Db, castId: number): CastRow | undefined {
 export function countScenarios(db: Db): number {
   return db.prepare('SELECT count(*) FROM scenarios').pluck().get() as number;
 }
+
+/** Characters whose full name ("first last", as Sotopia's episodes name them) is `name`. */
+export function findCharactersByName(db: Db, name: string): CharacterRow[] {
+  return db
+    .prepare<{ name: string }, CharacterRow>(
+      `SELECT ${CHARACTER_COLUMNS} FROM characters WHERE trim(first_name || ' ' || last_name) = trim(:name) ORDER BY id`,
+    )
+    .all({ name });
+}
+
+/**
+ * The cast of two characters in a scenario, added after the scenario's other casts when it is missing
+ * (dialogues imported from elsewhere may pair characters the library never paired).
+ */
+export function ensureCast(db: Db, scenarioId: string, first: string, second: string): CastRow {
+  db.prepare(
+    `INSERT INTO casts (scenario_id, character_1_id, character_2_id, position)
+     VALUES (:scenarioId, :first, :second,
+             (SELECT coalesce(max(position) + 1, 0) FROM casts WHERE scenario_id = :scenarioId))
+     ON CONFLICT (scenario_id, character_1_id, character_2_id) DO NOTHING`,
+  ).run({ scenarioId, first, second });
+  return db
+    .prepare<{ scenarioId: string; first: string; second: string }, CastRow>(
+      `SELECT id, scenario_id, character_1_id, character_2_id, position FROM casts
+       WHERE scenario_id = :scenarioId AND character_1_id = :first AND character_2_id = :second`,
+    )
+    .get({ scenarioId, first, second }) as CastRow;
+}

@@ -122,6 +122,7 @@ describe('simarena analyze --judgments', () => {
     ['a negative words per turn', 'item_id,rater_id,label,a_words_per_turn\n1,r1,A,-3\n1,r2,B,2\n', /line 2: a_words_per_turn must be a number/],
     ['a ragged row', 'item_id,rater_id,label\n1,r1,A\n1,r2\n', /line 3: /],
     ['an empty file', '', /line 1: the file is empty/],
+    ['only ties and no condition columns', 'item_id,rater_id,label\n1,r1,tie\n1,r2,TIE\n', /line 2: every judgment is a tie, so the labels name no condition/],
   ];
   for (const [what, content, message] of bad) {
     it(`with ${what}, exits 1 with one line naming the line and the problem`, async () => {
@@ -132,6 +133,14 @@ describe('simarena analyze --judgments', () => {
       expect(run.stderr).toMatch(message);
     });
   }
+
+  it('with only ties and --order, reports the ties with no win rate rather than failing', async () => {
+    const run = await cli(['analyze', '--judgments', file('item_id,rater_id,label\n1,r1,tie\n1,r2,Tie\n2,r1,tie\n2,r2,tie\n'), '--order', 'SCRIPT,AGENTS', '--bootstrap', '0']);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.comparisons[0]).toMatchObject({ a: 'SCRIPT', b: 'AGENTS', n: 4, ties: 4, win_rate_a: null, ci95: null, p_value: null });
+    expect(report.comparisons[0].agreement).toMatchObject({ categories: ['TIE'], fleiss_kappa: null, percent: 1 });
+  });
 
   it('without --batch or --judgments, or with a bad --format, exits 1 with the usage problem', async () => {
     expect((await cli(['analyze'])).stderr).toMatch(/either --batch ID or --judgments/);

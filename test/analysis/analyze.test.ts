@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnalysisReport } from '../../src/analysis/analysis-report.js';
 import { analyzeJudgments } from '../../src/analysis/analyze.js';
 import { createJudgmentTableBuilder, findDuplicateJudgment, type JudgmentRowInput } from '../../src/analysis/judgment-table.js';
+import { seededRandom } from '../../src/scenarios/seeded-random.js';
 import { type Json, loadExpected } from './shared-stats.js';
 
 const expected = loadExpected();
@@ -82,6 +83,63 @@ describe('analyzeJudgments', () => {
     expect(report.comparisons).toHaveLength(21);
   });
 
+  it('with two comparisons of disjoint conditions, keeps each comparison\'s agreement and warns that the pooled batch kappa is inflated', () => {
+    // Within each comparison the raters agree no better than chance (kappa about 0); pooled, kappa rises.
+    const rows: JudgmentRowInput[] = [];
+    for (const [k, [a, b]] of [['SCRIPT:m1', 'AGENTS:m1'], ['SCRIPT:m2', 'AGENTS:m2']].entries())
+      for (let i = 0; i < 40; i++)
+        for (const [r, rater] of ['x', 'y'].entries()) rows.push(row({ item: `c${k}p${i}`, rater, outcome: ((i >> r) & 1) as 0 | 1, conditionA: a, conditionB: b }));
+    const report = analyzeJudgments(tableOf(rows), { source: SOURCE, bootstrap: 0, tiesAllowed: false });
+    for (const c of report.comparisons) expect(Math.abs(c.agreement.fleiss_kappa!)).toBeLessThan(0.05);
+    expect(report.agreement.categories).toEqual(['AGENTS:m1', 'AGENTS:m2', 'SCRIPT:m1', 'SCRIPT:m2']);
+    expect(report.agreement.fleiss_kappa!).toBeGreaterThan(0.2);
+    expect(report.notes.join(' ')).toMatch(/whole batch pools comparisons.*per-comparison values/);
+    const single = analyzeJudgments(tableOf(rows.filter((r) => r.conditionA === 'SCRIPT:m1')), { source: SOURCE, bootstrap: 0, tiesAllowed: false });
+    expect(single.notes.join(' ')).not.toMatch(/pools comparisons/);
+  });
+
+  it('with SCRIPT vs AGENTS run separately per model, fits Bradley-Terry per model on its own scale and says the scales differ', () => {
+    // m1: SCRIPT wins 30, AGENTS 10, 4 ties; m2: SCRIPT 12, AGENTS 24. Two conditions: the score is the log odds in closed form.
+    const rows: JudgmentRowInput[] = [];
+    const add = (model: string, outcome: 0 | 1 | 2, times: number) => {
+      for (let k = 0; k < times; k++) rows.push(row({ item: `${model}-${outcome}-${k}`, rater: `r${k % 4}`, outcome, conditionA: `SCRIPT:${model}`, conditionB: `AGENTS:${model}`, scenario: `s${(k + 2 * outcome) % 5}` }));
+    };
+    add('m1', 0, 30);
+    add('m1', 1, 10);
+    add('m1', 2, 4);
+    add('m2', 0, 12);
+    add('m2', 1, 24);
+    const bt = analyzeJudgments(tableOf(rows), { source: SOURCE, bootstrap: 100 }).bradley_terry!;
+    expect(bt.reason).toBeUndefined();
+    expect(bt.groups!.map((g) => [g.anchor, g.conditions.slice().sort()])).toEqual(
+      expect.arrayContaining([
+        ['SCRIPT:m1', ['AGENTS:m1', 'SCRIPT:m1']],
+        ['SCRIPT:m2', ['AGENTS:m2', 'SCRIPT:m2']],
+      ]),
+    );
+    const score = (c: string) => bt.conditions.find((x) => x.condition === c)!;
+    expect(score('SCRIPT:m1')).toMatchObject({ score: 1000, anchor: 'SCRIPT:m1' });
+    expect(Math.abs(score('AGENTS:m1').score! - (1000 + 400 * Math.log10(12 / 32)))).toBeLessThan(1e-6);
+    expect(Math.abs(score('AGENTS:m2').score! - (1000 + 400 * Math.log10(24 / 12)))).toBeLessThan(1e-6);
+    expect(score('AGENTS:m2').anchor).toBe('SCRIPT:m2');
+    expect(score('AGENTS:m2').ci95![0]).toBeLessThan(score('AGENTS:m2').score!);
+    expect(bt.note).toMatch(/2 groups of conditions never compared with each other/);
+  });
+
+  it('with raters resampled and two comparisons rated by different raters, resamples only each comparison\'s own raters', () => {
+    const rows: JudgmentRowInput[] = [];
+    for (const [k, model] of ['m1', 'm2'].entries())
+      for (let i = 0; i < 30; i++)
+        for (let r = 0; r < 3; r++)
+          rows.push(row({ item: `${model}-${i}`, rater: `${model}-r${(i + r) % 5}`, outcome: ((i * 3 + r + k) % 4 === 0 ? 1 : 0) as 0 | 1, conditionA: `SCRIPT:${model}`, conditionB: `AGENTS:${model}`, scenario: `s${i % 6}` }));
+    const options = { source: SOURCE, bootstrap: 300, seed: 11, resampleRaters: true };
+    const both = analyzeJudgments(tableOf(rows), options).comparisons[0]!;
+    const alone = analyzeJudgments(tableOf(rows.filter((r) => r.conditionA === 'SCRIPT:m1')), options).comparisons[0]!;
+    expect(both.bootstrap.raters_resampled).toBe(true);
+    expect(both.bootstrap.undefined_replicates).toBe(0);
+    expect(both.bootstrap.ci95).toEqual(alone.bootstrap.ci95);
+  });
+
   it('with no judgments, returns an empty report whose statistics are null with reasons', () => {
     const report = analyzeJudgments(tableOf([]), { source: SOURCE });
     expect(report.comparisons).toEqual([]);
@@ -147,6 +205,25 @@ describe('analyzeJudgments', () => {
     expect(c.by_scenario.reduce((s, k) => s + k.wins_a, 0)).toBe(c.wins_a);
     const again = analyzeJudgments(tableOf(rows), { source: SOURCE, bootstrap: 300, seed: 5 }).comparisons[0]!;
     expect(again.bootstrap.ci95).toEqual(c.bootstrap.ci95);
+  });
+
+  it('with weak preferences, where Dawid-Skene needs a few hundred EM iterations, lets it converge and adds no warning', () => {
+    // 120 pairs x 3 of 12 raters, a chosen 40% of decisive judgments, 10% ties: EM needs about 360 iterations here.
+    const random = seededRandom(2);
+    const rows: JudgmentRowInput[] = [];
+    for (let i = 0; i < 120; i++) {
+      const used = new Set<number>();
+      for (let k = 0; k < 3; k++) {
+        let r = Math.floor(random() * 12);
+        while (used.has(r)) r = (r + 1) % 12;
+        used.add(r);
+        const u = random();
+        rows.push(row({ item: `p${i}`, rater: `r${r}`, outcome: u < 0.1 ? 2 : random() < 0.4 ? 0 : 1 }));
+      }
+    }
+    const report = analyzeJudgments(tableOf(rows), { source: SOURCE, bootstrap: 0 });
+    expect(report.comparisons[0]!.dawid_skene).not.toBeNull();
+    expect(report.notes.join(' ')).not.toMatch(/without converging/);
   });
 
   it('above the size limit, skips Dawid-Skene and Cohen pairs and says so in the notes', () => {

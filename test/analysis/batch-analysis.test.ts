@@ -1,6 +1,7 @@
 // A batch's analysis read from a real SQLite database: exclusions, dialogue metrics, the cache, and the CLI.
 import { describe, expect, it } from 'vitest';
 import { getBatchAnalysis, analysisComputedAt } from '../../src/analysis/analysis-cache.js';
+import { batchDataVersion } from '../../src/analysis/batch-judgments.queries.js';
 import { makeDialogue, makeJudgment, makePair, makeRater, makeBatchWithJudgments, makeScenario, makeTurns } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { createTestDb } from '../helpers/test-db.js';
@@ -73,6 +74,16 @@ describe('getBatchAnalysis', () => {
     expect(report.exclusions.raters).toEqual([expect.objectContaining({ reason: expect.stringMatching(/screened out/), judgments: 2 })]);
     expect(report.exclusions.dropped).toEqual([{ reason: 'gold (attention or onboarding) pairs', judgments: 2 }]);
     expect(report.raters.map((r) => r.attention_accuracy).sort()).toEqual([0, 1]);
+  });
+
+  it('when the cached report was computed by an earlier version of the analysis, recomputes it instead of serving it', () => {
+    const { db } = createTestDb();
+    const made = makeBatchWithJudgments(db, { votes: [['a', 'b'], ['b', 'b']] });
+    const stale = `analysis-1|${batchDataVersion(db, made.batchId)}|seed=20240601|bootstrap=0|target=0.05`;
+    db.prepare("INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (?, ?, '{\"stale\":true}', '2026-01-01T00:00:00.000Z')").run(made.batchId, stale);
+    const report = getBatchAnalysis(db, made.batchId, { now: NOW, bootstrap: 0 })!;
+    expect(report.comparisons[0]).toMatchObject({ wins_a: 1, wins_b: 3 });
+    expect(analysisComputedAt(db, made.batchId)).toBe(NOW.toISOString());
   });
 
   it('for a batch that does not exist, returns null', () => {

@@ -83,6 +83,21 @@ describe('fitBradleyTerry on the shared fits', () => {
     if (!fit.ok) return;
     teams.forEach((t, i) => close(fit.log_ability[i], ex.natural_log_ability_vs_Baltimore[t]));
   });
+  it('when the comparisons form groups never compared with each other (one per model), reports no fit and says why in plain words', () => {
+    // SCRIPT:m1 vs AGENTS:m1 and SCRIPT:m2 vs AGENTS:m2, each with wins both ways.
+    const wins = new Float64Array(16);
+    wins[0 * 4 + 1] = 6;
+    wins[1 * 4 + 0] = 4;
+    wins[2 * 4 + 3] = 5;
+    wins[3 * 4 + 2] = 5;
+    const fit = fitBradleyTerry(['AGENTS:m1', 'SCRIPT:m1', 'AGENTS:m2', 'SCRIPT:m2'], wins);
+    expect(fit).toMatchObject({ ok: false, reason: expect.stringMatching(/^The conditions form groups never compared with each other \(AGENTS:m1 and AGENTS:m2/) });
+  });
+  it('when two groups were compared but one never beat the other, reports no finite fit', () => {
+    // A and B beat each other, C and D beat each other, and A, B always beat C.
+    const wins = Float64Array.from([0, 3, 2, 0, 3, 0, 0, 0, 0, 0, 0, 4, 0, 0, 4, 0]);
+    expect(fitBradleyTerry(['A', 'B', 'C', 'D'], wins)).toMatchObject({ ok: false, reason: expect.stringMatching(/never beat the other/) });
+  });
   it('when one condition never loses, reports no fit with the reason', () => {
     const fit = fitBradleyTerry(['A', 'B', 'C'], Float64Array.from([0, 5, 3, 0, 0, 2, 0, 1, 0]));
     expect(fit).toMatchObject({ ok: false, reason: 'A never lost: its score is infinite' });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeJudgments } from '../../src/analysis/analyze.js';
 import { createJudgmentTableBuilder } from '../../src/analysis/judgment-table.js';
-import { isPlotName, PLOT_NAMES, renderPlot } from '../../src/analysis/plots.js';
+import { isPlotName, PLOT_NAMES, PLOT_TITLES, renderPlot } from '../../src/analysis/plots.js';
 import { renderAnalysisHtml } from '../../src/analysis/report-html.js';
 import { renderAnalysisMarkdown } from '../../src/analysis/report-md.js';
 
@@ -39,6 +39,30 @@ describe('renderPlot', () => {
     expect(svg).not.toContain('<img');
     expect(svg).toContain('&lt;img');
   });
+  it('each plot, for any report, carries its title, so a downloaded SVG says what it shows', async () => {
+    const report = sampleReport();
+    for (const name of PLOT_NAMES) expect(await renderPlot(report, name)).toContain(`>${PLOT_TITLES[name].replace(/&/g, '&amp;')}</text>`);
+  });
+  it('the forest and category plots, for long condition names, print the comparison in full rather than cut off', async () => {
+    const report = sampleReport('SCRIPT:meta-llama-3.1-70b-instruct');
+    for (const name of ['forest', 'win-rate', 'position-bias'] as const) {
+      const svg = await renderPlot(report, name);
+      expect(svg).toContain('>SCRIPT:meta-llama-3.1-70b-instruct vs AGENTS:gpt-4o-mini</text>');
+      expect(svg).not.toContain('…');
+    }
+  });
+  it('the 50% reference, in the forest, category and position-bias plots, is vertical lines at the middle of the 0-100% axis', async () => {
+    const report = sampleReport();
+    for (const [name, width] of [['forest', 420], ['win-rate', 360], ['position-bias', 420]] as const) {
+      const dashed = [...(await renderPlot(report, name)).matchAll(/<line transform="translate\(([\d.]+),([\d.]+)\)" x2="([\d.-]+)" y2="([\d.-]+)"[^>]*stroke-dasharray/g)];
+      expect(dashed.length).toBeGreaterThan(0);
+      for (const [, x, , x2, y2] of dashed) {
+        expect(Number(x)).toBe(width / 2);
+        expect(Number(x2)).toBe(0);
+        expect(Number(y2)).toBeGreaterThan(0);
+      }
+    }
+  });
   it('isPlotName, for known and unknown names, says which are plots', () => {
     expect(isPlotName('forest')).toBe(true);
     expect(isPlotName('pie')).toBe(false);
@@ -57,6 +81,30 @@ describe('renderAnalysisMarkdown and renderAnalysisHtml', () => {
     expect(html.match(/<figure/g)).toHaveLength(PLOT_NAMES.length);
     const link = /<a download="simarena-forest.svg" href="data:image\/svg\+xml;base64,([^"]+)">/.exec(html);
     expect(Buffer.from(link![1]!, 'base64').toString('utf8')).toBe(await renderPlot(report, 'forest'));
+  });
+  it('for a report, open with one quotable sentence per comparison giving the estimate, both intervals, the test and the ties', async () => {
+    const report = sampleReport();
+    const c = report.comparisons[0]!;
+    const sentence =
+      `SCRIPT:gpt-4o-mini was preferred over AGENTS:gpt-4o-mini in ${(c.win_rate_a! * 100).toFixed(1)}% of ${c.wins_a + c.wins_b} decisive judgments ` +
+      `(Wilson 95% CI [${(c.ci95![0] * 100).toFixed(1)}%, ${(c.ci95![1] * 100).toFixed(1)}%], exact two-sided sign test p = `;
+    const md = renderAnalysisMarkdown(report);
+    expect(md.indexOf('## Summary')).toBeLessThan(md.indexOf('## Win rates'));
+    expect(md).toContain(`- ${sentence}`);
+    expect(md).toContain(`scenario-cluster bootstrap 95% CI [${(c.bootstrap.ci95![0] * 100).toFixed(1)}%`);
+    expect(md).toContain(`${c.ties} ties (${(c.ties_half.win_rate_a! * 100).toFixed(1)}% with ties as half)`);
+    expect(await renderAnalysisHtml(report)).toContain(`<h2>Summary</h2><ul>\n<li>${sentence}`);
+  });
+  it('for a report, label each plot as an image while keeping its download link outside it, reachable by assistive technology', async () => {
+    const html = await renderAnalysisHtml(sampleReport());
+    for (const name of PLOT_NAMES) {
+      const figure = new RegExp(`<figure id="plot-${name}">([\\s\\S]*?)</figure>`).exec(html)![1]!;
+      const image = /<div role="img" aria-label="([^"]+)">([\s\S]*?)<\/div><figcaption>/.exec(figure);
+      expect(image![1]).toBe(PLOT_TITLES[name]);
+      expect(image![2]).not.toContain('<a ');
+      expect(figure.slice(figure.indexOf('<figcaption>'))).toContain(`<a download="simarena-${name}.svg"`);
+    }
+    expect(html).not.toMatch(/<figure[^>]*role=/);
   });
   it('for a condition named with markup, escape it in the HTML', async () => {
     const html = await renderAnalysisHtml(sampleReport('SCRIPT:<script>alert(1)</script>'));

@@ -16,8 +16,8 @@ const lengthControlledWinRate = (items: WordsItem[]) =>
   });
 import { positionBias } from '../../src/analysis/position-bias.js';
 import { planSampleSize } from '../../src/analysis/sample-size.js';
-import { wilsonHalfWidth, wilsonInterval } from '../../src/analysis/wilson.js';
-import { binomialTestP } from '../../src/analysis/binomial-test.js';
+import { wilsonHalfWidth } from '../../src/analysis/wilson.js';
+import { seededRandom } from '../../src/scenarios/seeded-random.js';
 
 const logit = (p: number) => Math.log(p / (1 - p));
 
@@ -28,6 +28,22 @@ describe('quantileType7', () => {
     expect(quantileType7(x, 0.025)).toBeCloseTo(1.1, 12);
     expect(quantileType7(x, 0.5)).toBe(3);
     expect(quantileType7(x, 0.975)).toBeCloseTo(9.4, 12);
+  });
+});
+
+describe('seededRandom, the generator shared by seeded casts and the bootstrap', () => {
+  it('for seed 42, gives mulberry32\'s published first draws, so seeded casts and intervals stay as they were', () => {
+    const random = seededRandom(42);
+    // mulberry32(42): 0.6011037519201636, 0.44829055899754167, 0.8524657934904099 (the reference C/JS implementation).
+    expect([random(), random(), random()]).toEqual([0.6011037519201636, 0.44829055899754167, 0.8524657934904099]);
+  });
+  it('drives clusterBootstrap: a replicate draws the clusters seededRandom(seed) picks', () => {
+    const draws: number[] = [];
+    clusterBootstrap(5, (m) => (draws.push(...m), 0), { replicates: 1, seed: 9 });
+    const random = seededRandom(9);
+    const want = new Array<number>(5).fill(0);
+    for (let d = 0; d < 5; d++) want[Math.floor(random() * 5)]! += 1;
+    expect(draws).toEqual(want);
   });
 });
 
@@ -61,6 +77,18 @@ describe('clusterBootstrap and bootstrapWinRate', () => {
     const again = bootstrapWinRate({ clusterWinsA: wa, clusterWinsB: wb, raters: { rowCluster, rowRater, rowOutcome, nRaters: 7 } }, { replicates: 300, seed: 3 });
     expect(boot.ci95).toEqual(again.ci95);
     expect(boot.ci95![0]).toBeLessThan(boot.ci95![1]);
+  });
+  it('with raters resampled, when raters differ in which side they favour, gives a wider interval than pairs alone', () => {
+    // 60 pairs x 6 raters: raters 0-2 choose a 90% of the time, raters 3-5 only 30%; the pairs themselves are alike.
+    const rowCluster = Int32Array.from({ length: 360 }, (_, j) => Math.floor(j / 6));
+    const rowRater = Int32Array.from({ length: 360 }, (_, j) => j % 6);
+    const rowOutcome = Int8Array.from({ length: 360 }, (_, j) => ((j % 6) < 3 ? (Math.floor(j / 6) % 10 === 0 ? 1 : 0) : Math.floor(j / 6) % 10 < 3 ? 0 : 1));
+    const wa = new Float64Array(60);
+    const wb = new Float64Array(60);
+    rowOutcome.forEach((o, j) => (o === 0 ? (wa[rowCluster[j]!]! += 1) : (wb[rowCluster[j]!]! += 1)));
+    const pairsOnly = bootstrapWinRate({ clusterWinsA: wa, clusterWinsB: wb }, { replicates: 1000, seed: 4 }).ci95!;
+    const twoWay = bootstrapWinRate({ clusterWinsA: wa, clusterWinsB: wb, raters: { rowCluster, rowRater, rowOutcome, nRaters: 6 } }, { replicates: 1000, seed: 4 }).ci95!;
+    expect(twoWay[1] - twoWay[0]).toBeGreaterThan(2 * (pairsOnly[1] - pairsOnly[0]));
   });
   it('bootstrapWinRate\'s fast path, with the same seed, gives exactly the interval of the generic clusterBootstrap', () => {
     const generic = clusterBootstrap(
@@ -126,8 +154,10 @@ describe('positionBias', () => {
     expect(pb.n).toBe(100);
     expect(pb.left_chosen).toBe(70);
     expect(pb.left_rate).toBe(0.7);
-    expect(pb.ci95).toEqual(wilsonInterval(70, 100));
-    expect(pb.p_value).toBe(binomialTestP(70, 100));
+    // Independent values: the Wilson formula in float64 and the exact binomial sum in rational arithmetic (Python).
+    expect(Math.abs(pb.ci95![0] - 0.6041514536665332)).toBeLessThan(1e-12);
+    expect(Math.abs(pb.ci95![1] - 0.7810511470506724)).toBeLessThan(1e-12);
+    expect(Math.abs(pb.p_value! - 7.85013964559367e-5) / 7.85013964559367e-5).toBeLessThan(1e-9);
     expect(pb.a_shown_left.win_rate_a).toBe(0.8);
     expect(pb.a_shown_right.win_rate_a).toBe(0.4);
   });

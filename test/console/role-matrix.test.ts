@@ -98,7 +98,7 @@ describe('role matrix over every registered route', () => {
 
   it('GET every API route, anonymous, with a rater token or a revoked token, answers 401 JSON', async () => {
     for (const route of apiRoutes(deps())) {
-      const path = concretePath('/api', route) + (route.path.endsWith('/export') ? '?format=judgments-csv' : '');
+      const path = concretePath('/api', route) + (/\/export(\/meta)?$/.test(route.path) ? '?format=judgments-csv' : '');
       for (const auth of [null, fx.rater, fx.revoked, 'not-a-token']) {
         const req = request(fx.t.app).get(path);
         const res = await (auth ? req.set('Authorization', `Bearer ${auth}`) : req);
@@ -137,7 +137,7 @@ describe('role matrix over every registered route', () => {
     const adminToken = createApiToken(fx.t.db, { id: fx.admin.id, email: fx.admin.email }, 'x', 'test', new Date()).secret;
     const researcherToken = createApiToken(fx.t.db, { id: fx.researcher.id, email: fx.researcher.email }, 'x', 'test', new Date()).secret;
     for (const route of apiRoutes(deps())) {
-      const path = concretePath('/api', route) + (route.path.endsWith('/export') ? '?format=judgments-jsonl' : '');
+      const path = concretePath('/api', route) + (/\/export(\/meta)?$/.test(route.path) ? '?format=judgments-jsonl' : '');
       for (const res of [
         await request(fx.t.app).get(path).set('Authorization', `Bearer ${researcherToken}`),
         await request(fx.t.app).get(path).set('Authorization', `Bearer ${adminToken}`),

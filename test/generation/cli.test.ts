@@ -233,6 +233,23 @@ describe('simarena generate, pause and a run already being generated', () => {
     expect(db.prepare("SELECT count(*) FROM dialogues WHERE state = 'running'").pluck().get()).toBe(0);
   });
 
+  it('generate --resume --timeout, after a run stopped on timeouts, calls with the new timeout and completes', async () => {
+    const { db, env } = await setup({ latencyMs: 300 });
+    const slow = await cli(['generate', '--scenarios', 'all', '--modes', 'script', '--model', 'm', '--run-name', 't', '--timeout', '0.1', '--max-retries', '0'], env);
+    expect(slow.code).toBe(1);
+    expect(slow.stderr).toMatch(/^error: the endpoint "default" at \S+ did not answer in time \(no answer within 100 ms\) after 1 attempt\(s\): raise --timeout or lower --concurrency, then resume with: simarena generate --resume t$/);
+    // A resume keeps what the run generates: changing it is refused before anything is stored.
+    expect((await cli(['generate', '--resume', 't', '--model', 'other', '--endpoint', 'elsewhere'], env)).stderr).toBe(
+      'error: --resume continues a run with its own settings; drop --model, --endpoint',
+    );
+    const resumed = await cli(['generate', '--resume', 't', '--timeout', '5', '--max-retries', '1', '--concurrency', '2'], env);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Run t (id 1): complete. 1/1 dialogues complete');
+    const run = db.prepare('SELECT concurrency, settings, model FROM runs').get() as { concurrency: number; settings: string; model: string };
+    expect(run).toMatchObject({ concurrency: 2, model: 'm' });
+    expect(JSON.parse(run.settings)).toMatchObject({ timeoutMs: 5000, maxRetries: 1 });
+  });
+
   it('generate --resume, for a run another live process is generating, refuses with one line', async () => {
     const { db, env } = await setup();
     await cli(['generate', '--scenarios', 'all', '--modes', 'agents', '--model', 'm', '--max-turns', '1', '--run-name', 'busy'], env);

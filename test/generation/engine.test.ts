@@ -79,6 +79,9 @@ describe('executeRun, information each mode sees', () => {
     expect(anaCall('loan-know-by-name')).toContain('Ben Okoro');
     expect(anaCall('loan-know-by-name')).not.toContain(BEN.publicInfo);
     expect(anaCall('loan-acquaintance')).toContain(BEN.publicInfo);
+    // Name, age, gender, occupation and pronouns, in Sotopia's wording (gender as an adjective).
+    expect(anaCall('loan-acquaintance')).toContain("Ben Okoro's background: Ben Okoro is a 45-year-old male teacher. Pronouns: he/him.");
+    expect(anaCall('loan-acquaintance')).toContain("Ana Silva's background: Ana Silva is a 31-year-old female chef.");
     expect(anaCall('loan-acquaintance')).not.toContain(BEN.personality);
     // Ben's call at turn 1 shows Ana's words under a label that does not leak her name when they are strangers.
     const benStranger = byScenario('loan-stranger').find((c) => c.speaker === 2)?.prompt ?? '';
@@ -179,6 +182,18 @@ describe('executeRun, retries and failures', () => {
     const runId = createRun(db, { scenarios: 'all', modes: ['agents'], model: 'gpt-9', baseUrl: fake.baseUrl }, now);
     const outcome = await executeRun(db, runId, { llm: llmFor(fake), backoff: fastBackoff });
     expect(outcome.error).toContain('does not know model "gpt-9" (HTTP 404)');
+    // A run keeps its model: resuming it would fail the same way, so the message does not suggest it.
+    expect(outcome.error).toContain('start a new run');
+    expect(outcome.error).not.toContain('--resume');
+  });
+
+  it('executeRun, for a 404 that is not about the model (a wrong base URL), says to check the URL and resume', async () => {
+    const { db, fake } = await setup();
+    fake.inject({ status: 404, json: { error: { message: '404 page not found' } } });
+    const runId = createRun(db, { scenarios: 'all', modes: ['script'], model: 'm', baseUrl: fake.baseUrl, name: 'url' }, now);
+    const outcome = await executeRun(db, runId, { llm: llmFor(fake), backoff: fastBackoff });
+    expect(outcome.state).toBe('failed');
+    expect(outcome.error).toMatch(/has no chat completions API \(HTTP 404: .*404 page not found\): check OPENAI_BASE_URL .*then resume with: simarena generate --resume url$/);
   });
 
   it('executeRun, when the endpoint is unreachable, stops after the bounded retries with one clear message', async () => {

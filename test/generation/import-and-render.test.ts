@@ -6,6 +6,7 @@ import { insertDialogue, listTurns, replaceTurns } from '../../src/generation/di
 import { normalizeTurnText, parseAgentTurn, parseScript } from '../../src/generation/model-output.schema.js';
 import { renderTurnsForRater } from '../../src/generation/render-turns.js';
 import { insertSimpleRun, markInterruptedRuns } from '../../src/generation/run.queries.js';
+import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { createTestDb, tempDir } from '../helpers/test-db.js';
 import { installTestLibrary } from './generation-fixtures.js';
@@ -50,6 +51,97 @@ describe('simarena dialogues import', () => {
       [1, 'action', 'pays the bill'],
       [2, 'leave', ''],
     ]);
+  });
+
+  it('dialogues import of a Sotopia EpisodeLog, when its two characters exist but are not a cast of the scenario, adds the cast and imports', async () => {
+    const { db, path } = createTestDb();
+    installTestLibrary(db, ['friend']);
+    // The library's cast is Ana (character 1) with Ben; this published episode has Ben start, so Ben has goal 1.
+    const swapped = {
+      ...episode,
+      messages: episode.messages.map((step) =>
+        step.map(([from, to, text]) => [from === 'Ana Silva' ? 'Ben Okoro' : from === 'Ben Okoro' ? 'Ana Silva' : from, to === 'Ana Silva' ? 'Ben Okoro' : to === 'Ben Okoro' ? 'Ana Silva' : to, text]),
+      ),
+    };
+    const file = join(tempDir(), 'episodes.json');
+    writeFileSync(file, JSON.stringify([swapped]));
+    const result = await cli(['dialogues', 'import', file, '--mode', 'agents', '--run-name', 'published'], { DATABASE_PATH: path });
+    expect(result).toMatchObject({ code: 0, stdout: 'Imported 1 dialogue(s) into run published (id 1).' });
+    const casts = db.prepare('SELECT id, character_1_id, character_2_id, position FROM casts ORDER BY position').all() as { id: number; character_1_id: string; character_2_id: string; position: number }[];
+    expect(casts.map((c) => [c.character_1_id, c.character_2_id, c.position])).toEqual([
+      ['ana-silva', 'ben-okoro', 0],
+      ['ben-okoro', 'ana-silva', 1],
+    ]);
+    const d = db.prepare('SELECT id, cast_id FROM dialogues').get() as { id: number; cast_id: number };
+    expect(d.cast_id).toBe(casts[1]?.id);
+    expect(listTurns(db, d.id).map((t) => [t.speaker, t.action, t.text]).slice(0, 2)).toEqual([
+      [1, 'speak', 'Hi Ben, got a minute?'],
+      [2, 'non-verbal', 'waves'],
+    ]);
+  });
+
+  it('dialogues import of a Sotopia EpisodeLog, when a character is not in the library, exits 1 saying what to import first and stores nothing', async () => {
+    const { db, path } = createTestDb();
+    installTestLibrary(db, ['friend']);
+    const stranger = { ...episode, messages: episode.messages.map((step) => step.map(([from, to, text]) => [from === 'Ben Okoro' ? 'Carla Diaz' : from, to === 'Ben Okoro' ? 'Carla Diaz' : to, text])) };
+    const file = join(tempDir(), 'episodes.json');
+    writeFileSync(file, JSON.stringify([episode, stranger]));
+    const result = await cli(['dialogues', 'import', file, '--mode', 'agents'], { DATABASE_PATH: path });
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: `error: ${file}: record 2: character "Carla Diaz" is not in the library: import the Sotopia EnvironmentProfile and AgentProfile files first (simarena scenarios import ENVIRONMENTS.json AGENTS.json)`,
+    });
+    expect(db.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(0);
+    expect(db.prepare('SELECT count(*) FROM dialogues').pluck().get()).toBe(0);
+    expect(db.prepare('SELECT count(*) FROM casts').pluck().get()).toBe(1);
+  });
+
+  it('dialogues import of simarena JSONL, when a later record fails after an earlier one needed a new cast, adds no cast until the file is clean', async () => {
+    const { db, path } = createTestDb();
+    installTestLibrary(db, ['friend']);
+    const record = { scenario_id: 'loan-friend', cast: ['ben-okoro', 'ana-silva'], mode: 'agents', model: 'm', turns: [{ speaker: 1, action: 'speak', text: 'Hi.' }] };
+    const file = join(tempDir(), 'dialogues.jsonl');
+    writeFileSync(file, `${JSON.stringify(record)}\n${JSON.stringify({ ...record, scenario_id: 'no-such-scenario' })}\n`);
+    const result = await cli(['dialogues', 'import', file], { DATABASE_PATH: path });
+    expect(result).toMatchObject({ code: 1, stderr: `error: ${file}: record 2: unknown scenario "no-such-scenario": import it first (simarena scenarios import)` });
+    expect(db.prepare('SELECT count(*) FROM casts').pluck().get()).toBe(1);
+    writeFileSync(file, `${JSON.stringify(record)}\n`);
+    expect((await cli(['dialogues', 'import', file], { DATABASE_PATH: path })).code).toBe(0);
+    expect(db.prepare('SELECT character_1_id, character_2_id FROM casts ORDER BY position').all()).toEqual([
+      { character_1_id: 'ana-silva', character_2_id: 'ben-okoro' },
+      { character_1_id: 'ben-okoro', character_2_id: 'ana-silva' },
+    ]);
+  });
+
+  it('dialogues import of the file `export --format dialogues` wrote, imports every dialogue with its turns, mode, model and sample', async () => {
+    const { db, path } = createTestDb();
+    const made = makeBatchWithJudgments(db, { votes: [[], []] });
+    const file = join(tempDir(), 'dialogues.jsonl');
+    const exported = await cli(['export', '--batch', String(made.batchId), '--format', 'dialogues', '--out', file], { DATABASE_PATH: path });
+    expect(exported.code).toBe(0);
+    const result = await cli(['dialogues', 'import', file, '--run-name', 'round-trip'], { DATABASE_PATH: path });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: 'Imported 4 dialogue(s) into run round-trip (id 2).' });
+    const shape = (runId: number) =>
+      (db.prepare('SELECT id, scenario_id, cast_id, sample_index, mode, model FROM dialogues WHERE run_id = ? ORDER BY id').all(runId) as { id: number }[]).map(
+        ({ id, ...rest }) => ({ ...rest, turns: listTurns(db, id).map((t) => [t.speaker, t.action, t.text]) }),
+      );
+    expect(shape(2)).toEqual(shape(made.runId));
+    const meta = db.prepare('SELECT meta FROM dialogues WHERE run_id = 2 ORDER BY id').pluck().all() as string[];
+    expect(JSON.parse(meta[0] ?? '{}')).toMatchObject({ source: 'simarena', source_run: expect.any(String), source_id: expect.any(Number) });
+  });
+
+  it('dialogues import of the file `export --format sotopia` wrote, imports every episode with its turns, mode and model', async () => {
+    const { db, path } = createTestDb();
+    const made = makeBatchWithJudgments(db, { votes: [[], []] });
+    const file = join(tempDir(), 'episodes.json');
+    expect((await cli(['export', '--batch', String(made.batchId), '--format', 'sotopia', '--out', file], { DATABASE_PATH: path })).code).toBe(0);
+    const result = await cli(['dialogues', 'import', file, '--run-name', 'from-sotopia'], { DATABASE_PATH: path });
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: 'Imported 4 dialogue(s) into run from-sotopia (id 2).' });
+    const shape = (runId: number) =>
+      (db.prepare('SELECT id, scenario_id, cast_id, mode, model FROM dialogues WHERE run_id = ? ORDER BY id').all(runId) as { id: number }[]).map(
+        ({ id, ...rest }) => ({ ...rest, turns: listTurns(db, id).map((t) => [t.speaker, t.action, t.text]) }),
+      );
+    expect(shape(2)).toEqual(shape(made.runId));
   });
 
   it('dialogues import, without a mode for a record, exits 1 naming the file and record and stores nothing', async () => {

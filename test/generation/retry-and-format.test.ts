@@ -28,6 +28,20 @@ describe('retryDelayMs and Retry-After', () => {
     expect(parseRetryAfter('Thu, 01 Jan 1970 00:00:05 GMT', 1000)).toBe(4000);
     expect(parseRetryAfter('soon', 0)).toBeNull();
   });
+
+  it('executeRun, on a 429 with Retry-After from the server, waits what the server asked, not its own backoff', async () => {
+    const { db } = createTestDb();
+    installTestLibrary(db);
+    fake = await startFakeLlm();
+    fake.inject({ status: 429, headers: { 'retry-after': '1' } });
+    const runId = createRun(db, { scenarios: 'all', modes: ['script'], model: 'm', baseUrl: fake.baseUrl }, now);
+    const retries: { status: string; delayMs: number }[] = [];
+    const outcome = await executeRun(db, runId, { llm: llmFor(fake), backoff: { baseMs: 1, maxMs: 1000 }, onRetry: (r) => retries.push(r) });
+    expect(outcome.state).toBe('complete');
+    expect(retries.map((r) => [r.status, r.delayMs])).toEqual([['HTTP 429', 1000]]);
+    const [first, second] = fake.requests;
+    expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(990);
+  });
 });
 
 describe('executeRun, response formats', () => {

@@ -1,0 +1,22 @@
+import type { BatchRow } from '../batches/batch.queries.js';
+import type { Db } from '../db/connection.js';
+import { countJudgmentsInScope, listJudgmentsPage, type Scope } from '../export/export.queries.js';
+import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.js';
+
+// GET /api/batches/:id/judgments serves the export's judgment record (src/export/judgments-export.ts) page by page,
+// so the API and `judgments-jsonl --include-excluded --include-gold` agree row for row: every judgment, gold ones
+// flagged by `is_gold`, excluded ones (excluded or screened-out rater, removed pair) by `excluded` and the export's
+// `exclusion_reason`. Raw provider ids are never served here.
+
+const RECORD_OPTIONS = { withProviderIds: false, includeExcluded: true } as const;
+
+const allJudgments = (batchId: number): Scope => ({ batchId, includeExcluded: 1, includeGold: 1 });
+
+export function countBatchJudgmentsForApi(db: Db, batchId: number): number {
+  return countJudgmentsInScope(db, allJudgments(batchId));
+}
+
+export function listBatchJudgmentsForApi(db: Db, batch: Pick<BatchRow, 'id' | 'judge_salt'>, limit: number, offset: number): JudgmentRecord[] {
+  const ctx = { batch, options: RECORD_OPTIONS };
+  return listJudgmentsPage(db, allJudgments(batch.id), limit, offset).map((row) => judgmentRecord(ctx, row));
+}
