@@ -1,4 +1,4 @@
-import type { ItemCounts } from './item-counts.js';
+import { type ItemCounts, observedAgreement } from './item-counts.js';
 
 export type GwetAc1 = { ac1: number | null; pa: number | null; pe: number | null; q: number; reason?: string };
 
@@ -8,36 +8,12 @@ export type GwetAc1 = { ac1: number | null; pa: number | null; pe: number | null
  * time, where kappa collapses (the Feinstein-Cicchetti paradox).
  */
 export function gwetAc1(ic: ItemCounts, q = ic.categories.length): GwetAc1 {
-  const width = ic.categories.length;
   if (q < 2) return { ac1: null, pa: null, pe: null, q, reason: 'fewer than two declared categories' };
-  const pi = new Float64Array(width);
-  let nRated = 0;
-  let n2 = 0;
-  let paSum = 0;
-  for (let i = 0; i < ic.nItems; i++) {
-    let r = 0;
-    let agree = 0;
-    for (let k = 0; k < width; k++) {
-      const c = ic.counts[i * width + k] as number;
-      r += c;
-      agree += c * (c - 1);
-    }
-    if (r === 0) continue;
-    nRated++;
-    for (let k = 0; k < width; k++) pi[k]! += (ic.counts[i * width + k] as number) / r;
-    if (r >= 2) {
-      n2++;
-      paSum += agree / (r * (r - 1));
-    }
-  }
-  if (n2 === 0) return { ac1: null, pa: null, pe: null, q, reason: 'no item has two or more ratings' };
+  const { pa, pi } = observedAgreement(ic);
+  if (pa === null) return { ac1: null, pa: null, pe: null, q, reason: 'no item has two or more ratings' };
   let pe = 0;
-  for (let k = 0; k < width; k++) {
-    const p = (pi[k] as number) / nRated;
-    pe += p * (1 - p);
-  }
+  for (const p of pi) pe += p * (1 - p);
   pe /= q - 1;
-  const pa = paSum / n2;
   if (pe >= 1 - 1e-15) return { ac1: null, pa, pe, q, reason: 'chance agreement is 1' };
   return { ac1: (pa - pe) / (1 - pe), pa, pe, q };
 }

@@ -34,6 +34,45 @@ export function countsFromTable(table: number[][], categories: string[]): ItemCo
   return { categories, nItems: table.length, counts };
 }
 
+/**
+ * What Fleiss' kappa and Gwet's AC1 both start from (Gwet 2014, ch. 2 and 4; irrCAC fleiss.kappa.raw and
+ * gwet.ac1.raw), in one pass: observed agreement `pa`, the mean over items with 2+ ratings of agree_i / (r_i (r_i - 1)),
+ * and the category shares `pi`, pi_k = mean over rated items of r_ik / r_i. `pa` is null when no item has two ratings.
+ * `equalRatings`: every rated item has the same number of ratings (then Fleiss' classic formula applies).
+ */
+export type ObservedAgreement = { pa: number | null; pi: Float64Array; equalRatings: boolean };
+
+export function observedAgreement(ic: ItemCounts): ObservedAgreement {
+  const q = ic.categories.length;
+  const pi = new Float64Array(q);
+  let nRated = 0;
+  let n2 = 0;
+  let paSum = 0;
+  let firstR = -1;
+  let equalRatings = true;
+  for (let i = 0; i < ic.nItems; i++) {
+    let r = 0;
+    let agree = 0;
+    for (let k = 0; k < q; k++) {
+      const c = ic.counts[i * q + k] as number;
+      r += c;
+      agree += c * (c - 1);
+    }
+    if (r === 0) continue;
+    if (firstR < 0) firstR = r;
+    else if (r !== firstR) equalRatings = false;
+    nRated++;
+    for (let k = 0; k < q; k++) pi[k]! += (ic.counts[i * q + k] as number) / r;
+    if (r >= 2) {
+      n2++;
+      paSum += agree / (r * (r - 1));
+    }
+  }
+  if (n2 === 0) return { pa: null, pi, equalRatings };
+  for (let k = 0; k < q; k++) pi[k] = (pi[k] as number) / nRated;
+  return { pa: paSum / n2, pi, equalRatings };
+}
+
 export type PercentAgreement = {
   /** Mean over items with 2+ ratings of the share of agreeing rater pairs. */
   percent: number | null;

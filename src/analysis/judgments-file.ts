@@ -182,6 +182,16 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     let label = 0;
     let condA = -1;
     let condB = -1;
+    // The two conditions of the record's pair, which must both be named and differ; `columns` names them for the message.
+    const readConditions = (columns: string): [string, string] => {
+      const a = cell(record, iCondA);
+      const b = cell(record, iCondB);
+      if (!a || !b) fail(`${columns} must not be empty`);
+      if (a === b) fail(`${columns} are the same (${a})`);
+      condA = intern(a);
+      condB = intern(b);
+      return [a, b];
+    };
     if (format === 'simarena export') {
       // The export writes its flags as true/false; 1/0 is read too (spreadsheets and older files).
       const flag = (i: number): boolean | null => {
@@ -209,12 +219,7 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
         dropped.set('gold (attention or onboarding) pairs', (dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
         return;
       }
-      const a = cell(record, iCondA);
-      const b = cell(record, iCondB);
-      if (!a || !b) fail('model_a and model_b must not be empty');
-      if (a === b) fail(`model_a and model_b are the same (${a})`);
-      condA = intern(a);
-      condB = intern(b);
+      readConditions('model_a and model_b');
       const winnerText = cell(record, iWinner);
       const winner = winnerText.toLowerCase();
       if (winner === 'model_a' || winner === 'a') label = condA;
@@ -226,12 +231,7 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
       if (!text) fail('label is empty');
       label = text.toLowerCase() === 'tie' ? TIE_ID : intern(text);
       if (iCondA >= 0) {
-        const a = cell(record, iCondA);
-        const b = cell(record, iCondB);
-        if (!a || !b) fail('condition_a and condition_b must not be empty');
-        if (a === b) fail(`condition_a and condition_b are the same (${a})`);
-        condA = intern(a);
-        condB = intern(b);
+        const [a, b] = readConditions('condition_a and condition_b');
         if (label !== TIE_ID && label !== condA && label !== condB) fail(`unknown label "${text}": expected ${a}, ${b} or tie`);
       } else if (options.order && label !== TIE_ID && !options.order.includes(text)) {
         fail(`unknown label "${text}": expected ${options.order.join(', ')} or tie (from --order)`);

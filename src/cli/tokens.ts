@@ -2,17 +2,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { listApiTokens } from '../auth/api-token.queries.js';
 import { createApiToken, revokeApiToken } from '../auth/api-tokens.js';
-import { lookupEmailSchema } from '../auth/auth.schema.js';
-import { findUserByEmail, listUsers } from '../auth/user.queries.js';
+import { listUsers } from '../auth/user.queries.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
-import { asCli } from './users.js';
-
-function requireUser(ctx: CliContext, email: string) {
-  const parsed = lookupEmailSchema.safeParse(email);
-  const user = parsed.success ? findUserByEmail(ctx.db(), parsed.data) : undefined;
-  if (!user) throw new CliError(`no user with the email ${email} (see: simarena users list)`);
-  return user;
-}
+import { asCli, requireUser } from './users.js';
 
 export function registerTokens(program: Command, ctx: CliContext): void {
   const tokens = program.command('tokens').description('API tokens for the JSON API (Authorization: Bearer ...)');

@@ -23,7 +23,8 @@ function parseOrFail<S extends z.ZodType>(schema: S, value: unknown, what: strin
   return parsed.data;
 }
 
-function requireUser(ctx: CliContext, email: string) {
+/** The account with this email (the users and tokens commands), or the CLI's one-line error. */
+export function requireUser(ctx: CliContext, email: string) {
   const user = findUserByEmail(ctx.db(), parseOrFail(lookupEmailSchema, email, '--email'));
   if (!user) throw new CliError(`no user with the email ${email} (see: simarena users list)`);
   return user;

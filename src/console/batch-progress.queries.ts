@@ -1,3 +1,4 @@
+import type { BatchState } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { wilsonInterval } from '../analysis/wilson.js';
 
@@ -8,7 +9,7 @@ export type BatchListRow = {
   id: number;
   public_id: string;
   name: string;
-  state: 'draft' | 'open' | 'paused' | 'closed';
+  state: BatchState;
   created_at: string;
   created_by: string | null;
   judgments_per_pair: number;
@@ -38,29 +39,6 @@ export function countBatches(db: Db): number {
 
 export function findBatchListRow(db: Db, id: number): BatchListRow | undefined {
   return db.prepare<{ id: number }, BatchListRow>(`${BATCH_LIST_SQL} WHERE b.id = :id`).get({ id });
-}
-
-export type BatchRow = {
-  id: number;
-  public_id: string;
-  name: string;
-  state: 'draft' | 'open' | 'paused' | 'closed';
-  settings: string;
-  question_version: number;
-  cloned_from: number | null;
-  created_by: string | null;
-  created_at: string;
-  opened_at: string | null;
-  closed_at: string | null;
-};
-
-export function findBatchRow(db: Db, id: number): BatchRow | undefined {
-  return db
-    .prepare<{ id: number }, BatchRow>(
-      `SELECT id, public_id, name, state, settings, question_version, cloned_from, created_by, created_at, opened_at, closed_at
-       FROM batches WHERE id = :id`,
-    )
-    .get({ id });
 }
 
 export type ComparisonProgress = {

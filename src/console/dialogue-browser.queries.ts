@@ -1,7 +1,11 @@
 import type { Db } from '../db/connection.js';
+import { callMetadata } from '../export/dialogues-export.js';
+import { listDialogueCalls } from '../generation/call.queries.js';
+import { listTurns } from '../generation/dialogue.queries.js';
 
 // Read-only SQL for the dialogue browser and GET /api/dialogues/:id: a dialogue with its mode, model, run,
 // scenario, characters, turns, and every call with the exact request (messages) it sent and what came back.
+// Turns and calls are read through the generation feature, which owns those tables.
 
 export type DialogueDetail = {
   id: number;
@@ -40,39 +44,6 @@ export function findDialogueDetail(db: Db, id: number): DialogueDetail | undefin
     .get({ id });
 }
 
-export type DialogueTurn = { idx: number; speaker: number; action: string; text: string; call_id: number | null };
-
-export function listDialogueTurns(db: Db, dialogueId: number): DialogueTurn[] {
-  return db
-    .prepare<{ dialogueId: number }, DialogueTurn>('SELECT idx, speaker, action, text, call_id FROM turns WHERE dialogue_id = :dialogueId ORDER BY idx')
-    .all({ dialogueId });
-}
-
-export type DialogueCall = {
-  id: number;
-  turn_idx: number;
-  speaker: number | null;
-  attempt: number;
-  status: string;
-  error: string | null;
-  http_status: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  latency_ms: number;
-  request: string;
-  response: string | null;
-  created_at: string;
-};
-
-export function listDialogueCalls(db: Db, dialogueId: number): DialogueCall[] {
-  return db
-    .prepare<{ dialogueId: number }, DialogueCall>(
-      `SELECT id, turn_idx, speaker, attempt, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, request, response, created_at
-       FROM llm_calls WHERE dialogue_id = :dialogueId ORDER BY turn_idx, attempt`,
-    )
-    .all({ dialogueId });
-}
-
 export type DialogueListRow = { id: number; run_name: string; scenario_id: string; sample_index: number; mode: string; model: string; state: string; turns: number };
 
 export type DialogueFilter = { runId?: number | undefined; scenarioId?: string | undefined; mode?: string | undefined };
@@ -108,7 +79,7 @@ export function callMessages(request: string): { role: string; content: string }
 
 /** The published JSON shape of a dialogue (API). */
 export function serializeDialogue(db: Db, dialogue: DialogueDetail, withCalls: boolean) {
-  const turns = listDialogueTurns(db, dialogue.id);
+  const turns = listTurns(db, dialogue.id);
   return {
     id: dialogue.id,
     run: { id: dialogue.run_id, name: dialogue.run_name },
@@ -129,21 +100,7 @@ export function serializeDialogue(db: Db, dialogue: DialogueDetail, withCalls: b
     turns: turns.map((t) => ({ idx: t.idx, speaker: t.speaker, action: t.action, text: t.text, call_id: t.call_id })),
     ...(withCalls
       ? {
-          calls: listDialogueCalls(db, dialogue.id).map((c) => ({
-            id: c.id,
-            turn_idx: c.turn_idx,
-            speaker: c.speaker,
-            attempt: c.attempt,
-            status: c.status,
-            error: c.error,
-            http_status: c.http_status,
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-            latency_ms: c.latency_ms,
-            created_at: c.created_at,
-            messages: callMessages(c.request),
-            response: c.response,
-          })),
+          calls: listDialogueCalls(db, dialogue.id).map((c) => ({ ...callMetadata(c), messages: callMessages(c.request), response: c.response })),
         }
       : {}),
   };

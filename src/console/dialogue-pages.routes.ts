@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
+import { listDialogueCalls } from '../generation/call.queries.js';
+import { listTurns } from '../generation/dialogue.queries.js';
 import { MODES } from '../generation/mode.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { listRunChoices } from './batch-form.queries.js';
 import { type ConsoleDeps, idParam, renderPage } from './console-deps.js';
-import { callMessages, findDialogueDetail, listDialogueCalls, listDialogueTurns, listDialogues } from './dialogue-browser.queries.js';
+import { callMessages, findDialogueDetail, listDialogues } from './dialogue-browser.queries.js';
 import { parsePage } from './pagination.js';
 
 const filterSchema = z.object({
@@ -39,7 +41,7 @@ export function dialogueRoutes(deps: ConsoleDeps): RouteSpec[] {
         const dialogue = findDialogueDetail(db, idParam(req));
         if (!dialogue) throw new HttpError(404, 'No dialogue has this id.');
         const calls = listDialogueCalls(db, dialogue.id).map((c) => ({ ...c, messages: callMessages(c.request) }));
-        renderPage(res, 'dialogue', { title: `Dialogue ${dialogue.id}`, dialogue, turns: listDialogueTurns(db, dialogue.id), calls });
+        renderPage(res, 'dialogue', { title: `Dialogue ${dialogue.id}`, dialogue, turns: listTurns(db, dialogue.id), calls });
       },
     },
   ];

@@ -25,6 +25,19 @@ const reportsQuerySchema = z.object({ batch: z.coerce.number().int().min(1).opti
 /** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
 export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock } = deps;
+  // Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
+  const exclusionRoute = (excluded: boolean): RouteSpec => ({
+    method: 'post',
+    path: `/batches/:id/raters/:raterId/${excluded ? 'exclude' : 'include'}`,
+    access: 'admin',
+    handler: (req, res, user) => {
+      const batchId = idParam(req);
+      const input = parseInput(reasonSchema, req.body, excluded ? 'exclusion' : 'inclusion');
+      setRaterExcluded(db, { batchId, raterId: idParam(req, 'raterId'), excluded, reason: input.reason }, user.email, clock());
+      const flash = excluded ? 'Rater excluded; every statistic now leaves out their judgments.' : 'Rater included again.';
+      redirectWithFlash(req, res, `/console/batches/${batchId}/raters`, flash);
+    },
+  });
   return [
     {
       method: 'get',
@@ -53,28 +66,8 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows });
       },
     },
-    {
-      method: 'post',
-      path: '/batches/:id/raters/:raterId/exclude',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const batchId = idParam(req);
-        const input = parseInput(reasonSchema, req.body, 'exclusion');
-        setRaterExcluded(db, { batchId, raterId: idParam(req, 'raterId'), excluded: true, reason: input.reason }, user.email, clock());
-        redirectWithFlash(req, res, `/console/batches/${batchId}/raters`, 'Rater excluded; every statistic now leaves out their judgments.');
-      },
-    },
-    {
-      method: 'post',
-      path: '/batches/:id/raters/:raterId/include',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const batchId = idParam(req);
-        const input = parseInput(reasonSchema, req.body, 'inclusion');
-        setRaterExcluded(db, { batchId, raterId: idParam(req, 'raterId'), excluded: false, reason: input.reason }, user.email, clock());
-        redirectWithFlash(req, res, `/console/batches/${batchId}/raters`, 'Rater included again.');
-      },
-    },
+    exclusionRoute(true),
+    exclusionRoute(false),
     {
       method: 'post',
       path: '/batches/:id/raters/:raterId/delete',

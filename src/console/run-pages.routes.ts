@@ -55,6 +55,18 @@ export function runRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }): RouteSp
 
   const endpointFor = (name: string, model: string) => generationCall(() => resolveEndpoint(config, config.env, name, model));
 
+  // Pausing and cancelling are the supervisor's one stop, told how.
+  const stopRoute = (how: 'pause' | 'cancel', flash: string): RouteSpec => ({
+    method: 'post',
+    path: `/runs/:id/${how}`,
+    access: 'admin',
+    handler: (req, res, user) => {
+      const runId = idParam(req);
+      supervisor.stop(runId, how, user.email);
+      redirectWithFlash(req, res, `/console/runs/${runId}`, flash);
+    },
+  });
+
   return [
     {
       method: 'get',
@@ -134,26 +146,8 @@ export function runRoutes(deps: ConsoleDeps & { runs?: RunSupervisor }): RouteSp
         res.json(runJson(idParam(req)));
       },
     },
-    {
-      method: 'post',
-      path: '/runs/:id/pause',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const runId = idParam(req);
-        supervisor.stop(runId, 'pause', user.email);
-        redirectWithFlash(req, res, `/console/runs/${runId}`, 'Pausing: calls in flight finish, then the run stops; resume it any time.');
-      },
-    },
-    {
-      method: 'post',
-      path: '/runs/:id/cancel',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const runId = idParam(req);
-        supervisor.stop(runId, 'cancel', user.email);
-        redirectWithFlash(req, res, `/console/runs/${runId}`, 'Run cancelled; what was generated is kept.');
-      },
-    },
+    stopRoute('pause', 'Pausing: calls in flight finish, then the run stops; resume it any time.'),
+    stopRoute('cancel', 'Run cancelled; what was generated is kept.'),
     {
       method: 'post',
       path: '/runs/:id/resume',

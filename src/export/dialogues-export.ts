@@ -1,7 +1,7 @@
 import { countWords } from '../analysis/dialogue-metrics.js';
 import { characterName } from './dialogue-text.js';
 import type { ExportContext } from './export-context.js';
-import { listDialogueCalls } from '../generation/call.queries.js';
+import { type CallRow, listDialogueCalls } from '../generation/call.queries.js';
 import { type TurnRow, listTurns } from '../generation/dialogue.queries.js';
 import type { CharacterRow } from '../scenarios/scenario.queries.js';
 import { type DialogueCast, type ExportDialogueRow, dialogueCallTotals, findDialogueCast, iterateDialogues } from './export.queries.js';
@@ -42,6 +42,26 @@ function characterRecord(c: CharacterRow) {
     big_five: c.big_five,
     moral_values: jsonList(c.moral_values),
     schwartz_values: jsonList(c.schwartz_values),
+  };
+}
+
+/**
+ * A call as published, less its request and response, which each reader shows its own way (this export as parsed
+ * JSON, GET /api/dialogues/:id as the messages the model saw): one list of fields and names for both.
+ */
+export function callMetadata(c: CallRow) {
+  return {
+    id: c.id,
+    turn_idx: c.turn_idx,
+    speaker: c.speaker,
+    attempt: c.attempt,
+    status: c.status,
+    error: c.error,
+    http_status: c.http_status,
+    prompt_tokens: c.prompt_tokens,
+    completion_tokens: c.completion_tokens,
+    latency_ms: c.latency_ms,
+    created_at: c.created_at,
   };
 }
 
@@ -106,17 +126,7 @@ export function dialogueRecord(ctx: ExportContext, { row, cast, turns }: Dialogu
   };
   if (ctx.options.withCalls)
     record.calls = listDialogueCalls(ctx.db, row.id).map((c) => ({
-      id: c.id,
-      turn_idx: c.turn_idx,
-      speaker: c.speaker,
-      attempt: c.attempt,
-      status: c.status,
-      error: c.error,
-      http_status: c.http_status,
-      prompt_tokens: c.prompt_tokens,
-      completion_tokens: c.completion_tokens,
-      latency_ms: c.latency_ms,
-      created_at: c.created_at,
+      ...callMetadata(c),
       request_hash: c.request_hash,
       request: parseJson(c.request),
       response: parseJson(c.response),

@@ -5,17 +5,10 @@ import type { Db } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import type { ExportFormat, ExportOptions } from './export.schema.js';
+import { UserError } from '../web/http-error.js';
 
 /** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
-export class ExportError extends Error {
-  readonly userFacing = true;
-  constructor(
-    message: string,
-    readonly status: 400 | 404 | 409 = 400,
-  ) {
-    super(message);
-  }
-}
+export class ExportError extends UserError {}
 
 export type ExportBatch = Omit<BatchRow, 'settings'> & { settings: BatchSettings };
 

@@ -97,17 +97,32 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     return rater;
   }
 
-  /** Where a rater belongs now, from their status alone (so reloads and returning participants land right). */
+  /** The step a rater is at, from their status alone (so reloads and returning participants land right). */
+  function stepOf(rater: RaterRow): 'consent' | 'instructions' | 'next' | 'done' {
+    return rater.status === 'consent'
+      ? 'consent'
+      : rater.status === 'instructions'
+        ? 'instructions'
+        : rater.status === 'onboarding' || rater.status === 'rating'
+          ? 'next'
+          : 'done';
+  }
+
+  /** Where a rater belongs now. */
   function placeOf(b: BatchRow, rater: RaterRow): string {
-    const path =
-      rater.status === 'consent'
-        ? 'consent'
-        : rater.status === 'instructions'
-          ? 'instructions'
-          : rater.status === 'onboarding' || rater.status === 'rating'
-            ? 'next'
-            : 'done';
-    return withToken(`${base(b)}/${path}`, rater);
+    return withToken(`${base(b)}/${stepOf(rater)}`, rater);
+  }
+
+  /** Where a rater belongs after a change just made to their row: read again (the old row if it is gone). */
+  function placeAfterChange(b: BatchRow, rater: RaterRow): string {
+    return placeOf(b, getRaterByPublicId(db, rater.public_id) ?? rater);
+  }
+
+  /** Sends a rater who is not at this step to the page of theirs; true when it did (the handler then stops). */
+  function redirectUnlessAt(res: Response, b: BatchRow, rater: RaterRow, step: ReturnType<typeof stepOf>): boolean {
+    if (stepOf(rater) === step) return false;
+    res.redirect(303, placeOf(b, rater));
+    return true;
   }
 
   function pageLocals(res: Response, rater: RaterRow | null, title: string) {
@@ -220,10 +235,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
   router.get('/:batchId/consent', batch, csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = requireRater(req, res);
-    if (rater.status !== 'consent') {
-      res.redirect(303, placeOf(b, rater));
-      return;
-    }
+    if (redirectUnlessAt(res, b, rater, 'consent')) return;
     res.render('rater/consent', {
       ...pageLocals(res, rater, 'Consent'),
       action: `${base(b)}/consent`,
@@ -239,16 +251,13 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     const parsed = consentFormSchema.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error));
     answerConsent(db, rater, parsed.data.decision === 'agree', clock());
-    res.redirect(303, placeOf(b, getRaterByPublicId(db, rater.public_id) ?? rater));
+    res.redirect(303, placeAfterChange(b, rater));
   });
 
   router.get('/:batchId/instructions', batch, csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = requireRater(req, res);
-    if (rater.status !== 'instructions') {
-      res.redirect(303, placeOf(b, rater));
-      return;
-    }
+    if (redirectUnlessAt(res, b, rater, 'instructions')) return;
     res.render('rater/instructions', {
       ...pageLocals(res, rater, 'Instructions'),
       action: `${base(b)}/instructions`,
@@ -264,17 +273,14 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     const { batch: b } = batchOf(res);
     const rater = requireRater(req, res);
     finishInstructions(db, rater, clock());
-    res.redirect(303, placeOf(b, getRaterByPublicId(db, rater.public_id) ?? rater));
+    res.redirect(303, placeAfterChange(b, rater));
   });
 
   // Comparisons --------------------------------------------------------------------------
   router.get('/:batchId/next', batch, csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = requireRater(req, res);
-    if (rater.status !== 'onboarding' && rater.status !== 'rating') {
-      res.redirect(303, placeOf(b, rater));
-      return;
-    }
+    if (redirectUnlessAt(res, b, rater, 'next')) return;
     if (b.state !== 'open') {
       notOpen(res, b, rater);
       return;
@@ -303,7 +309,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
       notOpen(res, b, rater);
       return;
     }
-    res.redirect(303, placeOf(b, getRaterByPublicId(db, rater.public_id) ?? rater));
+    res.redirect(303, placeAfterChange(b, rater));
   });
 
   function renderComparison(req: Request, res: Response, rater: RaterRow, assignmentPublicId: string, status: number, error: string | null, form: { choice?: string; reason?: string }) {
@@ -340,10 +346,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
   router.get('/:batchId/c/:assignmentId', batch, csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = requireRater(req, res);
-    if (rater.status !== 'onboarding' && rater.status !== 'rating') {
-      res.redirect(303, placeOf(b, rater));
-      return;
-    }
+    if (redirectUnlessAt(res, b, rater, 'next')) return;
     const assignment = getAssignmentByPublicId(db, String(req.params.assignmentId));
     if (assignment && assignment.rater_id === rater.id && assignment.state === 'answered') {
       res.redirect(303, withToken(`${base(b)}/next`, rater));
@@ -433,7 +436,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
     const { batch: b } = batchOf(res);
     const rater = requireRater(req, res);
     withdrawRater(db, rater, clock());
-    res.redirect(303, placeOf(b, getRaterByPublicId(db, rater.public_id) ?? rater));
+    res.redirect(303, placeAfterChange(b, rater));
   });
 
   router.get('/:batchId/done', batch, csrf, (req, res) => {

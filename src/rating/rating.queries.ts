@@ -177,6 +177,18 @@ export function voidLiveLeases(db: Db, raterId: number): void {
 export type CandidatePair = { id: number; accepted: number; accepted_left_a: number; live: number; live_left_a: number };
 
 /**
+ * Which regular pairs (alias p) rater :raterId may still be given (see candidateRegularPairs). One fragment for
+ * serving and for counting, so that what is served and the "k of n" a rater sees cannot drift apart.
+ */
+const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
+  AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') < :k
+  AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
+  AND (:allowSame = 1 OR NOT EXISTS (
+    SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
+    WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
+      AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))`;
+
+/**
  * Regular pairs this rater may be given: below K counting live leases, never seen by this rater, and (unless the
  * batch allows it) not of a scenario sample this rater already has. Samples met in onboarding or attention-check
  * pairs count too: a rater who was shown a dialogue as the right answer of a practice pair would otherwise judge it
@@ -189,13 +201,7 @@ export function candidateRegularPairs(db: Db, params: { batchId: number; raterId
          (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') AS live,
          (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased' AND a.left_side = 'a') AS live_left_a
        FROM pairs p
-       WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
-         AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') < :k
-         AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
-         AND (:allowSame = 1 OR NOT EXISTS (
-           SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
-           WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
-             AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))
+       WHERE ${OPEN_REGULAR_PAIR}
        ORDER BY p.id`,
     )
     .all({ ...params, allowSame: params.allowSameSample ? 1 : 0 });
@@ -204,7 +210,7 @@ export function candidateRegularPairs(db: Db, params: { batchId: number; raterId
 /**
  * Regular pairs a rater can still be counted on for: those they answered or hold now, plus the pairs they may yet be
  * given (below K, unseen by them, one per scenario sample unless the batch allows more). With no rater (a preview),
- * every place any new rater could get. Drives "k of n", so it mirrors candidateRegularPairs.
+ * every place any new rater could get. Drives "k of n", so it counts what candidateRegularPairs serves.
  */
 export function countReachableRegularPairs(db: Db, params: { batchId: number; raterId: number | null; k: number; allowSameSample: boolean }): number {
   const row = db
@@ -215,13 +221,7 @@ export function countReachableRegularPairs(db: Db, params: { batchId: number; ra
             AND (a.state = 'leased' OR EXISTS (SELECT 1 FROM judgments j WHERE j.assignment_id = a.id))) AS held,
          (SELECT count(DISTINCT CASE WHEN :allowSame = 1 THEN CAST(p.id AS TEXT) ELSE p.scenario_id || '|' || p.cast_id || '|' || p.sample_index END)
           FROM pairs p
-          WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
-            AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') < :k
-            AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
-            AND (:allowSame = 1 OR NOT EXISTS (
-              SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
-              WHERE a.rater_id = :raterId AND q.scenario_id = p.scenario_id
-                AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))) AS open`,
+          WHERE ${OPEN_REGULAR_PAIR}) AS open`,
     )
     .get({ batchId: params.batchId, raterId: params.raterId ?? -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0 });
   return (row?.held ?? 0) + (row?.open ?? 0);

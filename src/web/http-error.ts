@@ -9,6 +9,21 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * A request a feature refuses as asked (unknown batch, frozen setting, bad export option): the message is for the
+ * person who asked. `userFacing` lets the CLI print it as one line; the console and the API answer with `status`.
+ * Each feature names its own subclass (BatchError, ExportError) so callers can tell whose refusal it is.
+ */
+export class UserError extends Error {
+  readonly userFacing = true;
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
 function codeFor(status: number): string {
   switch (status) {
     case 400:
