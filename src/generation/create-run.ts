@@ -69,7 +69,12 @@ export function selectScenarios(db: Db, selector: string): ScenarioRow[] {
     throw new GenerationInputError(
       `unknown scenario ${unknown.map((u) => `"${u}"`).join(', ')}: see \`simarena scenarios list\` for ids, or use a category (${CATEGORIES.join(', ')}) or all`,
     );
-  if (picked.size === 0) throw new GenerationInputError(`no scenario matches "${selector}": import scenarios first (simarena scenarios import)`);
+  if (picked.size === 0)
+    throw new GenerationInputError(
+      all.length === 0
+        ? `no scenario matches "${selector}": this database has no scenarios yet; load the built-in library with \`simarena scenarios import data/scenarios/*.json\` (the server does this on its first start), or import your own`
+        : `no scenario matches "${selector}": see \`simarena scenarios list\``,
+    );
   return [...picked.values()];
 }
 

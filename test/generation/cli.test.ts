@@ -73,6 +73,14 @@ describe('simarena generate', () => {
     expect(db.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(0);
   });
 
+  it('generate, on a database with no scenarios yet, exits 1 with one line saying how to load the built-in library', async () => {
+    const { path } = createTestDb();
+    const result = await cli(['generate', '--scenarios', 'all', '--modes', 'agents', '--model', 'gpt-4o-mini'], { DATABASE_PATH: path, OPENAI_API_KEY: 'sk-test-key' });
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr.split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('simarena scenarios import data/scenarios/*.json');
+  });
+
   it('generate, with a wrong key (401), exits 1 naming OPENAI_API_KEY; resume with the right key finishes without losing anything', async () => {
     const { db, env } = await setup({ apiKey: 'sk-right', relationships: ['stranger', 'friend'] });
     const bad = await cli(['generate', '--scenarios', 'all', '--modes', 'script', '--model', 'gpt-4o-mini', '--run-name', 'k', '--concurrency', '1'], { ...env, OPENAI_API_KEY: 'sk-wrong' });
