@@ -103,7 +103,8 @@ export function withdrawRater(db: Db, rater: RaterRow, now: Date): void {
   db.transaction(() => {
     const current = getRater(db, rater.id);
     if (!current || ['completed', 'withdrew', 'screened_out', 'no_consent'].includes(current.status)) return;
-    setRaterStatus(db, rater.id, 'withdrew', now);
+    // Leaving before consenting is declining consent: the provider's no-consent code is the right outcome.
+    setRaterStatus(db, rater.id, current.status === 'consent' ? 'no_consent' : 'withdrew', now);
     voidLiveLeases(db, rater.id);
     if (current.excluded === 0) {
       excludeRater(db, rater.id, 'withdrew');

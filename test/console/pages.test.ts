@@ -83,4 +83,12 @@ describe('console pages', () => {
     const unknown = await researcher.agent.get(`/console/batches/${batch.batchId}/plots/pie.svg`);
     expect(unknown.status).toBe(404);
   });
+
+  it('GET /console/batches/:id/analysis, with judgments, says how many judgments, pairs and raters it counts', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', null], ['b', 'a']] });
+    const researcher = await signIn(t.app, t.db, 'researcher');
+    const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    expect(page.text).toContain('5 judgments on 3 pairs by 2 raters (after exclusions).');
+  });
 });

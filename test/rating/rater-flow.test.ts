@@ -194,6 +194,20 @@ describe('rater flow over HTTP (plain link)', () => {
     expect(next.url).toMatch(/\/done\?/);
   });
 
+  it('POST /r/:batch/withdraw, from the consent page, records no consent and shows the no-consent code', async () => {
+    const { app, db } = testApp();
+    const seeded = seedBatch(db, { settings: { provider: { kind: 'link', completionCodes: { noConsent: 'NOPE-2' } } } });
+    const rater = raterClient(app);
+    const consent = await rater.follow(`/r/${seeded.publicId}`);
+    const withdrawUrl = /href="([^"]*\/withdraw\?[^"]*)"/.exec(consent.res.text)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    const confirm = await rater.get(withdrawUrl);
+    expect(confirm.status).toBe(200);
+    const res = await rater.submit(confirm.text, {});
+    const done = await rater.follow(String(res.headers.location));
+    expect(done.res.text).toContain('NOPE-2');
+    expect(db.prepare('SELECT status FROM raters').pluck().get()).toBe('no_consent');
+  });
+
   it('POST /r/:batch/withdraw, from a comparison page, ends the session, frees the lease and takes answers out of the counters', async () => {
     const { app, db } = testApp();
     const seeded = seedBatch(db, { settings: { provider: { kind: 'prolific' } } });
