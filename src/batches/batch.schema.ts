@@ -78,7 +78,22 @@ export const addressLimitsSchema = z.strictObject({
   activeRaters: z.number().int().min(1).max(10_000).default(5),
 });
 
-export const batchSettingsSchema = z.strictObject({
+/** One question raters answer on each pair (issue 16): its own choice, tie rule and reason, stored per judgment row. */
+export const questionSchema = z.strictObject({
+  id: z
+    .string()
+    .trim()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a short id of lower-case letters, digits, - or _ (e.g. "natural")'),
+  text: z.string().trim().min(5).max(500),
+  allowTie: z.boolean().default(false),
+  reason: z.enum(['off', 'optional', 'required']).default('optional'),
+});
+export type Question = z.infer<typeof questionSchema>;
+
+/** The id the single `question` setting stands for. */
+export const DEFAULT_QUESTION_ID = 'natural';
+
+const batchSettingsObject = z.strictObject({
   name: z.string().trim().min(1, 'is required').max(200),
   runs: z.array(z.string().trim().min(1)).min(1, 'needs at least one run (id or name)'),
   comparisons: z.array(comparisonSchema).min(1, 'needs at least one comparison'),
@@ -86,6 +101,17 @@ export const batchSettingsSchema = z.strictObject({
   scenarios: z.union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)]).default('all'),
   judgmentsPerPair: z.number().int().min(1).max(50).default(3),
   question: z.string().trim().min(5).max(500).default(DEFAULT_QUESTION),
+  /**
+   * Several questions on each pair, all on one page with one submit. When given, the first one also fills `question`,
+   * `allowTie` and `reason` (which then describe the first question), so single-question readers see the first.
+   */
+  questions: z
+    .array(questionSchema)
+    .min(1, 'needs at least one question')
+    .max(6, 'at most 6 questions fit on one comparison page')
+    .refine((qs) => new Set(qs.map((q) => q.id)).size === qs.length, 'question ids must be distinct')
+    .nullable()
+    .default(null),
   context: z.enum(CONTEXTS).default('scenario+profiles+goals'),
   allowTie: z.boolean().default(false),
   reason: z.enum(['off', 'optional', 'required']).default('optional'),
@@ -113,8 +139,20 @@ export const batchSettingsSchema = z.strictObject({
     .default([])
     .transform((ids) => [...new Set(ids)].sort((a, b) => a - b)),
 });
+
+export const batchSettingsSchema = batchSettingsObject.transform((settings) => {
+  const first = settings.questions?.[0];
+  return first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
+});
 export type BatchSettings = z.infer<typeof batchSettingsSchema>;
 export type BatchSettingsInput = z.input<typeof batchSettingsSchema>;
 
 export const BATCH_STATES = ['draft', 'open', 'paused', 'closed'] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
+
+/** The questions of a batch in page order: `questions`, or the single `question` as one question with id "natural". */
+export function batchQuestions(settings: BatchSettings): Question[] {
+  return (
+    settings.questions ?? [{ id: DEFAULT_QUESTION_ID, text: settings.question, allowTie: settings.allowTie, reason: settings.reason }]
+  );
+}
