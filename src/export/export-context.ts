@@ -5,10 +5,10 @@ import type { Db } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import type { ExportFormat, ExportOptions } from './export.schema.js';
-import { UserError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 /** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
-export class ExportError extends UserError {}
+export class ExportError extends UserFacingError {}
 
 export type ExportBatch = Omit<BatchRow, 'settings'> & { settings: BatchSettings };
 
