@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 import { getBatchRowByPublicId } from '../batches/batch.queries.js';
-import { batchSettingsSchema } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { csrfProtection } from '../web/csrf.js';
@@ -28,7 +28,7 @@ function withBatch(db: Db, options: { allowDraft?: boolean } = {}): RequestHandl
       headers.link(req, res, () => next(new UserFacingError('There is no study at this address. Check the link you were given, or open the study again from your recruitment platform.', 404)));
       return;
     }
-    const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+    const settings = readBatchSettings(batch);
     res.locals.raterBatch = { batch, settings } satisfies BatchLocals;
     headers[settings.provider.kind](req, res, next);
   };
