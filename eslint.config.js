@@ -4,27 +4,28 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 // Dependencies point one way (src/README.md): each folder may import only the folders listed for it, so no import
-// climbs back up and no two folders form a cycle. numbers/ (pure arithmetic) is the lowest; clock.ts and config.ts sit
-// just above web/ and db/.
+// climbs back up and no two folders form a cycle. errors/ (the one user-facing error type) is the lowest, then numbers/
+// (pure arithmetic); clock.ts and config.ts sit just above web/ and db/.
 const LOWER = {
-  numbers: [],
-  db: ['numbers'],
-  web: ['db', 'numbers'],
-  audit: ['db', 'web', 'numbers'],
-  scenarios: ['audit', 'db', 'web', 'numbers'],
-  generation: ['scenarios', 'audit', 'db', 'web', 'numbers'],
-  demo: ['generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  batches: ['demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  rating: ['batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  analysis: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  export: ['analysis', 'rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  auth: ['audit', 'db', 'web', 'numbers'],
-  console: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  api: ['console', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
-  cli: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers'],
+  errors: [],
+  numbers: ['errors'],
+  db: ['numbers', 'errors'],
+  web: ['db', 'numbers', 'errors'],
+  audit: ['db', 'web', 'numbers', 'errors'],
+  scenarios: ['audit', 'db', 'web', 'numbers', 'errors'],
+  generation: ['scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  demo: ['generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  batches: ['demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  rating: ['batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  analysis: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  export: ['analysis', 'rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  auth: ['audit', 'db', 'web', 'numbers', 'errors'],
+  console: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  api: ['console', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  cli: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
 };
 const TOP_FILES = ['app', 'server', 'first-start'];
-const BASE_FILES = { numbers: [], db: [], web: ['clock'] };
+const BASE_FILES = { errors: [], numbers: [], db: [], web: ['clock'] };
 
 function importDirection(folder) {
   const lower = LOWER[folder];
@@ -68,7 +69,7 @@ export default tseslint.config(
   ...Object.keys(LOWER).map(importDirection),
   {
     files: ['src/config.ts', 'src/clock.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...Object.keys(LOWER).filter((f) => f !== 'web').map((f) => `./${f}/*`), ...TOP_FILES.map((f) => `./${f}.js`)], message: 'config.ts and clock.ts may import only web/ (src/README.md).' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: [...Object.keys(LOWER).filter((f) => f !== 'web' && f !== 'errors').map((f) => `./${f}/*`), ...TOP_FILES.map((f) => `./${f}.js`)], message: 'config.ts and clock.ts may import only web/ and errors/ (src/README.md).' }] }] },
   },
   {
     files: ['src/first-start.ts'],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserFacingError } from './errors/user-facing-error.js';
 import { EMAIL_ADDRESS } from './web/email-address.js';
 
 // The only reader of process.env. Everything is checked once at boot; a bad value stops the start
@@ -65,7 +66,12 @@ export type Config = {
   env: Readonly<Record<string, string | undefined>>;
 };
 
-export class ConfigError extends Error {}
+/** A setting the operator must fix: printed as one line at start (server and CLI), never with a stack trace. */
+export class ConfigError extends UserFacingError {
+  constructor(message: string) {
+    super(message, 500, 'config');
+  }
+}
 
 const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY']);
 

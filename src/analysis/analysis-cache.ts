@@ -1,5 +1,7 @@
 import type { Db } from '../db/connection.js';
+import { JsonColumnError, parseJsonColumn } from '../db/json-column.js';
 import type { AnalysisReport } from './analysis-report.js';
+import { storedAnalysisReportSchema } from './analysis-report.schema.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { batchDataVersion, countGoldFromRatedSamples, findBatchForAnalysis, loadBatchJudgments } from './batch-judgments.queries.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
@@ -56,11 +58,22 @@ export function getBatchAnalysis(
   const cached = db
     .prepare<{ b: number }, { data_version: string; result: string }>('SELECT data_version, result FROM analysis_cache WHERE batch_id = :b')
     .get({ b: batchId });
-  if (cached && cached.data_version === version) return JSON.parse(cached.result) as AnalysisReport;
+  const stored = cached && cached.data_version === version ? readStoredReport(cached.result, batchId) : null;
+  if (stored) return stored;
   const report = computeBatchAnalysis(db, batchId, { now, seed, bootstrap, targetHalfWidth: target });
   if (!report) return null;
   storeAnalysis(db, batchId, version, JSON.stringify(report), now);
   return report;
+}
+
+/** A cached report read through its schema; null (to be recomputed) when the stored text is damaged or of another shape. */
+export function readStoredReport(result: string, batchId: number): AnalysisReport | null {
+  try {
+    return parseJsonColumn(storedAnalysisReportSchema, result, `analysis_cache.result of batch ${batchId}`);
+  } catch (error) {
+    if (error instanceof JsonColumnError) return null;
+    throw error;
+  }
 }
 
 /** The cache key of a batch's analysis: the computation's version, the batch's data version and the settings. */

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { storeAnalysis } from './analysis-cache.js';
+import { readStoredReport, storeAnalysis } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { type AnalysisJob, type AnalysisJobResult, runAnalysisJob } from './analysis-worker.js';
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
@@ -146,7 +146,12 @@ function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
   const row = db.prepare<{ b: number }, { computed_at: string }>('SELECT computed_at FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
   if (row && state.parsed?.computedAt !== row.computed_at) {
     const result = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
-    state.parsed = result === undefined ? null : { computedAt: row.computed_at, report: JSON.parse(result) as AnalysisReport };
+    const report = result === undefined ? null : readStoredReport(result, batchId);
+    // A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current)
+    // computes it again, as if it had never been computed.
+    if (result !== undefined && !report) db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: row.computed_at });
+    state.parsed = report ? { computedAt: row.computed_at, report } : null;
+    if (!report) return { report: null, computedAt: null, ageSeconds: null, updating: state.running !== null || state.timer !== null };
   }
   const parsed = row ? state.parsed : null;
   return {

@@ -2,14 +2,13 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { columnPositions, EXPORT_REQUIRED, GENERIC_REQUIRED, JUDGMENT_COLUMNS, type JudgmentCell, type JudgmentColumn } from './judgment-columns.schema.js';
 import { findDuplicateJudgment, type JudgmentTable } from './judgment-table.js';
 
 /** A problem in a judgments file, with its line number: shown to the user as one line. */
-export class JudgmentsFileError extends Error {
-  readonly userFacing = true;
-}
+export class JudgmentsFileError extends UserFacingError {}
 
 export type JudgmentsFile = {
   table: JudgmentTable;

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import { type Fact, factSchema } from '../scenarios/scenario.schema.js';
+import { parseJsonColumn } from '../db/json-column.js';
+import { type Fact, factAliasesSchema, factSchema } from '../scenarios/scenario.schema.js';
 import type { JudgmentTable } from './judgment-table.js';
 import { type PaperDialogue, type PaperInput, type PaperSection, paperSection } from './paper-table.js';
 
@@ -65,7 +65,7 @@ function loadDialogues(db: Db, of: { batchId: number } | { runId: number }): Pap
     if (!factsOf.has(r.scenario_id))
       factsOf.set(
         r.scenario_id,
-        factQuery.all({ s: r.scenario_id }).map((f) => factSchema.parse({ owner: f.owner, kind: f.kind, value: f.value, aliases: z.array(z.string()).parse(JSON.parse(f.aliases)) })),
+        factQuery.all({ s: r.scenario_id }).map((f) => factSchema.parse({ owner: f.owner, kind: f.kind, value: f.value, aliases: parseJsonColumn(factAliasesSchema, f.aliases, `scenario_facts.aliases of scenario ${r.scenario_id}`) })),
       );
     return {
       id: r.id,

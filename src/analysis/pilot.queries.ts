@@ -1,4 +1,5 @@
-import { batchSettingsSchema } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
+import { JsonColumnError } from '../db/json-column.js';
 import type { Db } from '../db/connection.js';
 import { findBatchForAnalysis, loadBatchJudgments } from './batch-judgments.queries.js';
 import { pilotDesign, type PilotDesign } from './study-plan.js';
@@ -17,10 +18,11 @@ export function loadPilot(db: Db, batchId: number): Pilot | null {
   const row = db.prepare<{ id: number }, { settings: string }>('SELECT settings FROM batches WHERE id = :id').get({ id: batchId });
   let settings: Pilot['settings'] = null;
   try {
-    const parsed = batchSettingsSchema.safeParse(JSON.parse(row?.settings ?? 'null'));
-    if (parsed.success) settings = { judgmentsPerPair: parsed.data.judgmentsPerPair, perRaterCap: parsed.data.perRaterCap, pay: parsed.data.pay, estimatedMinutes: parsed.data.estimatedMinutes };
-  } catch {
+    const parsed = row ? readBatchSettings({ id: batchId, settings: row.settings }) : null;
+    if (parsed) settings = { judgmentsPerPair: parsed.judgmentsPerPair, perRaterCap: parsed.perRaterCap, pay: parsed.pay, estimatedMinutes: parsed.estimatedMinutes };
+  } catch (error) {
     // Settings are validated on write; unreadable ones only lose the defaults they would give.
+    if (!(error instanceof JsonColumnError)) throw error;
   }
   return { ...design, batch: { id: batch.id, name: batch.name }, settings };
 }

@@ -1,11 +1,11 @@
 import type { Db } from '../db/connection.js';
-import { UserError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { findBatchForAnalysis, loadBatchJudgments } from './batch-judgments.queries.js';
 import { analyzePooled, type PooledReport } from './pooled-analysis.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 
 /** A pooling request that cannot be served (fewer than two batches, an unknown one): a 4xx, one line in the CLI. */
-export class PooledBatchesError extends UserError {}
+export class PooledBatchesError extends UserFacingError {}
 
 /** Reads each batch's judgments (exclusions applied as in its own analysis) and pools them. */
 export function computePooledAnalysis(db: Db, batchIds: number[], options: { seed?: number; bootstrap?: number; anchor?: string; now?: Date } = {}): PooledReport {

@@ -63,11 +63,11 @@ function canonicalQuery(query: ExportQuery): string {
   return params.toString();
 }
 
-/** An export's refusal (bad option, unknown batch) as the API's error, while nothing has been sent yet. */
-function asHttpError(error: unknown, res?: Response): unknown {
+/** An export's refusal (bad option, unknown batch) answered as the API's error: without the download's headers. */
+function withoutDownloadHeaders(error: unknown, res?: Response): unknown {
   if (!(error instanceof ExportError) || res?.headersSent) return error;
   for (const header of ['Content-Disposition', 'Content-Type', 'Link']) res?.removeHeader(header);
-  return new HttpError(error.status, error.message);
+  return error;
 }
 
 /**
@@ -91,7 +91,7 @@ export function apiExportRoute(deps: ConsoleDeps): RouteSpec {
         // is a 404 here; it also computes the bundle's analysis (src/export/export-batch.ts bundleAnalysis).
         rows = (await writeExport(db, input, res, { now: clock })).rows;
       } catch (error) {
-        throw asHttpError(error, res);
+        throw withoutDownloadHeaders(error, res);
       } finally {
         // Recorded once data went out, complete or not: who took which rows, raw provider ids above all.
         if (res.headersSent) {
@@ -128,7 +128,7 @@ export function exportMetaRoute(deps: ConsoleDeps): RouteSpec {
       try {
         res.json(buildExportMeta(db, input, { now: clock }));
       } catch (error) {
-        throw asHttpError(error);
+        throw withoutDownloadHeaders(error);
       }
     },
   };

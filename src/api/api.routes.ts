@@ -12,6 +12,8 @@ import { type ConsoleDeps, idParam } from '../console/console-deps.js';
 import { findDialogueDetail, serializeDialogue } from '../console/dialogue-browser.queries.js';
 import { parsePage } from '../console/pagination.js';
 import { countRuns, findRunWithCounts, listRunsWithCounts, serializeRun } from '../console/run-list.queries.js';
+import { parseJsonColumn } from '../db/json-column.js';
+import { storedSimulationCardSchema } from '../generation/run-columns.schema.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { sessionMiddleware } from '../web/sessions.js';
@@ -128,7 +130,7 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: (req, res) => {
         const run = findRunWithCounts(db, idParam(req));
         if (!run) throw new HttpError(404, `No run with id ${req.params.id}.`);
-        res.json({ ...serializeRun(run), simulation_card: run.simulation_card ? (JSON.parse(run.simulation_card) as unknown) : null });
+        res.json({ ...serializeRun(run), simulation_card: run.simulation_card ? parseJsonColumn(storedSimulationCardSchema, run.simulation_card, `runs.simulation_card of run ${run.id}`) : null });
       },
     },
     {

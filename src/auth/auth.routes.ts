@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { recordAudit } from '../audit/audit.queries.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { parseInput } from '../web/validate.js';
 import { loginSchema, passwordChangeSchema } from './auth.schema.js';
 import { EMAIL_ADDRESS } from '../web/email-address.js';
@@ -134,7 +134,7 @@ export function authRoutes(deps: AuthDeps, instance: passport.Authenticator): Ro
           const input = parseInput(passwordChangeSchema, req.body, 'password change');
           await changeOwnPassword(db, user.id, input.current, input.password, clock());
         } catch (error) {
-          if (!(error instanceof HttpError) || error.status !== 400) throw error;
+          if (!(error instanceof UserFacingError) || error.status !== 400) throw error;
           res.status(400);
           renderPage(res, 'password', { title: 'Change password', error: error.message });
           return;

@@ -1,23 +1,23 @@
 import type { Db } from '../db/connection.js';
 import { recordAudit } from '../audit/audit.queries.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { hashPassword, randomPassword, verifyPassword } from './password.js';
 import { passwordProblem } from './password-policy.js';
 import { countAdmins, findUserByEmail, findUserById, insertUser, type Role, setPasswordHash, setUserDisabled, type UserRow } from './user.queries.js';
 
 // Every write a person may request on accounts, each recorded in the audit log. The console and the CLI
-// call these; errors are HttpErrors with messages fit for both (the CLI prints the message on one line).
+// call these; errors are UserFacingErrors with messages fit for both (the CLI prints the message on one line).
 
 export type NewUser = { email: string; role: Role; password?: string | undefined };
 
 function requireAllowedPassword(password: string, role: Role, email: string): void {
   const problem = passwordProblem(password, role, email);
-  if (problem) throw new HttpError(400, `The password ${problem}.`);
+  if (problem) throw new UserFacingError(`The password ${problem}.`, 400);
 }
 
 /** Creates an account; without a password, one is generated and returned (to be shown once). */
 export async function addUser(db: Db, input: NewUser, actor: string, now: Date): Promise<{ id: number; password: string | null }> {
-  if (findUserByEmail(db, input.email)) throw new HttpError(409, `A user with the email ${input.email} already exists.`);
+  if (findUserByEmail(db, input.email)) throw new UserFacingError(`A user with the email ${input.email} already exists.`, 409);
   if (input.password) requireAllowedPassword(input.password, input.role, input.email);
   const generated = input.password ? null : randomPassword();
   const passwordHash = await hashPassword(input.password ?? generated ?? '');
@@ -50,7 +50,7 @@ export async function resetUserPassword(db: Db, user: UserRow, password: string 
  */
 export async function changeOwnPassword(db: Db, userId: number, current: string, next: string, now: Date): Promise<void> {
   const user = findUserById(db, userId);
-  if (!user || !(await verifyPassword(current, user.password_hash))) throw new HttpError(400, 'The current password is not correct.');
+  if (!user || !(await verifyPassword(current, user.password_hash))) throw new UserFacingError('The current password is not correct.', 400);
   requireAllowedPassword(next, user.role, user.email);
   const passwordHash = await hashPassword(next);
   db.transaction(() => {
@@ -65,9 +65,9 @@ export async function changeOwnPassword(db: Db, userId: number, current: string,
  */
 export function setUserEnabled(db: Db, userId: number, enabled: boolean, actor: string, now: Date): void {
   const user = findUserById(db, userId);
-  if (!user) throw new HttpError(404, 'No such user.');
+  if (!user) throw new UserFacingError('No such user.', 404);
   if (!enabled && user.role === 'admin' && user.disabled === 0 && countAdmins(db) <= 1)
-    throw new HttpError(409, 'This is the last enabled admin; make another admin first.');
+    throw new UserFacingError('This is the last enabled admin; make another admin first.', 409);
   db.transaction(() => {
     setUserDisabled(db, userId, !enabled);
     recordAudit(db, { actor, action: enabled ? 'user.enable' : 'user.disable', targetType: 'user', targetId: user.email }, now);

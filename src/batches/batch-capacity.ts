@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection.js';
 import { BatchError } from './batch-error.js';
 import { capacityRows, getBatchRow } from './batch.queries.js';
-import { type BatchSettings, batchSettingsSchema } from './batch.schema.js';
+import type { BatchSettings } from './batch.schema.js';
+import { readBatchSettings } from './batch-settings.js';
 import { type CapacityResult, computeCapacity, describeCapacity } from './capacity-check.js';
 import type { PlannedPair } from './form-pairs.js';
 import { sampleKeyOf } from './gold-sources.js';
@@ -37,7 +38,7 @@ export function planCapacity(settings: BatchSettings, pairs: PlannedPair[], gold
 export function checkBatchCapacity(db: Db, batchId: number): CapacityResult {
   const row = getBatchRow(db, batchId);
   if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
-  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  const settings = readBatchSettings(row);
   const rows = capacityRows(db, batchId);
   return computeCapacity(inputOf(settings, rows.pairSamples, { onboarding: rows.onboardingPairs, attention: rows.attentionPairs, fromRated: rows.goldFromRatedSamples }));
 }

@@ -1,4 +1,4 @@
-import { UserError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 /** A batch request that cannot be carried out as asked (unknown run, frozen setting, forbidden transition). */
-export class BatchError extends UserError {}
+export class BatchError extends UserFacingError {}

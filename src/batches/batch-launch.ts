@@ -2,7 +2,7 @@ import type { Db } from '../db/connection.js';
 import { checkBatchCapacity } from './batch-capacity.js';
 import { BatchError } from './batch-error.js';
 import { getBatchRow } from './batch.queries.js';
-import { batchSettingsSchema } from './batch.schema.js';
+import { readBatchSettings } from './batch-settings.js';
 import { blockingFailures, type ChecklistInput, type ChecklistItem, describeFailures, launchChecklist } from './launch-checklist.js';
 
 export type LaunchOptions = Omit<ChecklistInput, 'settings' | 'capacity'>;
@@ -11,7 +11,7 @@ export type LaunchOptions = Omit<ChecklistInput, 'settings' | 'capacity'>;
 export function batchLaunchChecklist(db: Db, batchId: number, options: LaunchOptions = {}): ChecklistItem[] {
   const row = getBatchRow(db, batchId);
   if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
-  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  const settings = readBatchSettings(row);
   return launchChecklist({ ...options, settings, capacity: checkBatchCapacity(db, batchId) });
 }
 

@@ -14,7 +14,8 @@ import {
   setBatchState,
   updateBatchSettingsRow,
 } from './batch.queries.js';
-import { type BatchSettings, type BatchState, batchSettingsSchema } from './batch.schema.js';
+import type { BatchSettings, BatchState } from './batch.schema.js';
+import { readBatchSettings } from './batch-settings.js';
 import { type BatchDeps, type CreateBatchResult, checkBlockedBatches, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
 
 export type BatchView = {
@@ -46,7 +47,7 @@ const TRANSITIONS: Record<BatchAction, { from: BatchState[]; to: BatchState }> =
 };
 
 export function toBatchView(db: Db, row: BatchRow): BatchView {
-  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  const settings = readBatchSettings(row);
   return {
     id: row.id,
     publicId: row.public_id,
@@ -105,7 +106,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     const row = requireBatch(db, batchId);
     if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
     checkBlockedBatches(db, next, batchId);
-    const current = batchSettingsSchema.parse(JSON.parse(row.settings));
+    const current = readBatchSettings(row);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
     const hasJudgments = countBatchJudgments(db, batchId) > 0;
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
@@ -132,7 +133,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
 /** A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. */
 export function cloneBatch(db: Db, batchId: number, deps: BatchDeps & { overrides?: Partial<BatchSettings> }): CreateBatchResult {
   const row = requireBatch(db, batchId);
-  const settings = batchSettingsSchema.parse(JSON.parse(row.settings));
+  const settings = readBatchSettings(row);
   const input = { ...settings, name: `${settings.name} (copy)`, ...deps.overrides };
   return createBatch(db, input, { ...deps, clonedFrom: batchId });
 }

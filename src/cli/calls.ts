@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { listDialogueCalls } from '../generation/call.queries.js';
 import { getDialogue } from '../generation/dialogue.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { storedChatRequestSchema } from '../generation/run-columns.schema.js';
+import { storedChatRequestSchema, storedJsonSchema } from '../generation/run-columns.schema.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
 import { readStoredAnswer } from '../generation/stored-answer.js';
 
@@ -42,8 +42,8 @@ export function registerCalls(program: Command, ctx: CliContext): void {
             completion_tokens: c.completion_tokens,
             latency_ms: c.latency_ms,
             request_hash: c.request_hash,
-            request: JSON.parse(c.request) as unknown,
-            response: c.response === null ? null : (JSON.parse(c.response) as unknown),
+            request: parseJsonColumn(storedJsonSchema, c.request, `llm_calls.request of call ${c.id}`),
+            response: c.response === null ? null : parseJsonColumn(storedJsonSchema, c.response, `llm_calls.response of call ${c.id}`),
             created_at: c.created_at,
           })),
         );

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 /** What every command gets: where to print, the validated config, and the database (opened and migrated on first use). */
 export type CliContext = {
@@ -19,7 +20,7 @@ export type CliContext = {
 };
 
 /** A mistake by the person at the keyboard: printed as one line, exit code 1, no stack trace. */
-export class CliError extends Error {}
+export class CliError extends UserFacingError {}
 
 export function printJson(ctx: CliContext, value: unknown): void {
   ctx.out(JSON.stringify(value, null, 2));

@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { paperSectionTables } from '../analysis/paper-report-tables.js';
 import { loadRunPaperSection } from '../analysis/paper-table.queries.js';
 import type { Db } from '../db/connection.js';
+import { parseJsonColumn } from '../db/json-column.js';
 import { evaluationCallTotals, type EvaluationRow, listRunEvaluations } from '../evaluation/evaluation.queries.js';
+import { storedObjectSchema } from '../generation/run-columns.schema.js';
 import { findRun } from '../generation/run.queries.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 
@@ -32,7 +34,7 @@ export function registerEvaluations(program: Command, ctx: CliContext): void {
         if (!run) throw new CliError(`no run "${flags.run}": see simarena runs list`);
         rows = listRunEvaluations(db, run.id);
       } else rows = listAll(db);
-      const withTotals = rows.map((e) => ({ ...e, settings: JSON.parse(e.settings) as unknown, calls: evaluationCallTotals(db, e.id) }));
+      const withTotals = rows.map((e) => ({ ...e, settings: parseJsonColumn(storedObjectSchema, e.settings, `evaluations.settings of evaluation ${e.id}`), calls: evaluationCallTotals(db, e.id) }));
       if (flags.json) return printJson(ctx, withTotals);
       printTable(
         ctx,

@@ -1,10 +1,10 @@
 import { Command, CommanderError } from 'commander';
-import { type Config, ConfigError, loadConfig } from '../config.js';
-import { type Db, DatabaseOpenError, openDatabase } from '../db/connection.js';
-import { DatabaseTooNewError, migrate } from '../db/migrate.js';
+import { type Config, loadConfig } from '../config.js';
+import { type Db, openDatabase } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { ensureBuiltInLibrary } from '../scenarios/builtin-library.js';
-import { ScenarioFileError } from '../scenarios/library-error.js';
-import { type CliContext, CliError } from './cli-context.js';
+import type { CliContext } from './cli-context.js';
 import { registerMigrate } from './migrate.js';
 import { registerScenarios } from './scenarios.js';
 import { registerCalls } from './calls.js';
@@ -28,18 +28,6 @@ export type CliIo = {
   err?: (text: string) => void;
   isTty?: boolean;
 };
-
-/** Errors that are the user's to fix: one line, no stack trace. */
-function isUserError(error: unknown): error is Error {
-  return (
-    error instanceof CliError ||
-    error instanceof ConfigError ||
-    error instanceof DatabaseOpenError ||
-    error instanceof DatabaseTooNewError ||
-    error instanceof ScenarioFileError ||
-    (error instanceof Error && (error as { userFacing?: boolean }).userFacing === true)
-  );
-}
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('simarena')
@@ -109,7 +97,9 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
-    if (isUserError(error)) {
+    // The CLI's one rendering of a failure: a UserFacingError (CliError, BatchError, ConfigError, ...) is one line for
+    // the person at the keyboard; anything else is internal, one line too, its stack only with DEBUG set.
+    if (error instanceof UserFacingError) {
       err(`error: ${error.message}`);
       return 1;
     }

@@ -6,7 +6,7 @@ import { type RunRow, findRun, listRunSummaries, markInterruptedRuns } from '../
 import { type SimulationCard, buildSimulationCard, estimateCost, simulationCardMarkdown } from '../generation/simulation-card.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { runModeNamesSchema, storedSimulationCardSchema } from '../generation/run-columns.schema.js';
+import { runModeNamesSchema, storedObjectSchema, storedSimulationCardSchema } from '../generation/run-columns.schema.js';
 
 function requireRun(ctx: CliContext, idOrName: string): RunRow {
   const run = findRun(ctx.db(), idOrName);
@@ -78,7 +78,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
       const card = cardOf(ctx, run);
       if (options.json) {
         const { simulation_card: _card, settings, modes, ...rest } = run;
-        return printJson(ctx, { ...rest, modes: JSON.parse(modes) as unknown, settings: JSON.parse(settings) as unknown, counts: countRunDialogues(ctx.db(), run.id), simulation_card: card });
+        return printJson(ctx, { ...rest, modes: parseJsonColumn(runModeNamesSchema, modes, `runs.modes of run ${run.id}`), settings: parseJsonColumn(storedObjectSchema, settings, `runs.settings of run ${run.id}`), counts: countRunDialogues(ctx.db(), run.id), simulation_card: card });
       }
       ctx.out(`Run ${run.name} (id ${run.id}), ${run.kind}, ${run.state}${run.error ? `: ${run.error}` : ''}`);
       ctx.out('');

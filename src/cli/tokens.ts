@@ -4,7 +4,7 @@ import { listApiTokens } from '../auth/api-token.queries.js';
 import { createApiToken, revokeApiToken } from '../auth/api-tokens.js';
 import { listUsers } from '../auth/user.queries.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
-import { asCli, requireUser } from './users.js';
+import { requireUser } from './users.js';
 
 export function registerTokens(program: Command, ctx: CliContext): void {
   const tokens = program.command('tokens').description('API tokens for the JSON API (Authorization: Bearer ...)');
@@ -47,7 +47,7 @@ export function registerTokens(program: Command, ctx: CliContext): void {
     .argument('<id>', 'token id')
     .action(async (id: string) => {
       if (!/^\d+$/.test(id)) throw new CliError('the token id is a number (see: simarena tokens list)');
-      await asCli(() => revokeApiToken(ctx.db(), Number(id), { id: 0, email: 'cli', role: 'admin' }, ctx.now()));
+      revokeApiToken(ctx.db(), Number(id), { id: 0, email: 'cli', role: 'admin' }, ctx.now());
       ctx.out(`Token ${id} revoked.`);
     });
 }

@@ -3,19 +3,8 @@ import type { z } from 'zod';
 import { lookupEmailSchema, newUserSchema, passwordSchema } from '../auth/auth.schema.js';
 import { addUser, resetUserPassword, setUserEnabled } from '../auth/user.commands.js';
 import { findUserByEmail, listUsers } from '../auth/user.queries.js';
-import { HttpError } from '../web/http-error.js';
 import { describeIssues } from '../web/validate.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
-
-/** Runs an account command, printing its HttpError as the CLI's one-line error. */
-export async function asCli<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof HttpError) throw new CliError(error.message);
-    throw error;
-  }
-}
 
 function parseOrFail<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const parsed = schema.safeParse(value);
@@ -41,7 +30,7 @@ export function registerUsers(program: Command, ctx: CliContext): void {
     .option('--password <password>', 'the password (at least 8 characters); prefer leaving it out and using the generated one')
     .action(async (options: { email: string; role: string; password?: string }) => {
       const input = parseOrFail(newUserSchema, options, 'users add');
-      const result = await asCli(() => addUser(ctx.db(), input, 'cli', ctx.now()));
+      const result = await addUser(ctx.db(), input, 'cli', ctx.now());
       ctx.out(`User ${input.email} (${input.role}) created with id ${result.id}.`);
       if (result.password) ctx.out(`Password (shown once): ${result.password}`);
     });
@@ -79,7 +68,7 @@ export function registerUsers(program: Command, ctx: CliContext): void {
       .requiredOption('--email <email>', 'the account')
       .action(async (options: { email: string }) => {
         const user = requireUser(ctx, options.email);
-        await asCli(() => setUserEnabled(ctx.db(), user.id, enabled, 'cli', ctx.now()));
+        setUserEnabled(ctx.db(), user.id, enabled, 'cli', ctx.now());
         ctx.out(`${user.email} ${enabled ? 'enabled' : 'disabled'}.`);
       });
   }

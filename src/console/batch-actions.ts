@@ -1,16 +1,3 @@
-import { BatchError } from '../batches/batch-error.js';
-import { HttpError } from '../web/http-error.js';
-
-/** Runs a batch command, turning its BatchError into the HTTP answer it names (400, 404 or 409). */
-export function batchCall<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof BatchError) throw new HttpError(error.status, error.message);
-    throw error;
-  }
-}
-
 /** What raters see in each lifecycle state, shown beside the buttons. */
 export const STATE_EXPLANATIONS: Record<string, string> = {
   draft: 'Draft: the rater link answers "There is no study at this address"; nobody can take part (the preview link works). Settings and pairs can still change.',

@@ -9,11 +9,12 @@ import { blockingFailures, payPerHour } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { previewUrl } from '../rating/rater-token.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
-import { batchCall, STATE_EXPLANATIONS } from './batch-actions.js';
+import { STATE_EXPLANATIONS } from './batch-actions.js';
 import { type BatchFormValues, conditionsMissingFromRuns, formToSettings, readBatchForm, settingsToForm } from './batch-form.js';
 import { listBlockChoices, listRunChoices } from './batch-form.queries.js';
 import { formPlanLines } from './batch-plan.js';
@@ -136,14 +137,14 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
         }
         try {
           if (body.intent === 'preview') {
-            const preview = batchCall(() => previewPairs(db, settings));
+            const preview = previewPairs(db, settings);
             renderForm(res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', preview });
             return;
           }
-          const created = batchCall(() => createBatch(db, settings, { actor: user.email, now: clock() }));
+          const created = createBatch(db, settings, { actor: user.email, now: clock() });
           redirectWithFlash(req, res, `/console/batches/${created.batchId}`, `Batch created as a draft with ${created.pairs.length} pairs (${created.skipped.length} samples skipped); filling every pair needs at least ${created.capacity.ratersNeeded} raters. Open it when ready.`);
         } catch (error) {
-          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
           res.status(error.status);
           renderForm(res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', error: error.message });
         }
@@ -184,7 +185,7 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
               return;
             }
           }
-          const batch = batchCall(() => transitionBatch(db, id, action, user.email, clock()));
+          const batch = transitionBatch(db, id, action, user.email, clock());
           redirectWithFlash(req, res, `/console/batches/${id}`, `Batch is now ${batch.state}.`);
         },
       }),
@@ -199,7 +200,7 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
         const source = requireBatchView(deps, req);
         // A new round usually wants fresh raters: the clone may turn away everyone who took part in this batch.
         const overrides = blockParticipants ? { blockParticipantsOf: [...source.settings.blockParticipantsOf, id] } : {};
-        const created = batchCall(() => cloneBatch(db, id, { actor: user.email, now: clock(), overrides }));
+        const created = cloneBatch(db, id, { actor: user.email, now: clock(), overrides });
         redirectWithFlash(
           req,
           res,
@@ -231,9 +232,9 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
           return;
         }
         try {
-          batchCall(() => updateBatchSettings(db, batch.id, formToSettings(form), { actor: user.email, now: clock() }));
+          updateBatchSettings(db, batch.id, formToSettings(form), { actor: user.email, now: clock() });
         } catch (error) {
-          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
           res.status(error.status);
           renderForm(res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, error: error.message });
           return;

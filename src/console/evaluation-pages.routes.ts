@@ -2,10 +2,8 @@ import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import { recordAudit } from '../audit/audit.queries.js';
 import { createEpisodeEvaluation } from '../evaluation/evaluate-run.js';
-import { EvaluationInputError } from '../evaluation/evaluation-error.js';
 import { getEvaluation } from '../evaluation/evaluation.queries.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
-import { GenerationInputError } from '../generation/generation-error.js';
 import { getRun } from '../generation/run.queries.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
@@ -30,14 +28,8 @@ export function evaluationRoutes(deps: ConsoleDeps): RouteSpec[] {
         const runId = idParam(req);
         if (!getRun(db, runId)) throw new HttpError(404, 'No run has this id.');
         const form = parseInput(evaluateFormSchema, req.body);
-        let evaluationId: number;
-        try {
-          const endpoint = resolveEndpoint(config, config.env, form.endpoint, form.judgeModel);
-          evaluationId = createEpisodeEvaluation(db, { run: String(runId), judgeModel: form.judgeModel, endpoint, createdBy: user.email }, clock());
-        } catch (error) {
-          if (error instanceof EvaluationInputError || error instanceof GenerationInputError) throw new HttpError(400, error.message);
-          throw error;
-        }
+        const endpoint = resolveEndpoint(config, config.env, form.endpoint, form.judgeModel);
+        const evaluationId = createEpisodeEvaluation(db, { run: String(runId), judgeModel: form.judgeModel, endpoint, createdBy: user.email }, clock());
         recordAudit(db, { actor: user.email, action: 'evaluation.start', targetType: 'evaluation', targetId: evaluationId }, clock());
         supervisor.start(evaluationId);
         const name = getEvaluation(db, evaluationId)?.name ?? String(evaluationId);

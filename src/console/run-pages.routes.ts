@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { RouteSpec } from '../auth/route-table.js';
 import { createRun } from '../generation/create-run.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
-import { GenerationInputError } from '../generation/generation-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { MODES } from '../generation/mode.js';
 import { getRun } from '../generation/run.queries.js';
 import { listRunEvaluations } from '../evaluation/evaluation.queries.js';
@@ -21,15 +21,6 @@ import { checkRunForm } from './run-form.js';
 import { scenarioCatalogue } from './scenario-catalogue.js';
 
 const cancelFormSchema = z.object({ confirm: z.literal('cancel', { error: 'type "cancel" to confirm; the run was not cancelled' }) });
-
-function generationCall<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GenerationInputError) throw new HttpError(400, error.message);
-    throw error;
-  }
-}
 
 /** Runs: list, start from the browser, live progress, pause/resume/cancel, simulation card. */
 export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
@@ -55,7 +46,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
   const renderForm = (res: Response, form: Record<string, unknown>, extra: { errors?: FieldErrors; estimate?: unknown } = {}) =>
     renderPage(res, 'run-form', { title: 'New generation run', modes: MODES, categories: scenarioCatalogue(db), form, errors: extra.errors ?? {}, estimate: extra.estimate ?? null });
 
-  const endpointFor = (name: string, model: string) => generationCall(() => resolveEndpoint(config, config.env, name, model));
+  const endpointFor = (name: string, model: string) => resolveEndpoint(config, config.env, name, model);
 
   // Pausing and cancelling are the supervisor's one stop, told how.
   const stopRoute = (how: 'pause' | 'cancel', flash: string): RouteSpec => ({
@@ -108,11 +99,11 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
         try {
           // Refuse before the run row exists, so a refused start leaves no pending run behind.
           supervisor.checkRoom(checked.endpoint.name);
-          const runId = generationCall(() => createRun(db, checked.input, clock()));
+          const runId = createRun(db, checked.input, clock());
           supervisor.start(runId, checked.endpoint, user.email);
           redirectWithFlash(req, res, `/console/runs/${runId}`, 'Run started; this page follows its progress.');
         } catch (error) {
-          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
           res.status(error.status);
           renderForm(res, shown, { errors: { _form: error.message } });
         }

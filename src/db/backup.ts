@@ -1,11 +1,10 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import type { Db } from './connection.js';
 
-export class BackupError extends Error {
-  readonly userFacing = true;
-}
+export class BackupError extends UserFacingError {}
 
 export type BackupReport = { path: string; pages: number; bytes: number };
 

@@ -1,10 +1,15 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 export type Db = Database.Database;
 
-export class DatabaseOpenError extends Error {}
+export class DatabaseOpenError extends UserFacingError {
+  constructor(message: string) {
+    super(message, 500, 'database_unavailable');
+  }
+}
 
 /** Statements kept per handle; more distinct SQL texts than this (SQL built with variable parts) evicts the oldest. */
 const STATEMENT_CACHE_SIZE = 500;

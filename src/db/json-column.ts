@@ -1,7 +1,15 @@
 import type { z } from 'zod';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
-/** A JSON column whose stored text does not match what the code expects (damaged, or written by another version). */
-export class JsonColumnError extends Error {}
+/**
+ * A JSON column whose stored text does not match what the code expects (damaged, or written by another version): the
+ * server's trouble (500), but said plainly, naming the column and the row, so the operator knows what to repair.
+ */
+export class JsonColumnError extends UserFacingError {
+  constructor(message: string) {
+    super(message, 500, 'damaged_data');
+  }
+}
 
 /**
  * Reads a JSON column through its zod schema, so a stored value of the wrong shape stops here with a message naming

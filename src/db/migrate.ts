@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import type { Db } from './connection.js';
 
 const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -8,7 +9,11 @@ const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
 export type Migration = { version: number; name: string; sql: string };
 
 /** The database was migrated by a newer simarena: this binary would misread or damage data it does not know. */
-export class DatabaseTooNewError extends Error {}
+export class DatabaseTooNewError extends UserFacingError {
+  constructor(message: string) {
+    super(message, 500, 'database_too_new');
+  }
+}
 
 export function listMigrations(dir = migrationsDir): Migration[] {
   return readdirSync(dir)

@@ -1,4 +1,4 @@
+import { UserFacingError } from '../errors/user-facing-error.js';
+
 /** A mistake in what was asked of an evaluation (unknown run, nothing to evaluate, ...): one line for the person. */
-export class EvaluationInputError extends Error {
-  readonly userFacing = true;
-}
+export class EvaluationInputError extends UserFacingError {}

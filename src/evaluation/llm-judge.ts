@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { batchSettingsSchema } from '../batches/batch.schema.js';
+import type { batchSettingsSchema } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
 import { getBatchRow } from '../batches/batch.queries.js';
 import type { Db } from '../db/connection.js';
 import type { ChatRequest, ResponseFormat } from '../generation/llm-client.js';
@@ -41,7 +42,7 @@ export function findBatchToJudge(db: Db, ref: string): BatchForJudge {
     .get({ ref });
   const batch = row && getBatchRow(db, row.id);
   if (!batch) throw new EvaluationInputError(`no batch "${ref}": see simarena batches list`);
-  const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+  const settings = readBatchSettings(batch);
   const pairs = listJudgePairs(db, batch.id);
   if (pairs.length === 0) throw new EvaluationInputError(`batch "${batch.name}" has no pairs to judge`);
   return { id: batch.id, name: batch.name, question: settings.question, context: settings.context, allowTie: settings.allowTie, pairs };

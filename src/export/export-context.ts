@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { type BatchSettings, batchSettingsSchema } from '../batches/batch.schema.js';
+import type { BatchSettings } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
+import { JsonColumnError } from '../db/json-column.js';
 import type { Db } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import type { ExportFormat, ExportOptions } from './export.schema.js';
-import { UserError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 /** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
-export class ExportError extends UserError {}
+export class ExportError extends UserFacingError {}
 
 export type ExportBatch = Omit<BatchRow, 'settings'> & { settings: BatchSettings };
 
@@ -48,9 +50,12 @@ export function simarenaVersion(): string {
 export function resolveBatch(db: Db, batch: string): ExportBatch {
   const row = findExportBatch(db, batch);
   if (!row) throw new ExportError(`no batch with id ${batch}`, 404);
-  const settings = batchSettingsSchema.safeParse(JSON.parse(row.settings));
-  if (!settings.success) throw new ExportError(`batch ${row.id} has settings this version cannot read`, 409);
-  return { ...row, settings: settings.data };
+  try {
+    return { ...row, settings: readBatchSettings(row) };
+  } catch (error) {
+    if (error instanceof JsonColumnError) throw new ExportError(`batch ${row.id} has settings this version cannot read`, 409);
+    throw error;
+  }
 }
 
 export function buildContext(db: Db, options: ExportOptions, now: Date): ExportContext {

@@ -1,4 +1,5 @@
 import OpenAI, { toFile } from 'openai';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 // The OpenAI Batch API (files + batches), for cheap bulk calls (issue 15): requests written as JSONL, uploaded with
 // the files API (purpose "batch"), a batch created on /v1/chat/completions and polled; its output and error files are
@@ -57,8 +58,10 @@ export type BatchApiClient = {
 };
 
 /** A Batch API call that failed, as one line naming the step and the server's answer. */
-export class BatchApiError extends Error {
-  readonly userFacing = true;
+export class BatchApiError extends UserFacingError {
+  constructor(message: string) {
+    super(message, 502, 'batch_api_failed');
+  }
 }
 
 const TERMINAL: BatchStatus[] = ['failed', 'completed', 'expired', 'cancelled'];

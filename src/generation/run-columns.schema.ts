@@ -53,6 +53,12 @@ export const storedSimulationCardSchema = z
   .looseObject({ card_version: z.literal(1), run: z.looseObject({}), settings: z.looseObject({}), counts: z.looseObject({}) })
   .transform((card) => card as unknown as SimulationCard);
 
+/** A JSON object column printed as stored (`runs show --json`, `evaluations list --json`): only its being an object is checked. */
+export const storedObjectSchema = z.record(z.string(), z.unknown());
+
+/** llm_calls.request and .response as `calls show --json` prints them: any JSON, as stored. */
+export const storedJsonSchema = z.json();
+
 /** llm_calls.request as the dialogue browser shows it: its list of messages, each read leniently. */
 export const shownRequestSchema = z.looseObject({ messages: z.array(z.unknown()) });
 

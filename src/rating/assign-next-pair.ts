@@ -1,5 +1,6 @@
 import { getBatchRow } from '../batches/batch.queries.js';
-import { type BatchSettings, batchSettingsSchema } from '../batches/batch.schema.js';
+import type { BatchSettings } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Db } from '../db/connection.js';
 import { newPublicId } from '../web/ids.js';
 import { attentionChecksDue } from './attention-schedule.js';
@@ -86,7 +87,7 @@ function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignO
     endExcludedSession(db, raterId, rater.status, deps.now);
     return { kind: 'not-rating', status: 'screened_out' };
   }
-  const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+  const settings = readBatchSettings(batch);
 
   expireLeases(db, batch.id, deps.now);
   purgeExpiredReservations(db, batch.id, deps.now);

@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { endExcludedSession, type RaterStatus, recountRaterJudgments, releaseReservations, uncountRaterJudgments } from './rating.queries.js';
 
 // Admin writes on raters and their data, requested from the console. Nothing here recomputes statistics: the
@@ -23,7 +23,7 @@ function findRater(db: Db, batchId: number, raterId: number): RaterRef {
        FROM raters WHERE id = :raterId AND batch_id = :batchId`,
     )
     .get({ batchId, raterId });
-  if (!rater) throw new HttpError(404, 'This batch has no such rater.');
+  if (!rater) throw new UserFacingError('This batch has no such rater.', 404);
   return rater;
 }
 
@@ -72,7 +72,7 @@ export function setRaterExcluded(
     const rater = findRater(db, input.batchId, input.raterId);
     let judgments = 0;
     if (input.excluded) {
-      if (rater.excluded === 1) throw new HttpError(409, 'This rater is already excluded.');
+      if (rater.excluded === 1) throw new UserFacingError('This rater is already excluded.', 409);
       if (judgmentsCount(rater)) uncountRaterJudgments(db, rater.id);
       db.prepare('UPDATE raters SET excluded = 1, exclusion_reason = :reason WHERE id = :id').run({ id: rater.id, reason: input.reason });
       if (IN_PROGRESS.includes(rater.status)) endExcludedSession(db, rater.id, rater.status, now);
@@ -80,7 +80,7 @@ export function setRaterExcluded(
       releaseReservations(db, rater.id);
     } else {
       const refusal = inclusionRefusal(rater);
-      if (refusal) throw new HttpError(409, refusal);
+      if (refusal) throw new UserFacingError(refusal, 409);
       db.prepare(
         `UPDATE raters SET excluded = 0, exclusion_reason = NULL, status = coalesce(status_before_exclusion, status),
            finished_at = CASE WHEN status_before_exclusion IS NULL THEN finished_at END, status_before_exclusion = NULL
@@ -146,7 +146,7 @@ export function removePair(db: Db, input: { batchId: number; pairId: number; rea
       .run({ ...input, now: now.toISOString() }).changes;
     if (changed === 0) {
       const exists = db.prepare('SELECT 1 FROM pairs WHERE id = :pairId AND batch_id = :batchId').get(input);
-      if (!exists) throw new HttpError(404, 'This batch has no such pair.');
+      if (!exists) throw new UserFacingError('This batch has no such pair.', 404);
       return;
     }
     db.prepare("UPDATE assignments SET state = 'void' WHERE pair_id = :pairId AND state = 'leased'").run({ pairId: input.pairId });
@@ -159,6 +159,6 @@ export function resolveContentReport(db: Db, input: { reportId: number; resoluti
   const changed = db
     .prepare('UPDATE content_reports SET resolved_at = :now, resolution = :resolution WHERE id = :reportId AND resolved_at IS NULL')
     .run({ ...input, now: now.toISOString() }).changes;
-  if (changed === 0 && !db.prepare('SELECT 1 FROM content_reports WHERE id = :reportId').get(input)) throw new HttpError(404, 'No such report.');
+  if (changed === 0 && !db.prepare('SELECT 1 FROM content_reports WHERE id = :reportId').get(input)) throw new UserFacingError('No such report.', 404);
   if (changed > 0) recordAudit(db, { actor, action: 'report.resolve', targetType: 'content_report', targetId: input.reportId, details: { resolution: input.resolution } }, now);
 }

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { describeIssues } from '../web/validate.js';
 import { assignNextPair } from './assign-next-pair.js';
 import { buildComparisonView } from './comparison-view.js';
@@ -101,9 +101,9 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
   function renderComparison(req: Request, res: Response, rater: RaterRow, assignmentPublicId: string, status: number, error: string | null, form: { choice?: string; reason?: string }) {
     const { batch: b, settings } = batchOf(res);
     const assignment = getAssignmentByPublicId(db, assignmentPublicId);
-    if (!assignment || assignment.rater_id !== rater.id) throw new HttpError(404, 'This comparison is not one of yours. Go back to your current comparison.', 'no_assignment');
+    if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     const pair = getPair(db, assignment.pair_id);
-    if (!pair) throw new HttpError(404, 'This comparison no longer exists. Go back to the study link to continue.');
+    if (!pair) throw new UserFacingError('This comparison no longer exists. Go back to the study link to continue.', 404);
     const now = clock();
     // Serving the page is what turns the short hold of a new lease into the full lease time.
     markAssignmentViewed(db, assignment.id, now, settings.leaseMinutes);
@@ -174,7 +174,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const form = { choice: typeof raw.choice === 'string' ? raw.choice : undefined, reason: typeof raw.reason === 'string' ? raw.reason : undefined };
     const parsed = judgmentFormSchema.safeParse(req.body);
     if (!parsed.success) {
-      if (typeof raw.choice === 'string' && !['left', 'right', 'tie'].includes(raw.choice)) throw new HttpError(400, 'Unknown choice. Go back and choose one of the conversations.', 'bad_choice');
+      if (typeof raw.choice === 'string' && !['left', 'right', 'tie'].includes(raw.choice)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
       renderComparison(req, res, rater, assignmentPublicId, 400, describeIssues(parsed.error).replace(/^[a-z_]+: /, ''), form);
       return;
     }
@@ -194,7 +194,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
         renderComparison(req, res, rater, assignmentPublicId, 400, outcome.message, form);
         return;
       }
-      throw new HttpError(outcome.status, outcome.message, outcome.code);
+      throw new UserFacingError(outcome.message, outcome.status, outcome.code);
     }
     const after = getRaterByPublicId(db, rater.public_id) ?? rater;
     if (after.status === 'screened_out') {
@@ -209,7 +209,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignment = getAssignmentByPublicId(db, String(req.params.assignmentId));
-    if (!assignment || assignment.rater_id !== rater.id) throw new HttpError(404, 'This comparison is not one of yours. Go back to your current comparison.', 'no_assignment');
+    if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     res.render('rater/report', {
       ...pageLocals(res, rater, 'Report a problem'),
       action: `${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`,
@@ -236,7 +236,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       return;
     }
     if (!reportContent(db, rater, assignmentPublicId, parsed.data.which, parsed.data.reason, clock())) {
-      throw new HttpError(404, 'This comparison is not one of yours. Go back to your current comparison.', 'no_assignment');
+      throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     }
     res.redirect(303, `${back}&notice=reported`);
   });

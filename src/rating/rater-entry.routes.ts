@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { newPublicId } from '../web/ids.js';
 import { csrfTokenFor } from '../web/signing.js';
 import { describeIssues } from '../web/validate.js';
@@ -125,7 +125,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
 
   router.get('/:batchId/preview', mw.previewBatch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
-    if (!isPreviewToken(secret, b.public_id, req.query.pt)) throw new HttpError(403, 'This preview link is not valid. Open the preview again from the console.', 'bad_preview_token');
+    if (!isPreviewToken(secret, b.public_id, req.query.pt)) throw new UserFacingError('This preview link is not valid. Open the preview again from the console.', 403, 'bad_preview_token');
     renderPreview(res, b, settings, 'console');
   });
 
@@ -146,7 +146,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
   router.post('/:batchId/consent', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const parsed = consentFormSchema.safeParse(req.body);
-    if (!parsed.success) throw new HttpError(400, `${describeIssues(parsed.error).replace(/^[a-z_]+: /, '')} Go back and choose one of the buttons.`);
+    if (!parsed.success) throw new UserFacingError(`${describeIssues(parsed.error).replace(/^[a-z_]+: /, '')} Go back and choose one of the buttons.`, 400);
     const agree = parsed.data.decision === 'agree';
     if (tokenFrom(req) !== undefined) {
       const rater = pages.requireRater(req, res);
@@ -156,7 +156,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     }
     const now = clock();
     const signed = entryFromToken(secret, b.public_id, entryTokenFrom(req), now);
-    if (!signed) throw new HttpError(403, 'This consent form has expired. Please open the study again from the link you were given.', 'bad_entry_token');
+    if (!signed) throw new UserFacingError('This consent form has expired. Please open the study again from the link you were given.', 403, 'bad_entry_token');
     const { entry, raterPublicId } = signed;
     if (b.state !== 'open') {
       const returning = findReturningRaterNow(db, b, entry, now);

@@ -3,7 +3,7 @@ import type { BatchRow } from '../batches/batch.queries.js';
 import type { BatchSettings, ProviderKind } from '../batches/batch.schema.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { onboardingSize } from './assign-next-pair.js';
 import { plannedComparisons } from './attention-schedule.js';
 import { consentTimeOfBatch, createWordsMemo } from './consent-time.queries.js';
@@ -65,7 +65,7 @@ export function createRaterPages(deps: RaterPagesDeps) {
     const rater = id ? getRaterByPublicId(db, id) : undefined;
     const { batch, settings } = batchOf(res);
     if (!rater || rater.batch_id !== batch.id) {
-      throw new HttpError(403, 'This study link is not valid or has been changed. Please open the study again from the link you were given.', 'bad_rater_token');
+      throw new UserFacingError('This study link is not valid or has been changed. Please open the study again from the link you were given.', 403, 'bad_rater_token');
     }
     touchRaterHolds(db, rater, settings.leaseMinutes, clock());
     return rater;

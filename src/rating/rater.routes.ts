@@ -1,10 +1,11 @@
 import express, { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 import { getBatchRowByPublicId } from '../batches/batch.queries.js';
-import { batchSettingsSchema } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { csrfProtection } from '../web/csrf.js';
-import { HttpError } from '../web/http-error.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
+import { errorHandler } from '../web/error-handler.js';
 import { comparisonRoutes } from './rater-comparison.routes.js';
 import { entryRoutes } from './rater-entry.routes.js';
 import { finishRoutes } from './rater-finish.routes.js';
@@ -24,39 +25,35 @@ function withBatch(db: Db, options: { allowDraft?: boolean } = {}): RequestHandl
     const batch = getBatchRowByPublicId(db, String(req.params.batchId));
     res.set('Cache-Control', 'no-store');
     if (!batch || (batch.state === 'draft' && !options.allowDraft)) {
-      headers.link(req, res, () => next(new HttpError(404, 'There is no study at this address. Check the link you were given, or open the study again from your recruitment platform.')));
+      headers.link(req, res, () => next(new UserFacingError('There is no study at this address. Check the link you were given, or open the study again from your recruitment platform.', 404)));
       return;
     }
-    const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+    const settings = readBatchSettings(batch);
     res.locals.raterBatch = { batch, settings } satisfies BatchLocals;
     headers[settings.provider.kind](req, res, next);
   };
 }
 
 /**
- * Errors on rater pages are shown in the rater template (never the console's, never the product's name) with what
- * to do next; the unexpected ones are logged.
+ * Errors on rater pages go through the one error path (src/web/error-handler.ts) but are shown in the rater template
+ * (never the console's, never the product's name) with what to do next. A refusal written for the rater (a 4xx
+ * UserFacingError) is shown as written; anything else in the rater's own words, never the server's (a damaged row's
+ * message would name batch internals).
  */
 function raterErrorPage(): ErrorRequestHandler {
   const headers = raterHeaders();
-  return (error, req, res, next) => {
-    if (res.headersSent) {
-      next(error);
-      return;
-    }
-    const status = error instanceof HttpError ? error.status : typeof (error as { status?: unknown }).status === 'number' ? ((error as { status: number }).status) : 500;
-    const known = error instanceof HttpError || (status >= 400 && status < 500);
-    if (!known) req.log.error({ err: error }, 'unhandled error on a rater page');
+  return errorHandler(undefined, (req, res, answer) => {
+    const status = answer.from === 'server' ? 500 : answer.status;
     const message =
-      error instanceof HttpError
-        ? error.message
+      answer.from === 'app' && status < 500
+        ? answer.message
         : status === 413
           ? 'What you sent is too long. Go back, shorten your answer and submit it again.'
-          : known
+          : status < 500
             ? 'This request could not be read. Go back, reload the page and try again.'
             : 'Something went wrong on our side. Please reload this page in a minute; your answers so far are kept. If it happens again, contact the researchers through your recruitment platform.';
     const render = () => {
-      res.status(known ? status : 500).set('Cache-Control', 'no-store');
+      res.status(status).set('Cache-Control', 'no-store');
       res.render('rater/notice', {
         title: status === 404 ? 'Page not found' : status === 429 ? 'Please try again later' : 'Something is not right',
         message,
@@ -69,7 +66,7 @@ function raterErrorPage(): ErrorRequestHandler {
     };
     if (res.get('Content-Security-Policy')) render();
     else headers.link(req, res, render);
-  };
+  });
 }
 
 export function raterRouter(deps: RaterRouterDeps): Router {
@@ -91,7 +88,7 @@ export function raterRouter(deps: RaterRouterDeps): Router {
   finishRoutes(router, pages, mw);
 
   router.use((_req, _res, next) => {
-    next(new HttpError(404, 'There is no page at this address. Check the link you were given, or open the study again from your recruitment platform.'));
+    next(new UserFacingError('There is no page at this address. Check the link you were given, or open the study again from your recruitment platform.', 404));
   });
   router.use(raterErrorPage());
   return router;

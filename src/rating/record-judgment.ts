@@ -1,5 +1,5 @@
 import { getBatchRow } from '../batches/batch.queries.js';
-import { batchSettingsSchema } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Db } from '../db/connection.js';
 import {
   countAccepted,
@@ -53,7 +53,7 @@ function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now:
   if (assignment.state === 'void' || (rater.status !== 'onboarding' && rater.status !== 'rating')) {
     return reject(409, 'session_ended', 'Your session has ended, so this answer cannot be recorded. Open the study link again to see your outcome and its code.');
   }
-  const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
+  const settings = readBatchSettings(batch);
   if (input.choice === 'tie' && !settings.allowTie) return reject(400, 'tie_not_allowed', 'Please choose Conversation 1 or Conversation 2.');
   const reason = input.reason?.trim() ? input.reason.trim() : null;
   if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason under ${MAX_REASON} characters.`);

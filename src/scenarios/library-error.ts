@@ -1,5 +1,7 @@
+import { UserFacingError } from '../errors/user-facing-error.js';
+
 /** A scenario or character file that cannot be used; the message names the file, the record and the field. */
-export class ScenarioFileError extends Error {}
+export class ScenarioFileError extends UserFacingError {}
 
 export function describeRecord(index: number, record: unknown): string {
   const r = (typeof record === 'object' && record !== null ? record : {}) as Record<string, unknown>;

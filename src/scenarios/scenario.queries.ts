@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import type { Category, Character, Fact, Relationship, Scenario } from './scenario.schema.js';
+import { parseJsonColumn } from '../db/json-column.js';
+import { type Category, type Character, type Fact, factAliasesSchema, type Relationship, type Scenario } from './scenario.schema.js';
 
 export type CharacterRow = {
   id: string;
@@ -101,7 +101,7 @@ export function listScenarioFacts(db: Db, scenarioId: string): Fact[] {
       'SELECT owner, kind, value, aliases FROM scenario_facts WHERE scenario_id = :scenarioId ORDER BY position',
     )
     .all({ scenarioId })
-    .map((r) => ({ owner: r.owner, kind: r.kind, value: r.value, aliases: z.array(z.string()).parse(JSON.parse(r.aliases)) }));
+    .map((r) => ({ owner: r.owner, kind: r.kind, value: r.value, aliases: parseJsonColumn(factAliasesSchema, r.aliases, `scenario_facts.aliases of scenario ${scenarioId}`) }));
 }
 
 export function listScenarios(db: Db): (ScenarioRow & { casts: number })[] {

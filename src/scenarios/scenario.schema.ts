@@ -41,6 +41,9 @@ export const factSchema = z.strictObject({
 });
 export type Fact = z.infer<typeof factSchema>;
 
+/** scenario_facts.aliases as read back: the list of strings written from a fact's `aliases`. */
+export const factAliasesSchema = z.array(z.string());
+
 export const scenarioSchema = z.strictObject({
   id: slugSchema,
   title: text(300).min(1, 'is required'),

@@ -1,5 +1,6 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { HttpError } from './http-error.js';
 import { redactUrl } from './logger.js';
 import { describeStorageError } from './storage-health.js';
@@ -31,24 +32,54 @@ function fromStorage(error: unknown, logger: Logger, url: string): HttpError | n
   return new HttpError(503, 'The server cannot save anything right now because of a problem with its storage. What you just sent was not saved; please try again later.', 'storage_unavailable');
 }
 
-/** One place turns every error into a page or a JSON body; never a stack trace to a user. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * An error as HTTP answers it. `from` says whose words `message` is: `app` a UserFacingError the code threw for a
+ * person; `request` a body the parsers could not read; `server` the server's own trouble (storage, or an internal
+ * error: logged, and never shown beyond "something went wrong").
+ */
+export type ErrorAnswer = { status: number; code: string; message: string; from: 'app' | 'request' | 'server' };
+
+/** Renders an answer for one family of pages (the console's and the API's by default; rater pages have their own). */
+export type ErrorPage = (req: Request, res: Response, answer: ErrorAnswer) => void;
+
+function answerFor(error: unknown, logger: Logger, url: string): ErrorAnswer {
+  if (error instanceof UserFacingError) {
+    // A 5xx UserFacingError (damaged stored data, configuration) is said plainly, and the operator must hear of it too.
+    if (error.status >= 500) logger.error({ err: error, url }, error.message);
+    return { status: error.status, code: error.code, message: error.message, from: 'app' };
+  }
+  const request = fromBodyParser(error);
+  if (request) return { status: request.status, code: request.code, message: request.message, from: 'request' };
+  const storage = fromStorage(error, logger, url);
+  if (storage) return { status: storage.status, code: storage.code, message: storage.message, from: 'server' };
+  logger.error({ err: error, url }, 'unhandled error');
+  return { status: 500, code: 'internal', message: 'Something went wrong on our side. Please try again in a moment.', from: 'server' };
+}
+
+/** The console's and the API's page: JSON under /api (and /healthz), else the console's error template. */
+const consolePage: ErrorPage = (req, res, answer) => {
+  const { status, message, code } = answer;
+  if (status === 503) res.set('Retry-After', '60');
+  res.status(status);
+  if (wantsJson(req.path)) {
+    res.json({ error: { message, code } });
+    return;
+  }
+  res.render('error', { title: status === 404 ? 'Page not found' : 'Something is not right', status, message });
+};
+
+/**
+ * The one place HTTP turns an error into an answer (a page or JSON); never a stack trace to a user. Without a logger,
+ * the request's own (pino-http) logger is used.
+ */
+export function errorHandler(logger?: Logger, page: ErrorPage = consolePage): ErrorRequestHandler {
   return (error, req, res, next) => {
-    const known = error instanceof HttpError ? error : (fromBodyParser(error) ?? fromStorage(error, logger, redactUrl(req.originalUrl)));
-    const status = known?.status ?? 500;
-    const message = known?.message ?? 'Something went wrong on our side. Please try again in a moment.';
-    if (!known) logger.error({ err: error, url: redactUrl(req.originalUrl) }, 'unhandled error');
-    if (status === 503) res.set('Retry-After', '60');
+    const answer = answerFor(error, logger ?? req.log, redactUrl(req.originalUrl));
     if (res.headersSent) {
       next(error);
       return;
     }
-    res.status(status);
-    if (wantsJson(req.path)) {
-      res.json({ error: { message, code: known?.code ?? 'internal' } });
-      return;
-    }
-    res.render('error', { title: status === 404 ? 'Page not found' : 'Something is not right', status, message });
+    page(req, res, answer);
   };
 }
 

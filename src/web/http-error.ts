@@ -1,49 +1,12 @@
-/** An error that carries the HTTP status and a message a person can act on. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code: string = codeFor(status),
-  ) {
-    super(message);
-  }
-}
+import { UserFacingError } from '../errors/user-facing-error.js';
 
 /**
- * A request a feature refuses as asked (unknown batch, frozen setting, bad export option): the message is for the
- * person who asked. `userFacing` lets the CLI print it as one line; the console and the API answer with `status`.
- * Each feature names its own subclass (BatchError, ExportError) so callers can tell whose refusal it is.
+ * The web's spelling of UserFacingError, status first, for HTTP adapters (web/, auth routes, console/, api/); domain
+ * code throws UserFacingError or its feature's subclass, and both render the same way (src/web/error-handler.ts).
  */
-export class UserError extends Error {
-  readonly userFacing = true;
-  constructor(
-    message: string,
-    readonly status: 400 | 404 | 409 = 400,
-  ) {
-    super(message);
-  }
-}
-
-function codeFor(status: number): string {
-  switch (status) {
-    case 400:
-      return 'bad_request';
-    case 401:
-      return 'unauthenticated';
-    case 403:
-      return 'forbidden';
-    case 404:
-      return 'not_found';
-    case 409:
-      return 'conflict';
-    case 410:
-      return 'gone';
-    case 413:
-      return 'too_large';
-    case 429:
-      return 'too_many_requests';
-    default:
-      return status >= 500 ? 'internal' : 'error';
+export class HttpError extends UserFacingError {
+  constructor(status: number, message: string, code?: string) {
+    super(message, status, code);
   }
 }
 

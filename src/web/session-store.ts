@@ -1,7 +1,12 @@
 import session from 'express-session';
+import { z } from 'zod';
 import type { Db } from '../db/connection.js';
+import { JsonColumnError, parseJsonColumn } from '../db/json-column.js';
 
 const DAY_MS = 86_400_000;
+
+/** sessions.data as express-session wrote it: its cookie must be there; the rest (passport's user, flash...) passes. */
+const storedSessionSchema = z.looseObject({ cookie: z.looseObject({}) }).transform((data) => data as unknown as session.SessionData);
 
 /** express-session store on the platform's SQLite file, so sessions survive restarts. */
 export class SqliteSessionStore extends session.Store {
@@ -33,9 +38,12 @@ export class SqliteSessionStore extends session.Store {
   override get(sid: string, callback: (err: unknown, session?: session.SessionData | null) => void): void {
     try {
       const row = this.statements.get.get({ sid, now: this.now() });
-      callback(null, row ? (JSON.parse(row.data) as session.SessionData) : null);
+      callback(null, row ? parseJsonColumn(storedSessionSchema, row.data, 'sessions.data') : null);
     } catch (error) {
-      callback(error);
+      // A damaged session is no session: its holder signs in again (and the row is overwritten), rather than every
+      // request with that cookie failing.
+      if (error instanceof JsonColumnError) callback(null, null);
+      else callback(error);
     }
   }
 
