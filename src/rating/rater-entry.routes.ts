@@ -15,6 +15,7 @@ import { admitRater, decideEntry, type EntryDecision, findReturningRaterNow, pla
 import { consentFormSchema } from './rater.schema.js';
 import { entryFromToken, type EntryIdentity, entryToken, isPreviewToken } from './rater-token.js';
 import { firstRegularPairId, getPair } from './rating.queries.js';
+import { buildQuestionViews } from './question-view.js';
 
 type Middleware = { batch: RequestHandler; previewBatch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -74,6 +75,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
       instructionsHtml: pages.markdown(settings.instructions),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
+      questions: buildQuestionViews(settings),
       // The example's sides are drawn like an assignment's, so Conversation 1 of the preview is not always condition a.
       view: pairRow ? buildComparisonView(db, pairRow, random() < 0.5 ? 'a' : 'b', settings.context) : null,
     });
@@ -181,6 +183,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
       facts: pages.studyFacts(b, settings, rater),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
+      questions: buildQuestionViews(settings),
       onboarding: onboardingSize(db, b.id),
     });
   });
