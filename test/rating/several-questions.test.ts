@@ -130,7 +130,7 @@ describe('several questions per comparison (rating)', () => {
 
   it('POST /r/:batch/c/:assignment of a two-question batch, with the second answer missing, a tie where it is not offered, a missing required reason or an unknown choice, answers 400 naming the question, keeps the answers and stores nothing', async () => {
     const { app, db } = testApp();
-    const questions: BatchSettingsInput['questions'] = [
+    const questions: NonNullable<BatchSettingsInput['questions']> = [
       { id: 'natural', text: 'Which conversation sounds more natural?', allowTie: false, reason: 'optional' },
       { id: 'real', text: 'Which character behaves more like a real person?', allowTie: true, reason: 'required' },
     ];
