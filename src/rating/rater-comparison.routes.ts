@@ -9,7 +9,7 @@ import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
-import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
+import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, type RaterRow, raterProgress } from './rating.queries.js';
 import { recordJudgment } from './record-judgment.js';
 
@@ -185,7 +185,9 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const parsed = judgmentFormSchema.safeParse(req.body);
     if (!parsed.success) {
       if (hasUnknownChoice(raw)) throw new HttpError(400, 'Unknown choice. Go back and choose one of the conversations.', 'bad_choice');
-      renderComparison(req, res, rater, assignmentPublicId, 400, { message: describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, ''), question: null }, form);
+      const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
+      const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
+      renderComparison(req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
       return;
     }
     const read = readAnswers(parsed.data, count);

@@ -55,6 +55,12 @@ export function readAnswers(form: Record<string, unknown>, count: number): { ans
   return { answers };
 }
 
+/** The on-page number of the question a form field answers (`reason_2` → 2, `choice` → 1), or null for another field. */
+export function questionOfField(name: unknown): number | null {
+  const match = typeof name === 'string' ? /^(?:choice|reason)(?:_(\d))?$/.exec(name) : null;
+  return match ? Number(match[1] ?? 1) : null;
+}
+
 /** A field named as a choice that holds something other than left/right/tie (a tampered or stale form). */
 export function hasUnknownChoice(body: Record<string, unknown>): boolean {
   for (let i = 0; i < QUESTIONS_MAX; i += 1) {

@@ -128,7 +128,7 @@ describe('several questions per comparison (rating)', () => {
     expect(count(db, 'SELECT judgments FROM batch_judgment_counts')).toBe(1);
   });
 
-  it('POST /r/:batch/c/:assignment of a two-question batch, with the second answer missing, a tie where it is not offered, a missing required reason or an unknown choice, answers 400 naming the question, keeps the answers and stores nothing', async () => {
+  it('POST /r/:batch/c/:assignment of a two-question batch, with the second answer missing, a tie where it is not offered, a missing required or oversized reason or an unknown choice, answers 400 naming the question, keeps the answers and stores nothing', async () => {
     const { app, db } = testApp();
     const questions: NonNullable<BatchSettingsInput['questions']> = [
       { id: 'natural', text: 'Which conversation sounds more natural?', allowTie: false, reason: 'optional' },
@@ -154,6 +154,10 @@ describe('several questions per comparison (rating)', () => {
     const noReason = await rater.submit(tie.text, { choice: 'left', choice_2: 'tie', reason_2: '  ' });
     expect(noReason.status).toBe(400);
     expect(noReason.text).toContain('Please give a short reason for your answer to question 2.');
+
+    const long = await rater.submit(tie.text, { choice: 'left', choice_2: 'tie', reason_2: 'x'.repeat(2001) });
+    expect(long.status).toBe(400);
+    expect(long.text).toContain('<a href="#question-2">Question 2: Please keep the reason under 2000 characters.</a>');
 
     const unknown = await rater.submit(tie.text, { choice: 'left', choice_2: 'both' });
     expect(unknown.status).toBe(400);
