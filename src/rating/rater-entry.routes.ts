@@ -9,13 +9,13 @@ import { onboardingSize } from './assign-next-pair.js';
 import { addressHash } from './client-address.js';
 import { buildComparisonView } from './comparison-view.js';
 import { readEntryParams } from './providers.js';
+import { buildQuestionViews } from './question-view.js';
 import { answerConsent, finishInstructions } from './rater-flow.js';
 import { batchOf, entryTokenFrom, type RaterPages, returnAdvice, tokenFrom } from './rater-pages.js';
 import { admitRater, decideEntry, type EntryDecision, findReturningRaterNow, planPromise } from './rater-pool.js';
 import { consentFormSchema } from './rater.schema.js';
 import { entryFromToken, type EntryIdentity, entryToken, isPreviewToken } from './rater-token.js';
 import { firstRegularPairId, getPair } from './rating.queries.js';
-import { buildQuestionViews } from './question-view.js';
 
 type Middleware = { batch: RequestHandler; previewBatch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
