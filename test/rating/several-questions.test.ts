@@ -6,7 +6,8 @@ import type { Db } from '../../src/db/connection.js';
 import { batchProgress } from '../../src/console/batch-progress.queries.js';
 import { listBatchRaters, listQualityJudgments } from '../../src/console/rater-table.queries.js';
 import { deleteRaterData, setRaterExcluded } from '../../src/rating/rater-admin.js';
-import { buildTestApp } from '../helpers/test-app.js';
+import { previewToken } from '../../src/rating/rater-token.js';
+import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
 import { formAction, inputValue, raterClient, seedBatch, TWO_QUESTIONS } from './rating-fixtures.js';
 
 const START = new Date('2026-03-01T10:00:00.000Z');
@@ -263,5 +264,10 @@ describe('several questions per comparison (rating)', () => {
     expect(instructions.res.text).toContain('Which conversation better pursues its goals?</strong><br>Choose Conversation 1 or Conversation 2, or &#34;Both equally&#34;');
     expect(formAction(instructions.res.text)).toContain('/instructions');
     expect(inputValue(instructions.res.text, 'rt')).not.toBe('');
+    const preview = await raterClient(app).get(`/r/${seeded.publicId}/preview?pt=${encodeURIComponent(previewToken(TEST_SECRET, seeded.publicId))}`);
+    expect(preview.status).toBe(200);
+    expect(preview.text).toContain('The 2 questions you will answer on each comparison');
+    expect(preview.text.match(/<fieldset class="choices"/g)).toHaveLength(2);
+    expect(preview.text).toMatch(/name="choice_2" value="tie" disabled/);
   });
 });
