@@ -1,7 +1,7 @@
-// Rater pages work fully with this file turned off; it adds keyboard shortcuts (1, 2, 0 for tie), the lease
+// Rater pages work fully with this file turned off; it adds keyboard shortcuts (1, 2, 0 for tie, per question), the lease
 // warning, and measures active time: the time the page is visible and focused, written to the hidden active_ms field.
 // On the comparison page it also closes the profiles and shows one conversation at a time on a narrow screen, and
-// keeps the chosen answer and the typed reason across a reload (this tab only, keyed by the page's own address).
+// keeps the chosen answers and the typed reasons across a reload (this tab only, keyed by the page's own address).
 // Its text is checked by the blinding test like every other response a rater receives.
 (function () {
   'use strict';
@@ -28,18 +28,37 @@
     form.addEventListener('submit', update);
   }
 
-  if (form) {
+  // Keys answer the question the rater is at: the one holding the focus, else the first one not answered yet. With
+  // several questions (each its own fieldset), a key answer moves the focus on to the next question.
+  var groups = form ? form.querySelectorAll('fieldset.choices') : [];
+  function currentGroup() {
+    var g;
+    for (g = 0; g < groups.length; g += 1) if (groups[g].contains(document.activeElement)) return g;
+    for (g = 0; g < groups.length; g += 1) if (!groups[g].querySelector('input[type="radio"]:checked')) return g;
+    return groups.length - 1;
+  }
+  if (form && groups.length > 0) {
     document.addEventListener('keydown', function (event) {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       var target = event.target;
       if (target && (target.tagName === 'TEXTAREA' || (target.tagName === 'INPUT' && target.type === 'text'))) return;
-      var id = event.key === '1' ? 'choice-left' : event.key === '2' ? 'choice-right' : event.key === '0' ? 'choice-tie' : null;
-      if (!id) return;
-      var radio = document.getElementById(id);
+      var value = event.key === '1' ? 'left' : event.key === '2' ? 'right' : event.key === '0' ? 'tie' : null;
+      if (!value) return;
+      var at = currentGroup();
+      var radio = groups[at].querySelector('input[type="radio"][value="' + value + '"]');
       if (!radio || radio.disabled) return;
       radio.checked = true;
-      radio.focus();
       event.preventDefault();
+      var next = at + 1 < groups.length ? groups[at + 1] : null;
+      if (next) {
+        var focusTo = next.querySelector('input[type="radio"]:checked') || next.querySelector('input[type="radio"]');
+        if (focusTo) {
+          focusTo.focus({ preventScroll: true });
+          next.scrollIntoView({ block: 'nearest' });
+          return;
+        }
+      }
+      radio.focus();
     });
   }
 
@@ -100,8 +119,8 @@
   // opaque token. What the server sent back (after a refused answer) wins over what was stored.
   if (form) {
     var key = 'answer:' + form.getAttribute('action');
-    var reason = document.getElementById('reason');
-    var radios = form.querySelectorAll('input[name="choice"]');
+    var radios = form.querySelectorAll('input[type="radio"]');
+    var texts = form.querySelectorAll('textarea');
     var store = null;
     try {
       store = window.sessionStorage;
@@ -110,9 +129,11 @@
     }
     var save = function () {
       if (!store) return;
-      var chosen = form.querySelector('input[name="choice"]:checked');
+      var saved = { choices: {}, reasons: {} };
+      for (var c = 0; c < radios.length; c += 1) if (radios[c].checked) saved.choices[radios[c].name] = radios[c].value;
+      for (var t = 0; t < texts.length; t += 1) saved.reasons[texts[t].name] = texts[t].value;
       try {
-        store.setItem(key, JSON.stringify({ choice: chosen ? chosen.value : '', reason: reason ? reason.value : '' }));
+        store.setItem(key, JSON.stringify(saved));
       } catch {
         // A full or refused storage only loses the convenience.
       }
@@ -124,9 +145,11 @@
       } catch {
         saved = null;
       }
-      if (saved && !form.querySelector('input[name="choice"]:checked') && !(reason && reason.value)) {
-        for (var r = 0; r < radios.length; r += 1) if (radios[r].value === saved.choice) radios[r].checked = true;
-        if (reason && typeof saved.reason === 'string') reason.value = saved.reason;
+      var untouched = !form.querySelector('input[type="radio"]:checked');
+      for (var u = 0; u < texts.length; u += 1) if (texts[u].value) untouched = false;
+      if (saved && saved.choices && saved.reasons && untouched) {
+        for (var r = 0; r < radios.length; r += 1) if (saved.choices[radios[r].name] === radios[r].value) radios[r].checked = true;
+        for (var x = 0; x < texts.length; x += 1) if (typeof saved.reasons[texts[x].name] === 'string') texts[x].value = saved.reasons[texts[x].name];
       }
     }
     form.addEventListener('change', save);

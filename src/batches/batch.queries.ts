@@ -109,7 +109,7 @@ export function deletePairSet(db: Db, batchId: number): void {
 }
 
 export function countBatchJudgments(db: Db, batchId: number): number {
-  return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM judgments WHERE batch_id = :batchId').pluck().get({ batchId }) ?? 0;
+  return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND question_index = 0').pluck().get({ batchId }) ?? 0;
 }
 
 export type BatchCounts = { pairs: number; goldPairs: number; judgments: number; raters: number; completedPairs: number };

@@ -18,6 +18,19 @@ const FIELD_OF_PATH: Record<string, string> = {
   'provider.sandbox': 'sandbox',
 };
 
+/**
+ * The input of a question's setting: question 1 is typed in the first question's fields (`question`, `questionId`,
+ * `allowTie`, `reason`), question n ≥ 2 in its row (`q2Text`, ...; rows are closed up when read, so index = row).
+ */
+function questionField(path: string[]): string {
+  const index = Number(path[1]);
+  const part = path[2];
+  if (!Number.isInteger(index)) return 'questions';
+  if (index === 0) return part === 'id' ? 'questionId' : part === 'text' ? 'question' : (part ?? 'question');
+  const suffix = part === 'id' ? 'Id' : part === 'allowTie' ? 'AllowTie' : part === 'reason' ? 'Reason' : 'Text';
+  return `q${index + 1}${suffix}`;
+}
+
 /** The batch form's problems keyed by input name, or null when the settings are valid. */
 export function batchFormErrors(settings: Record<string, unknown>): FieldErrors | null {
   const parsed = batchSettingsSchema.safeParse(settings);
@@ -25,6 +38,10 @@ export function batchFormErrors(settings: Record<string, unknown>): FieldErrors 
   const errors: FieldErrors = {};
   for (const issue of parsed.error.issues) {
     const path = issue.path.map(String);
+    if (path[0] === 'questions') {
+      errors[path.length > 1 ? questionField(path) : 'questions'] ??= issue.message;
+      continue;
+    }
     const field = FIELD_OF_PATH[path.slice(0, 3).join('.')] ?? FIELD_OF_PATH[path.slice(0, 2).join('.')] ?? path[0] ?? '_form';
     errors[field] ??= issue.message;
   }

@@ -1,10 +1,16 @@
-import type { BatchSettings, BatchSettingsInput } from '../batches/batch.schema.js';
+import { type BatchSettings, type BatchSettingsInput, DEFAULT_QUESTION, DEFAULT_QUESTION_ID } from '../batches/batch.schema.js';
 import { formatCondition, parseCondition } from '../generation/mode.js';
 import type { RunChoice } from './batch-form.queries.js';
 
 // The console's batch form is flat HTML fields; these two pure functions map it to the settings object that
 // `batches create --from FILE.json` takes, and back. Validation is left to the batch schema itself, so the
 // form and the CLI's file can never disagree about what is valid.
+
+/** A question after the first, as one row of the form (issue 16); a row with neither id nor text is left out. */
+export type QuestionRow = { id: string; text: string; allowTie: boolean; reason: string };
+
+/** Rows offered for questions 2..6 (the schema allows six questions): fixed fields, so the form needs no script. */
+export const MORE_QUESTION_ROWS = 5;
 
 export type BatchFormValues = {
   name: string;
@@ -13,6 +19,12 @@ export type BatchFormValues = {
   scenarios: string;
   judgmentsPerPair: string;
   question: string;
+  /** The first question's id (the single question's is `natural`). */
+  questionId: string;
+  /** Questions 2.. in page order, filled rows first (blank rows in between are closed up when the form is read). */
+  moreQuestions: QuestionRow[];
+  /** The batch states its questions as `questions` (kept so that a one-question `questions` batch edits as one). */
+  questionList: boolean;
   context: string;
   allowTie: boolean;
   reason: string;
@@ -62,6 +74,25 @@ function list(body: Record<string, unknown>, key: string): string[] {
 
 const checked = (body: Record<string, unknown>, key: string) => ['on', 'true', '1', 'yes'].includes(text(body, key));
 
+/** Form field names of question `n` (2..6): `q2Id`, `q2Text`, `q2AllowTie`, `q2Reason`. */
+export function questionRowField(n: number, part: 'Id' | 'Text' | 'AllowTie' | 'Reason'): string {
+  return `q${n}${part}`;
+}
+
+function readQuestionRows(body: Record<string, unknown>): QuestionRow[] {
+  const rows: QuestionRow[] = [];
+  for (let n = 2; n < 2 + MORE_QUESTION_ROWS; n += 1) {
+    const row = {
+      id: text(body, questionRowField(n, 'Id')),
+      text: text(body, questionRowField(n, 'Text')),
+      allowTie: checked(body, questionRowField(n, 'AllowTie')),
+      reason: text(body, questionRowField(n, 'Reason')),
+    };
+    if (row.id.trim() !== '' || row.text.trim() !== '') rows.push(row);
+  }
+  return rows;
+}
+
 export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
   return {
     name: text(body, 'name'),
@@ -70,6 +101,9 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
     scenarios: text(body, 'scenarios'),
     judgmentsPerPair: text(body, 'judgmentsPerPair'),
     question: text(body, 'question'),
+    questionId: text(body, 'questionId'),
+    moreQuestions: readQuestionRows(body),
+    questionList: checked(body, 'questionList'),
     context: text(body, 'context'),
     allowTie: checked(body, 'allowTie'),
     reason: text(body, 'reason'),
@@ -129,19 +163,34 @@ function parseScenarios(value: string): string | string[] | undefined {
   return parts.length === 1 ? parts[0] : parts;
 }
 
+/**
+ * The form's questions as the settings' `questions`, or null when it asks the one question `natural` the way the
+ * single `question` setting does (then `question`, `allowTie` and `reason` carry it, as before issue 16).
+ */
+function questionsOf(form: BatchFormValues): Record<string, unknown>[] | null {
+  const firstId = form.questionId.trim() || DEFAULT_QUESTION_ID;
+  if (form.moreQuestions.length === 0 && firstId === DEFAULT_QUESTION_ID && !form.questionList) return null;
+  const first = { id: firstId, text: optional(form.question) ?? DEFAULT_QUESTION, allowTie: form.allowTie, reason: optional(form.reason) };
+  const rest = form.moreQuestions.map((q) => ({ id: q.id.trim(), text: q.text, allowTie: q.allowTie, reason: optional(q.reason) }));
+  return [first, ...rest];
+}
+
 /** The settings object the form describes (unvalidated: the batch schema validates it). */
 export function formToSettings(form: BatchFormValues): Record<string, unknown> {
   const drop = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  const questions = questionsOf(form);
   return drop({
     name: form.name,
     runs: form.runs,
     comparisons: parseComparisonLines(form.comparisons),
     scenarios: parseScenarios(form.scenarios),
     judgmentsPerPair: num(form.judgmentsPerPair),
-    question: optional(form.question),
+    // With `questions`, the schema fills question, allowTie and reason from the first one.
+    question: questions ? undefined : optional(form.question),
+    questions: questions ?? undefined,
     context: optional(form.context),
-    allowTie: form.allowTie,
-    reason: optional(form.reason),
+    allowTie: questions ? undefined : form.allowTie,
+    reason: questions ? undefined : optional(form.reason),
     allowSameSample: form.allowSameSample,
     onboarding: form.onboardingEnabled ? drop({ pairs: num(form.onboardingPairs), threshold: num(form.onboardingThreshold) }) : null,
     attentionChecks: form.attentionEnabled ? drop({ rate: num(form.attentionRate), maxFailures: num(form.attentionMaxFailures) }) : null,
@@ -182,7 +231,10 @@ export function settingsToForm(settings: BatchSettings | BatchSettingsInput): Ba
     comparisons: (s.comparisons ?? []).map(([a, b]) => `${a} vs ${b}`).join('\n'),
     scenarios: s.scenarios === undefined ? 'all' : typeof s.scenarios === 'string' ? s.scenarios : s.scenarios.join(', '),
     judgmentsPerPair: String(s.judgmentsPerPair ?? ''),
-    question: s.question ?? '',
+    question: s.questions?.[0]?.text ?? s.question ?? '',
+    questionId: s.questions?.[0]?.id ?? DEFAULT_QUESTION_ID,
+    moreQuestions: (s.questions ?? []).slice(1).map((q) => ({ id: q.id, text: q.text, allowTie: Boolean(q.allowTie), reason: q.reason ?? '' })),
+    questionList: s.questions != null,
     context: s.context ?? '',
     allowTie: Boolean(s.allowTie),
     reason: s.reason ?? '',

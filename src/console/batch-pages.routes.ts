@@ -15,7 +15,7 @@ import type { SessionUser } from '../auth/session-user.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
-import { type BatchFormValues, conditionsMissingFromRuns, formToSettings, readBatchForm, settingsToForm } from './batch-form.js';
+import { type BatchFormValues, conditionsMissingFromRuns, formToSettings, MORE_QUESTION_ROWS, readBatchForm, settingsToForm } from './batch-form.js';
 import { listBlockChoices, listRunChoices } from './batch-form.queries.js';
 import { formPlanLines } from './batch-plan.js';
 import { batchProgress, countBatches, listBatchesWithProgress } from './batch-progress.queries.js';
@@ -37,7 +37,13 @@ export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
 
 const FIELD_ERRORS_SUMMARY = 'Nothing was saved: see the messages by the fields below.';
 
-const formOptions = { contexts: CONTEXTS, providers: PROVIDER_KINDS, reasons: ['off', 'optional', 'required'], defaultQuestion: DEFAULT_QUESTION };
+const formOptions = {
+  contexts: CONTEXTS,
+  providers: PROVIDER_KINDS,
+  reasons: ['off', 'optional', 'required'],
+  defaultQuestion: DEFAULT_QUESTION,
+  moreQuestionRows: MORE_QUESTION_ROWS,
+};
 
 /** Batches: list, create (with a preview of the pairs), detail with live progress, lifecycle, edit and clone. */
 export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {

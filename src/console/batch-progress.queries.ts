@@ -88,8 +88,9 @@ function judgmentCounts(db: Db, batchId: number): { regular: number; timed: numb
 }
 
 function medianActiveMs(db: Db, batchId: number): number | null {
-  // n from the batch's counter, the middle values from the index judgments_by_active_time (migration 006).
-  const where = `j.batch_id = :batchId AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
+  // n from the batch's counter, the middle values from the index judgments_by_active_time (migrations 006, 013):
+  // one time per answered comparison, on its first-question row.
+  const where = `j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
   const n = judgmentCounts(db, batchId).timed;
   if (n === 0) return null;
   const middle = db
@@ -127,7 +128,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     .prepare<{ batchId: number }, { n: number; passed: number | null }>(
       // From the batch's few attention pairs to their judgments (CROSS JOIN keeps that order), not through all judgments.
       `SELECT count(*) AS n, sum(j.correct) AS passed FROM pairs p CROSS JOIN judgments j
-       WHERE p.batch_id = :batchId AND p.kind = 'attention' AND j.batch_id = p.batch_id AND j.pair_id = p.id`,
+       WHERE p.batch_id = :batchId AND p.kind = 'attention' AND j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0`,
     )
     .get({ batchId }) ?? { n: 0, passed: null };
   const reportsOpen = db.prepare('SELECT count(*) FROM content_reports WHERE batch_id = :batchId AND resolved_at IS NULL').pluck().get({ batchId }) as number;

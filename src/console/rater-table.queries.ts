@@ -33,7 +33,7 @@ export function listBatchRaters(db: Db, batchId: number): RaterRow[] {
     .prepare<{ batchId: number }, RaterRow>(
       `SELECT id, public_id, provider, participant_id, study_id, session_id, status, onboarding_correct, onboarding_answered, attention_failures,
          attention_answered, excluded, exclusion_reason, status_before_exclusion, created_at, last_seen_at, finished_at, finish_reason,
-         (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = raters.id AND p.kind = 'regular') AS regular_judgments,
+         (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = raters.id AND j.question_index = 0 AND p.kind = 'regular') AS regular_judgments,
          CASE WHEN address_hash IS NULL THEN 1 ELSE
            (SELECT count(*) FROM raters same WHERE same.batch_id = raters.batch_id AND same.address_hash = raters.address_hash) END AS address_share
        FROM raters WHERE batch_id = :batchId AND provider <> 'preview' ORDER BY id`,
@@ -41,12 +41,15 @@ export function listBatchRaters(db: Db, batchId: number): RaterRow[] {
     .all({ batchId });
 }
 
-/** Regular (non-gold) judgments of a batch on pairs still in it, for the rater quality figures. */
+/**
+ * Regular (non-gold) judgments of a batch on pairs still in it, for the rater quality figures: the first question's
+ * (one per answered comparison), as attention checks are; a batch's later questions are analysed per question.
+ */
 export function listQualityJudgments(db: Db, batchId: number): QualityJudgment[] {
   return db
     .prepare<{ batchId: number }, QualityJudgment>(
       `SELECT j.rater_id, j.pair_id, j.label, j.choice, j.active_ms FROM judgments j JOIN pairs p ON p.id = j.pair_id
-       WHERE j.batch_id = :batchId AND j.is_gold = 0 AND p.removed_at IS NULL`,
+       WHERE j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND p.removed_at IS NULL`,
     )
     .all({ batchId });
 }

@@ -111,18 +111,21 @@ export function setRaterExcluded(
 export function deleteRaterData(db: Db, input: { batchId: number; raterId: number; reason: string }, actor: string, now: Date): { judgments: number } {
   return db.transaction(() => {
     const rater = findRater(db, input.batchId, input.raterId);
-    // Regular judgments of an excluded or screened-out rater were taken out of the counters already.
+    // Regular judgments of an excluded or screened-out rater were taken out of the counters already. An answered
+    // comparison counted once, by its first-question row, whatever the number of questions (migration 013).
     const counts = db
       .prepare<{ raterId: number; valid: number }, { pair_id: number; n: number; left_a: number }>(
         `SELECT j.pair_id, count(*) AS n, sum(j.left_side = 'a') AS left_a FROM judgments j JOIN pairs p ON p.id = j.pair_id
-         WHERE j.rater_id = :raterId AND (p.kind <> 'regular' OR :valid = 1) GROUP BY j.pair_id`,
+         WHERE j.rater_id = :raterId AND j.question_index = 0 AND (p.kind <> 'regular' OR :valid = 1) GROUP BY j.pair_id`,
       )
       .all({ raterId: rater.id, valid: judgmentsCount(rater) ? 1 : 0 });
     const takeBack = db.prepare(
       'UPDATE pairs SET accepted = max(0, accepted - :n), accepted_left_a = max(0, accepted_left_a - :leftA) WHERE id = :pairId',
     );
     for (const c of counts) takeBack.run({ pairId: c.pair_id, n: c.n, leftA: c.left_a });
-    const judgments = db.prepare('DELETE FROM judgments WHERE rater_id = :raterId').run({ raterId: rater.id }).changes;
+    // Reported as answered comparisons (first-question rows); every question's row goes.
+    const judgments = db.prepare('SELECT count(*) FROM judgments WHERE rater_id = :raterId AND question_index = 0').pluck().get({ raterId: rater.id }) as number;
+    db.prepare('DELETE FROM judgments WHERE rater_id = :raterId').run({ raterId: rater.id });
     db.prepare('DELETE FROM assignments WHERE rater_id = :raterId').run({ raterId: rater.id });
     db.prepare('UPDATE content_reports SET rater_id = NULL WHERE rater_id = :raterId').run({ raterId: rater.id });
     db.prepare('DELETE FROM raters WHERE id = :raterId').run({ raterId: rater.id });

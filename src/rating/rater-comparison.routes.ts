@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
-import type { BatchSettings } from '../batches/batch.schema.js';
+import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { describeIssues } from '../web/validate.js';
 import { assignNextPair } from './assign-next-pair.js';
@@ -8,7 +8,8 @@ import { buildComparisonView } from './comparison-view.js';
 import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
-import { judgmentFormSchema, REASON_MAX, reportFormSchema } from './rater.schema.js';
+import { buildQuestionViews } from './question-view.js';
+import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, type RaterRow, raterProgress } from './rating.queries.js';
 import { recordJudgment } from './record-judgment.js';
 
@@ -98,7 +99,16 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     res.redirect(303, pages.placeAfterChange(b, rater));
   });
 
-  function renderComparison(req: Request, res: Response, rater: RaterRow, assignmentPublicId: string, status: number, error: string | null, form: { choice?: string; reason?: string }) {
+  /** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
+  function renderComparison(
+    req: Request,
+    res: Response,
+    rater: RaterRow,
+    assignmentPublicId: string,
+    status: number,
+    error: { message: string; question: number | null } | null,
+    form: { choices: string[]; reasons: string[] },
+  ) {
     const { batch: b, settings } = batchOf(res);
     const assignment = getAssignmentByPublicId(db, assignmentPublicId);
     if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
@@ -121,15 +131,14 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       k,
       n,
       view: buildComparisonView(db, pair, assignment.left_side, settings.context),
-      question: settings.question,
-      allowTie: settings.allowTie,
-      reasonMode: settings.reason,
+      questions: buildQuestionViews(settings),
       reasonMax: REASON_MAX,
       leaseMinutes: settings.leaseMinutes,
       expiresIn,
       practice: pair.kind === 'onboarding',
       notice: notice === 'full' ? 'Your previous answer arrived after enough answers had been collected for that comparison, so it was not needed. Thank you!' : notice === 'reported' ? 'Thank you for your report. We will review it.' : null,
-      error,
+      error: error?.message ?? null,
+      errorQuestion: error?.question ?? null,
       form,
     });
   }
@@ -163,7 +172,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       res.redirect(303, withToken(`${base(b)}/next`, rater));
       return;
     }
-    renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, {});
+    renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] });
   });
 
   router.post('/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, (req, res) => {
@@ -171,17 +180,27 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);
     const raw = req.body as Record<string, unknown>;
-    const form = { choice: typeof raw.choice === 'string' ? raw.choice : undefined, reason: typeof raw.reason === 'string' ? raw.reason : undefined };
+    const count = batchQuestions(batchOf(res).settings).length;
+    const form = keptAnswers(raw, count);
     const parsed = judgmentFormSchema.safeParse(req.body);
     if (!parsed.success) {
-      if (typeof raw.choice === 'string' && !['left', 'right', 'tie'].includes(raw.choice)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
-      renderComparison(req, res, rater, assignmentPublicId, 400, describeIssues(parsed.error).replace(/^[a-z_]+: /, ''), form);
+      if (hasUnknownChoice(raw)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
+      const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
+      const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
+      renderComparison(req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
       return;
     }
+    const read = readAnswers(parsed.data, count);
+    if ('missing' in read) {
+      renderComparison(req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
+      return;
+    }
+    // A batch has at least one question (batch.schema.ts), so the first answer is there.
+    const [first, ...later] = read.answers as [Answer, ...Answer[]];
     const outcome = recordJudgment(
       db,
       rater.id,
-      { assignmentPublicId, choice: parsed.data.choice, reason: parsed.data.reason, activeMs: parsed.data.active_ms ?? null },
+      { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later },
       clock(),
     );
     if (outcome.kind === 'closed') {
@@ -191,7 +210,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     }
     if (outcome.kind === 'rejected') {
       if (outcome.status === 400) {
-        renderComparison(req, res, rater, assignmentPublicId, 400, outcome.message, form);
+        renderComparison(req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
         return;
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);

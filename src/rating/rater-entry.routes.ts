@@ -9,6 +9,7 @@ import { onboardingSize } from './assign-next-pair.js';
 import { addressHash } from './client-address.js';
 import { buildComparisonView } from './comparison-view.js';
 import { readEntryParams } from './providers.js';
+import { buildQuestionViews } from './question-view.js';
 import { answerConsent, finishInstructions } from './rater-flow.js';
 import { batchOf, entryTokenFrom, type RaterPages, returnAdvice, tokenFrom } from './rater-pages.js';
 import { admitRater, decideEntry, type EntryDecision, findReturningRaterNow, planPromise } from './rater-pool.js';
@@ -74,6 +75,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
       instructionsHtml: pages.markdown(settings.instructions),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
+      questions: buildQuestionViews(settings),
       // The example's sides are drawn like an assignment's, so Conversation 1 of the preview is not always condition a.
       view: pairRow ? buildComparisonView(db, pairRow, random() < 0.5 ? 'a' : 'b', settings.context) : null,
     });
@@ -181,6 +183,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
       facts: pages.studyFacts(b, settings, rater),
       allowTie: settings.allowTie,
       reasonMode: settings.reason,
+      questions: buildQuestionViews(settings),
       onboarding: onboardingSize(db, b.id),
     });
   });

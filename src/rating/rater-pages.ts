@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
-import type { BatchSettings, ProviderKind } from '../batches/batch.schema.js';
+import { batchQuestions, type BatchSettings, type ProviderKind } from '../batches/batch.schema.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -143,6 +143,8 @@ export function createRaterPages(deps: RaterPagesDeps) {
     const n = comparisonsPerRater(b, settings, rater, promise);
     return {
       question: settings.question,
+      /** Every question of a comparison page, in page order (one, `question`, for most batches). */
+      questions: batchQuestions(settings).map((q) => q.text),
       minutes: consentTimeOfBatch(db, b.id, settings, n, wordsMemo).minutes,
       pay: settings.pay,
       comparisons: n,

@@ -2,16 +2,80 @@ import { z } from 'zod';
 
 // Rater forms, validated at the edge. Field names are the public contract of the no-JavaScript flow:
 // `choice` ∈ left/right/tie, `reason`, `active_ms`, plus `rt` (signed rater token) and `_csrf`.
+// A batch with several questions (issue 16) names the fields by the question's number on the page, never by its id
+// (a researcher's word that the rater need not see): question 1 keeps `choice`/`reason`, so a one-question page
+// and its clients are unchanged, and question n ≥ 2 answers in `choice_n`/`reason_n`.
 
 const emptyToUndefined = (v: unknown) => (v === '' || v === null ? undefined : v);
 
 export const REASON_MAX = 2000;
+/** As many as batch.schema.ts allows on one page. */
+export const QUESTIONS_MAX = 6;
 
+export const CHOICES = ['left', 'right', 'tie'] as const;
+export type Choice = (typeof CHOICES)[number];
+export type Answer = { choice: Choice; reason: string };
+
+/** The form field names of the question at `index` (0 = the first question on the page). */
+export function answerFields(index: number): { choice: string; reason: string } {
+  return index === 0 ? { choice: 'choice', reason: 'reason' } : { choice: `choice_${index + 1}`, reason: `reason_${index + 1}` };
+}
+
+const choiceField = z.preprocess(emptyToUndefined, z.enum(CHOICES).optional());
+const reasonField = z.string().max(REASON_MAX, `Please keep the reason under ${REASON_MAX} characters.`).optional().default('');
+
+const answerShape: Record<string, typeof choiceField | typeof reasonField> = {};
+for (let i = 0; i < QUESTIONS_MAX; i += 1) {
+  const names = answerFields(i);
+  answerShape[names.choice] = choiceField;
+  answerShape[names.reason] = reasonField;
+}
+
+/** Every answer field a page may send, each optional here: which are required depends on the batch's questions. */
 export const judgmentFormSchema = z.object({
-  choice: z.enum(['left', 'right', 'tie'], { error: 'Please choose one of the conversations.' }),
-  reason: z.string().max(REASON_MAX, `Please keep the reason under ${REASON_MAX} characters.`).optional().default(''),
+  ...answerShape,
   active_ms: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(86_400_000).optional()),
 });
+
+/**
+ * The answers of a parsed judgment form to a batch's `count` questions in page order, or the first question left
+ * unanswered (its number on the page, 1-based) with the message that names it.
+ */
+export function readAnswers(form: Record<string, unknown>, count: number): { answers: Answer[] } | { missing: number; message: string } {
+  const answers: Answer[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const names = answerFields(i);
+    const choice = form[names.choice];
+    if (choice !== 'left' && choice !== 'right' && choice !== 'tie') {
+      return { missing: i + 1, message: count === 1 ? 'Please choose one of the conversations.' : `Please answer question ${i + 1}.` };
+    }
+    const reason = form[names.reason];
+    answers.push({ choice, reason: typeof reason === 'string' ? reason : '' });
+  }
+  return { answers };
+}
+
+/** The on-page number of the question a form field answers (`reason_2` → 2, `choice` → 1), or null for another field. */
+export function questionOfField(name: unknown): number | null {
+  const match = typeof name === 'string' ? /^(?:choice|reason)(?:_(\d))?$/.exec(name) : null;
+  return match ? Number(match[1] ?? 1) : null;
+}
+
+/** A field named as a choice that holds something other than left/right/tie (a tampered or stale form). */
+export function hasUnknownChoice(body: Record<string, unknown>): boolean {
+  for (let i = 0; i < QUESTIONS_MAX; i += 1) {
+    const value = body[answerFields(i).choice];
+    if (typeof value === 'string' && value !== '' && !(CHOICES as readonly string[]).includes(value)) return true;
+  }
+  return false;
+}
+
+/** What the rater sent, kept as text to fill the page again when an answer is refused. */
+export function keptAnswers(body: Record<string, unknown>, count: number): { choices: string[]; reasons: string[] } {
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  const indexes = Array.from({ length: count }, (_, i) => answerFields(i));
+  return { choices: indexes.map((n) => text(body[n.choice])), reasons: indexes.map((n) => text(body[n.reason])) };
+}
 
 export const consentFormSchema = z.object({ decision: z.enum(['agree', 'decline'], { error: 'Please choose whether you agree.' }) });
 

@@ -327,10 +327,10 @@ export function raterProgress(db: Db, raterId: number): RaterProgress {
     db
       .prepare<{ raterId: number }, RaterProgress>(
         `SELECT
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'regular') AS regularJudged,
+           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular') AS regularJudged,
            (SELECT count(*) FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.rater_id = :raterId AND p.kind = 'attention') AS attentionAssigned,
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'onboarding') AS onboardingJudged,
-           (SELECT count(*) FROM judgments WHERE rater_id = :raterId) AS judged`,
+           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'onboarding') AS onboardingJudged,
+           (SELECT count(*) FROM judgments WHERE rater_id = :raterId AND question_index = 0) AS judged`,
       )
       .get({ raterId }) ?? { regularJudged: 0, attentionAssigned: 0, onboardingJudged: 0, judged: 0 }
   );
@@ -371,8 +371,9 @@ export function firstRegularPairId(db: Db, batchId: number): number | undefined 
     .get({ batchId });
 }
 
+/** Whether an assignment was answered: its first-question row is written with all the others, in one transaction. */
 export function judgmentExistsFor(db: Db, assignmentId: number): boolean {
-  return db.prepare('SELECT 1 FROM judgments WHERE assignment_id = :assignmentId').get({ assignmentId }) !== undefined;
+  return db.prepare('SELECT 1 FROM judgments WHERE assignment_id = :assignmentId AND question_index = 0').get({ assignmentId }) !== undefined;
 }
 
 export type NewJudgment = {
@@ -380,6 +381,9 @@ export type NewJudgment = {
   batchId: number;
   pairId: number;
   raterId: number;
+  /** The batch's question this row answers, and its place on the page (0 = the first, which the counters read). */
+  questionId: string;
+  questionIndex: number;
   leftSide: 'a' | 'b';
   choice: 'left' | 'right' | 'tie';
   winner: 'a' | 'b' | 'tie';
@@ -398,9 +402,9 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
   return Number(
     db
       .prepare(
-        `INSERT INTO judgments (assignment_id, batch_id, pair_id, rater_id, left_side, choice, winner, label, reason, is_gold, correct,
-           shown_at, submitted_at, active_ms, question_version, late)
-         VALUES (:assignmentId, :batchId, :pairId, :raterId, :leftSide, :choice, :winner, :label, :reason, :isGold, :correct,
+        `INSERT INTO judgments (assignment_id, batch_id, pair_id, rater_id, question_id, question_index, left_side, choice, winner, label, reason,
+           is_gold, correct, shown_at, submitted_at, active_ms, question_version, late)
+         VALUES (:assignmentId, :batchId, :pairId, :raterId, :questionId, :questionIndex, :leftSide, :choice, :winner, :label, :reason, :isGold, :correct,
            :shownAt, :submittedAt, :activeMs, :questionVersion, :late)`,
       )
       .run({ ...j, isGold: j.isGold ? 1 : 0, correct: j.correct === null ? null : j.correct ? 1 : 0, late: j.late ? 1 : 0 }).lastInsertRowid,
@@ -420,7 +424,7 @@ export function uncountRaterJudgments(db: Db, raterId: number): void {
   const rows = db
     .prepare<{ raterId: number }, { pair_id: number; left_side: 'a' | 'b' }>(
       `SELECT j.pair_id, j.left_side FROM judgments j JOIN pairs p ON p.id = j.pair_id
-       WHERE j.rater_id = :raterId AND p.kind = 'regular'`,
+       WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular'`,
     )
     .all({ raterId });
   for (const row of rows) countAccepted(db, row.pair_id, row.left_side, -1);
@@ -434,7 +438,7 @@ export function recountRaterJudgments(db: Db, raterId: number): number {
   const rows = db
     .prepare<{ raterId: number }, { pair_id: number; left_side: 'a' | 'b' }>(
       `SELECT j.pair_id, j.left_side FROM judgments j JOIN pairs p ON p.id = j.pair_id
-       WHERE j.rater_id = :raterId AND p.kind = 'regular'`,
+       WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular'`,
     )
     .all({ raterId });
   for (const row of rows) countAccepted(db, row.pair_id, row.left_side, 1);
@@ -482,8 +486,8 @@ export function recordRaterSession(db: Db, raterId: number, session: { sessionId
   db.prepare(
     `INSERT INTO rater_sessions (rater_id, session_id, study_id, submit_to, started_at, judged_at_start, regular_at_start)
      VALUES (:raterId, :sessionId, :studyId, :submitTo, :now,
-       (SELECT count(*) FROM judgments WHERE rater_id = :raterId),
-       (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'regular'))
+       (SELECT count(*) FROM judgments WHERE rater_id = :raterId AND question_index = 0),
+       (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular'))
      ON CONFLICT (rater_id, session_id) DO UPDATE SET submit_to = excluded.submit_to`,
   ).run({ raterId, ...session, now: now.toISOString() });
   db.prepare('UPDATE raters SET session_id = :sessionId, study_id = :studyId, submit_to = :submitTo, last_seen_at = :now WHERE id = :raterId').run({

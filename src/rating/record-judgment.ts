@@ -1,5 +1,6 @@
 import { getBatchRow } from '../batches/batch.queries.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
+import { batchQuestions } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import {
   countAccepted,
@@ -17,9 +18,21 @@ import {
   uncountRaterJudgments,
   voidLiveLeases,
 } from './rating.queries.js';
+import type { Choice } from './rater.schema.js';
 
-export type Choice = 'left' | 'right' | 'tie';
-export type JudgmentInput = { assignmentPublicId: string; choice: Choice; reason: string | null; activeMs: number | null };
+export type { Choice };
+
+/**
+ * A rater's answers to one assignment: `choice`/`reason` answer the batch's first question (the only one of most
+ * batches); `laterAnswers` the questions after it, in page order (issue 16). All are stored together or not at all.
+ */
+export type JudgmentInput = {
+  assignmentPublicId: string;
+  choice: Choice;
+  reason: string | null;
+  activeMs: number | null;
+  laterAnswers?: { choice: Choice; reason: string | null }[];
+};
 
 export type RecordOutcome =
   | { kind: 'stored'; late: boolean; gold: 'onboarding' | 'attention' | null; correct: boolean | null; screenedOut: boolean }
@@ -29,12 +42,13 @@ export type RecordOutcome =
   | { kind: 'full' }
   /** The batch closed and this lease had ended: stored nothing; the rater finishes with the `partial` code. */
   | { kind: 'closed' }
-  | { kind: 'rejected'; status: 400 | 403 | 404 | 409 | 410; code: string; message: string };
+  /** `question`: the on-page number (from 1) of the question whose answer was refused, when it is about one. */
+  | { kind: 'rejected'; status: 400 | 403 | 404 | 409 | 410; code: string; message: string; question?: number };
 
 const MAX_REASON = 2000;
 
-function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: string): RecordOutcome {
-  return { kind: 'rejected', status, code, message };
+function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: string, question?: number): RecordOutcome {
+  return question === undefined ? { kind: 'rejected', status, code, message } : { kind: 'rejected', status, code, message, question };
 }
 
 function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
@@ -54,10 +68,24 @@ function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now:
     return reject(409, 'session_ended', 'Your session has ended, so this answer cannot be recorded. Open the study link again to see your outcome and its code.');
   }
   const settings = readBatchSettings(batch);
-  if (input.choice === 'tie' && !settings.allowTie) return reject(400, 'tie_not_allowed', 'Please choose Conversation 1 or Conversation 2.');
-  const reason = input.reason?.trim() ? input.reason.trim() : null;
-  if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason under ${MAX_REASON} characters.`);
-  if (settings.reason === 'required' && !reason && pair.kind === 'regular') return reject(400, 'reason_required', 'Please give a short reason for your choice.');
+  const questions = batchQuestions(settings);
+  const given = [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])];
+  // Each question's answer, checked against that question's rules; a page names a question by its number on it.
+  const several = questions.length > 1;
+  const onQuestion = (i: number) => (several ? ` for question ${i + 1}` : '');
+  const answers: { questionId: string; choice: Choice; reason: string | null }[] = [];
+  for (const [i, question] of questions.entries()) {
+    const answer = given[i];
+    if (!answer) return reject(400, 'answer_missing', several ? `Please answer question ${i + 1}.` : 'Please choose one of the conversations.', i + 1);
+    if (answer.choice === 'tie' && !question.allowTie) return reject(400, 'tie_not_allowed', `Please choose Conversation 1 or Conversation 2${onQuestion(i)}.`, i + 1);
+    const reason = answer.reason?.trim() ? answer.reason.trim() : null;
+    if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason${onQuestion(i)} under ${MAX_REASON} characters.`, i + 1);
+    if (question.reason === 'required' && !reason && pair.kind === 'regular') {
+      const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
+      return reject(400, 'reason_required', message, i + 1);
+    }
+    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason });
+  }
 
   const late = assignment.state === 'expired' || assignment.expires_at <= now.toISOString();
   const isGold = pair.kind !== 'regular';
@@ -67,28 +95,36 @@ function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now:
     if (assignment.state === 'leased') setAssignmentState(db, assignment.id, 'expired');
     return { kind: 'full' };
   }
-  const winner = input.choice === 'tie' ? 'tie' : input.choice === 'left' ? assignment.left_side : assignment.left_side === 'a' ? 'b' : 'a';
-  const label = winner === 'tie' ? 'TIE' : ((winner === 'a' ? pair.condition_a : pair.condition_b) ?? winner);
-  const correct = isGold ? winner === pair.expected : null;
+  const winnerOf = (choice: Choice) => (choice === 'tie' ? 'tie' : choice === 'left' ? assignment.left_side : assignment.left_side === 'a' ? 'b' : 'a');
+  const firstWinner = winnerOf(input.choice);
+  // Onboarding and attention checks are judged on the first question alone: the pair's expected answer is to it.
+  const correct = isGold ? firstWinner === pair.expected : null;
   const elapsed = Math.max(0, now.getTime() - Date.parse(assignment.leased_at));
-  insertJudgment(db, {
-    assignmentId: assignment.id,
-    batchId: batch.id,
-    pairId: pair.id,
-    raterId,
-    leftSide: assignment.left_side,
-    choice: input.choice,
-    winner,
-    label,
-    reason: settings.reason === 'off' ? null : reason,
-    isGold,
-    correct,
-    shownAt: assignment.leased_at,
-    submittedAt: now.toISOString(),
-    activeMs: input.activeMs === null ? null : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed),
-    questionVersion: batch.question_version,
-    late,
-  });
+  const activeMs = input.activeMs === null ? null : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed);
+  // One row per question; the first (question_index 0) stands for the comparison in every counter (migration 013).
+  for (const [i, answer] of answers.entries()) {
+    const winner = winnerOf(answer.choice);
+    insertJudgment(db, {
+      assignmentId: assignment.id,
+      batchId: batch.id,
+      pairId: pair.id,
+      raterId,
+      questionId: answer.questionId,
+      questionIndex: i,
+      leftSide: assignment.left_side,
+      choice: answer.choice,
+      winner,
+      label: winner === 'tie' ? 'TIE' : ((winner === 'a' ? pair.condition_a : pair.condition_b) ?? winner),
+      reason: answer.reason,
+      isGold,
+      correct: i === 0 ? correct : null,
+      shownAt: assignment.leased_at,
+      submittedAt: now.toISOString(),
+      activeMs,
+      questionVersion: batch.question_version,
+      late,
+    });
+  }
   setAssignmentState(db, assignment.id, 'answered');
   countAccepted(db, pair.id, assignment.left_side, 1);
 
@@ -119,8 +155,8 @@ function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now:
 }
 
 /**
- * Stores a rater's answer to an assignment, with the pair's counters, in one IMMEDIATE transaction: an assignment
- * never gets two judgments and a pair never more than K, whatever the concurrency.
+ * Stores a rater's answer to an assignment (one row per question), with the pair's counters, in one IMMEDIATE
+ * transaction: an assignment is answered once and a pair never gets more than K, whatever the concurrency.
  */
 export function recordJudgment(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
   return db.transaction(() => recordInTransaction(db, raterId, input, now)).immediate();

@@ -13,6 +13,12 @@ export const MODEL = 'blindcheck-model-7b';
 
 export type SeededBatch = { batchId: number; publicId: string; runId: number; runName: string; dialogueIds: number[]; pairIds: number[] };
 
+/** A two-question batch's `questions` (issue 16): the first without a tie and with an optional reason, the second the opposite. */
+export const TWO_QUESTIONS: NonNullable<BatchSettingsInput['questions']> = [
+  { id: 'natural', text: 'Which conversation sounds more natural?', allowTie: false, reason: 'optional' },
+  { id: 'goals', text: 'Which conversation better pursues its goals?', allowTie: true, reason: 'off' },
+];
+
 let seq = 0;
 
 export function seedBatch(

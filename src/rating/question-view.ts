@@ -1,0 +1,36 @@
+import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
+import { answerFields } from './rater.schema.js';
+
+/**
+ * One question as the rater's page shows it (issue 16). Its form fields and element ids are by its place on the
+ * page, never by its id: the first question keeps the one-question page's names (`choice`, `reason`, `choice-left`,
+ * ...), question n ≥ 2 gets `choice_n`, `reason_n` and ids `choice-n-left`, `reason-n`.
+ */
+export type QuestionView = {
+  /** Its number on the page, from 1. */
+  number: number;
+  text: string;
+  allowTie: boolean;
+  reasonMode: 'off' | 'optional' | 'required';
+  choiceName: string;
+  reasonName: string;
+  /** Radio ids are `${idPrefix}-left`, `-right`, `-tie`. */
+  idPrefix: string;
+  reasonId: string;
+};
+
+export function buildQuestionViews(settings: BatchSettings): QuestionView[] {
+  return batchQuestions(settings).map((q, i) => {
+    const names = answerFields(i);
+    return {
+      number: i + 1,
+      text: q.text,
+      allowTie: q.allowTie,
+      reasonMode: q.reason,
+      choiceName: names.choice,
+      reasonName: names.reason,
+      idPrefix: i === 0 ? 'choice' : `choice-${i + 1}`,
+      reasonId: i === 0 ? 'reason' : `reason-${i + 1}`,
+    };
+  });
+}
