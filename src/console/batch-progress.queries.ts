@@ -88,8 +88,9 @@ function judgmentCounts(db: Db, batchId: number): { regular: number; timed: numb
 }
 
 function medianActiveMs(db: Db, batchId: number): number | null {
-  // n from the batch's counter, the middle values from the index judgments_by_active_time (migration 006).
-  const where = `j.batch_id = :batchId AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
+  // n from the batch's counter, the middle values from the index judgments_by_active_time (migrations 006, 013: one row
+  // per answered comparison, its first question's).
+  const where = `j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
   const n = judgmentCounts(db, batchId).timed;
   if (n === 0) return null;
   const middle = db

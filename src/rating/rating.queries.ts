@@ -19,6 +19,7 @@ export type RaterRow = {
   attention_answered: number;
   excluded: number;
   created_at: string;
+  last_seen_at: string;
   finished_at: string | null;
   promised: number | null;
   finish_reason: FinishReason | null;
@@ -27,7 +28,7 @@ export type RaterRow = {
 export type FinishReason = 'cap' | 'exhausted' | 'closed' | 'paused';
 
 const RATER_COLUMNS =
-  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, finished_at, promised, finish_reason';
+  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, last_seen_at, finished_at, promised, finish_reason';
 
 export function getRaterByPublicId(db: Db, publicId: string): RaterRow | undefined {
   return db.prepare<{ publicId: string }, RaterRow>(`SELECT ${RATER_COLUMNS} FROM raters WHERE public_id = :publicId`).get({ publicId });
