@@ -42,9 +42,13 @@ export function getRater(db: Db, id: number): RaterRow | undefined {
 export function findRaterBySession(db: Db, batchId: number, provider: RaterProvider, sessionId: string): RaterRow | undefined {
   return db
     .prepare<{ batchId: number; provider: string; sessionId: string }, RaterRow>(
-      `SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider = :provider
-         AND (session_id = :sessionId OR id IN (SELECT rater_id FROM rater_sessions WHERE session_id = :sessionId))
-       ORDER BY id LIMIT 1`,
+      // Two index lookups (the rater's current session, then any earlier one), not a scan of the batch's raters.
+      `SELECT ${RATER_COLUMNS} FROM raters WHERE id = (
+         SELECT min(id) FROM (
+           SELECT id FROM raters WHERE batch_id = :batchId AND provider = :provider AND session_id = :sessionId
+           UNION ALL
+           SELECT r.id FROM rater_sessions s CROSS JOIN raters r ON r.id = s.rater_id
+           WHERE s.session_id = :sessionId AND r.batch_id = :batchId AND r.provider = :provider))`,
     )
     .get({ batchId, provider, sessionId });
 }
