@@ -328,14 +328,12 @@ export function countGoldPairs(db: Db, batchId: number, kind: 'onboarding' | 'at
 export type RaterProgress = { regularJudged: number; attentionAssigned: number; onboardingJudged: number; judged: number };
 
 export function raterProgress(db: Db, raterId: number): RaterProgress {
+  // Counters kept by triggers with the judgments and assignments they count (migration 015): one row read per page.
   return (
     db
       .prepare<{ raterId: number }, RaterProgress>(
-        `SELECT
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'regular') AS regularJudged,
-           (SELECT count(*) FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.rater_id = :raterId AND p.kind = 'attention') AS attentionAssigned,
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND p.kind = 'onboarding') AS onboardingJudged,
-           (SELECT count(*) FROM judgments WHERE rater_id = :raterId) AS judged`,
+        `SELECT regular_judged AS regularJudged, attention_assigned AS attentionAssigned, onboarding_judged AS onboardingJudged, judged
+         FROM raters WHERE id = :raterId`,
       )
       .get({ raterId }) ?? { regularJudged: 0, attentionAssigned: 0, onboardingJudged: 0, judged: 0 }
   );
