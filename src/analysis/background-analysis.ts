@@ -27,7 +27,7 @@ export type ServedAnalysis = {
   updating: boolean;
 };
 
-type BatchState = { running: Promise<void> | null; lastStart: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; report: AnalysisReport } | null };
+type BatchState = { running: Promise<void> | null; lastStart: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -96,15 +96,15 @@ function workerOf(handle: HandleState): ChildProcess {
 }
 
 /** Runs one job in the worker; a database that is not a file (`:memory:`) cannot be shared, so it runs in process. */
-function runJob(db: Db, job: Omit<AnalysisJob, 'id' | 'path'>): Promise<AnalysisJobResult> {
+function runJob(db: Db, job: Omit<AnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
   const handle = handleState(db);
   const id = handle.nextId++;
-  if (db.memory || !db.name) return Promise.resolve(runAnalysisJob({ ...job, id, path: db.name }));
+  if (db.memory || !db.name) return Promise.resolve(runAnalysisJob({ ...job, id, path: db.name, store: false }));
   return new Promise((resolve) => {
     handle.waiting.set(id, resolve);
     const worker = workerOf(handle);
     handle.hold();
-    worker.send({ ...job, id, path: db.name } satisfies AnalysisJob);
+    worker.send({ ...job, id, path: db.name, store: true } satisfies AnalysisJob);
   });
 }
 
@@ -143,14 +143,16 @@ function refreshSoon(db: Db, batchId: number, now: () => Date, intervalMs: numbe
 
 function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
   const state = batchState(db, batchId);
-  const row = db.prepare<{ b: number }, { computed_at: string }>('SELECT computed_at FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
-  if (row && state.parsed?.computedAt !== row.computed_at) {
+  const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
+  if (row && (state.parsed?.computedAt !== row.computed_at || state.parsed.version !== row.data_version)) {
     const result = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+    // The old report goes before the new one is parsed: two of a large batch's reports are not held at once.
+    state.parsed = null;
     const report = result === undefined ? null : readStoredReport(result, batchId);
     // A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current)
     // computes it again, as if it had never been computed.
     if (result !== undefined && !report) db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: row.computed_at });
-    state.parsed = report ? { computedAt: row.computed_at, report } : null;
+    state.parsed = report ? { computedAt: row.computed_at, version: row.data_version, report } : null;
     if (!report) return { report: null, computedAt: null, ageSeconds: null, updating: state.running !== null || state.timer !== null };
   }
   const parsed = row ? state.parsed : null;

@@ -3,20 +3,22 @@ import type { BatchSettings } from '../batches/batch.schema.js';
 import { type ConsentTime, countWords, estimateConsentTime } from './consent-time.js';
 
 /**
- * Total active time (ms) on regular comparisons of each completed rater of a batch who was not excluded, for raters
- * with at least one timed regular answer. Screened-out raters never reach `completed`; gold answers (onboarding,
- * attention checks) are left out of the sum. Read from the per-rater totals the judgment triggers keep (migration
- * 012), in order, from one partial index: one entry per completed rater, not one row per judgment.
+ * How many completed raters of a batch (not excluded, with at least one timed regular answer) there are, and the
+ * median of their total active time on regular comparisons. Screened-out raters never reach `completed`; gold answers
+ * (onboarding, attention checks) are left out of the totals. Read from the per-rater totals the judgment triggers keep
+ * (migration 012), in order, from one partial index: the count and the one or two middle entries, never a list of
+ * every rater (50,000 of them in a batch of a million judgments; issue 12).
  */
-export function completedRaterTotals(db: Db, batchId: number): number[] {
-  return db
-    .prepare<{ batchId: number }, number>(
-      `SELECT regular_active_ms FROM raters
-       WHERE batch_id = :batchId AND status = 'completed' AND excluded = 0 AND regular_timed > 0
-       ORDER BY regular_active_ms`,
-    )
+export function completedRaterMedian(db: Db, batchId: number): { count: number; medianMs: number | null } {
+  const where = "batch_id = :batchId AND status = 'completed' AND excluded = 0 AND regular_timed > 0";
+  const count = db.prepare<{ batchId: number }, number>(`SELECT count(*) FROM raters WHERE ${where}`).pluck().get({ batchId }) ?? 0;
+  if (count === 0) return { count, medianMs: null };
+  const middle = db
+    .prepare<{ batchId: number; offset: number }, number>(`SELECT regular_active_ms FROM raters WHERE ${where} ORDER BY regular_active_ms LIMIT 2 OFFSET :offset`)
     .pluck()
-    .all({ batchId });
+    .all({ batchId, offset: Math.floor((count - 1) / 2) });
+  const lower = middle[0] ?? 0;
+  return { count, medianMs: count % 2 === 1 ? lower : (lower + (middle[1] ?? lower)) / 2 };
 }
 
 /**
@@ -87,9 +89,11 @@ function rememberedWords(db: Db, batchId: number, withGoals: boolean, memo: Word
 
 /** The time promised at consent for a rater shown `comparisons` comparisons of a batch (see consent-time.ts). */
 export function consentTimeOfBatch(db: Db, batchId: number, settings: BatchSettings, comparisons: number, memo?: WordsMemo): ConsentTime {
+  const completed = completedRaterMedian(db, batchId);
   return estimateConsentTime({
     estimatedMinutes: settings.estimatedMinutes,
-    completedTotalsMs: completedRaterTotals(db, batchId),
+    completedRaters: completed.count,
+    medianTotalMs: completed.medianMs,
     wordsPerComparison: rememberedWords(db, batchId, settings.context === 'scenario+profiles+goals', memo),
     comparisons,
   });

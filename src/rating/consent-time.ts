@@ -1,4 +1,3 @@
-import { median } from '../numbers/median.js';
 // The time promised at consent (issue 14): Prolific asks for an accurate time and fair pay per hour, so the promise
 // must not be pulled down by fast test clicks or gold answers. Until enough raters have finished, the researcher's
 // own estimate stands; after that, the median of finished raters' total active time on regular comparisons, and
@@ -12,8 +11,10 @@ export const READING_WORDS_PER_MINUTE = 250;
 export type ConsentTimeInput = {
   /** The batch's `estimatedMinutes`. */
   estimatedMinutes: number;
-  /** Total active time (ms) on regular comparisons of each completed, not excluded rater (screened-out raters left out). */
-  completedTotalsMs: number[];
+  /** Completed, not excluded raters with a timed regular answer (screened-out raters left out). */
+  completedRaters: number;
+  /** The median of those raters' total active time (ms) on regular comparisons; null when there are none. */
+  medianTotalMs: number | null;
   /** Mean words a rater reads in one regular comparison (both conversations and the context shown). */
   wordsPerComparison: number;
   /** Comparisons this rater is promised. */
@@ -33,9 +34,9 @@ export type ConsentTime = {
 /** Minutes to promise at consent, rounded up to whole minutes. */
 export function estimateConsentTime(input: ConsentTimeInput): ConsentTime {
   const readingMinutes = Math.ceil((Math.max(0, input.wordsPerComparison) * Math.max(0, input.comparisons)) / READING_WORDS_PER_MINUTE);
-  const completedRaters = input.completedTotalsMs.length;
+  const completedRaters = input.completedRaters;
   if (completedRaters < MIN_COMPLETED_RATERS) return { minutes: input.estimatedMinutes, source: 'estimate', completedRaters, readingMinutes };
-  const measured = Math.max(1, Math.ceil((median(input.completedTotalsMs) ?? 0) / 60_000));
+  const measured = Math.max(1, Math.ceil((input.medianTotalMs ?? 0) / 60_000));
   if (readingMinutes > measured) return { minutes: readingMinutes, source: 'reading', completedRaters, readingMinutes };
   return { minutes: measured, source: 'measured', completedRaters, readingMinutes };
 }

@@ -56,22 +56,25 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     return regular >= hit.regularEnd && regular < Math.min(settings.perRaterCap, rater.promised ?? settings.perRaterCap);
   }
 
-  router.get('/:batchId/next', mw.batch, mw.csrf, (req, res) => {
-    const { batch: b } = batchOf(res);
-    const rater = pages.requireRater(req, res);
-    if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
+  /**
+   * Hands the rater their next comparison (or their end): the answer's POST does this itself and redirects straight to
+   * the next comparison page, so an answered comparison costs two requests, not three (issue 12); GET /next is the
+   * same step for every other way in (a reload, a return, a notice).
+   */
+  function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false): void {
+    // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
+    const page = (show: () => void) => (answering ? res.redirect(303, withToken(`${base(b)}/next`, rater)) : show());
     if (b.state !== 'open') {
-      whenNotOpen(res, b, rater);
+      page(() => whenNotOpen(res, b, rater));
       return;
     }
-    if (isHitDone(batchOf(res).settings, rater)) {
+    if (isHitDone(settings, rater)) {
       res.redirect(303, withToken(`${base(b)}/hit-done`, rater));
       return;
     }
     const outcome = assignNextPair(db, rater.id, { now: clock(), random });
     if (outcome.kind === 'assigned') {
-      const notice = typeof req.query.notice === 'string' && NOTICES.includes(req.query.notice) ? `&notice=${req.query.notice}` : '';
-      res.redirect(303, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice}`);
+      res.redirect(303, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
       return;
     }
     if (outcome.kind === 'done') {
@@ -82,21 +85,30 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       return;
     }
     if (outcome.kind === 'limited') {
-      res.set('Retry-After', '600');
-      pages.notice(
-        res,
-        429,
-        rater,
-        'Please wait a moment',
-        'Too many sessions of this study are open from your internet connection at the moment. Please finish the other sessions, or reload this page in about ten minutes.',
-      );
+      page(() => {
+        res.set('Retry-After', '600');
+        pages.notice(
+          res,
+          429,
+          rater,
+          'Please wait a moment',
+          'Too many sessions of this study are open from your internet connection at the moment. Please finish the other sessions, or reload this page in about ten minutes.',
+        );
+      });
       return;
     }
     if (outcome.kind === 'batch-not-open') {
-      whenNotOpen(res, b, rater);
+      page(() => whenNotOpen(res, b, rater));
       return;
     }
     res.redirect(303, pages.placeAfterChange(b, rater));
+  }
+
+  router.get('/:batchId/next', mw.batch, mw.csrf, (req, res) => {
+    const { batch: b, settings } = batchOf(res);
+    const rater = pages.requireRater(req, res);
+    if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
+    goToNext(res, b, settings, rater, typeof req.query.notice === 'string' ? req.query.notice : null);
   });
 
   /** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
@@ -216,11 +228,13 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
     }
     const after = getRaterByPublicId(db, rater.public_id) ?? rater;
-    if (after.status === 'screened_out') {
-      res.redirect(303, withToken(`${base(b)}/done`, after));
+    if (pages.redirectUnlessAt(res, b, after, 'next')) return;
+    // A late answer that was not needed is thanked on the way (GET /next carries the notice to whatever comes next).
+    if (outcome.kind === 'full') {
+      res.redirect(303, `${withToken(`${base(b)}/next`, after)}&notice=full`);
       return;
     }
-    res.redirect(303, `${withToken(`${base(b)}/next`, after)}${outcome.kind === 'full' ? '&notice=full' : ''}`);
+    goToNext(res, b, batchOf(res).settings, after, null, true);
   });
 
   // Content reports ------------------------------------------------------------------------

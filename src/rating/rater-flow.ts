@@ -44,8 +44,16 @@ export function completeRater(db: Db, rater: RaterRow, reason: FinishReason, now
   }).immediate();
 }
 
+/**
+ * How often a rater's "last seen" (and with it their reserved pairs' hold) is written: not on every page, which made
+ * two writes of every request (issue 12). A hold then ends at most this much earlier than the lease time after the
+ * rater's last page; leases last minutes.
+ */
+const SEEN_EVERY_MS = 15_000;
+
 /** A rater seen on any page keeps their reserved pairs for another lease time (they are not holding them idle). */
 export function touchRaterHolds(db: Db, rater: RaterRow, leaseMinutes: number, now: Date): void {
+  if (now.getTime() - Date.parse(rater.last_seen_at) < SEEN_EVERY_MS) return;
   touchRater(db, rater.id, now);
   if (rater.status === 'instructions' || rater.status === 'onboarding' || rater.status === 'rating') extendReservations(db, rater.id, activeHoldUntil(now, leaseMinutes));
 }

@@ -19,6 +19,7 @@ export type RaterRow = {
   attention_answered: number;
   excluded: number;
   created_at: string;
+  last_seen_at: string;
   finished_at: string | null;
   promised: number | null;
   finish_reason: FinishReason | null;
@@ -27,7 +28,7 @@ export type RaterRow = {
 export type FinishReason = 'cap' | 'exhausted' | 'closed' | 'paused';
 
 const RATER_COLUMNS =
-  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, finished_at, promised, finish_reason';
+  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, last_seen_at, finished_at, promised, finish_reason';
 
 export function getRaterByPublicId(db: Db, publicId: string): RaterRow | undefined {
   return db.prepare<{ publicId: string }, RaterRow>(`SELECT ${RATER_COLUMNS} FROM raters WHERE public_id = :publicId`).get({ publicId });
@@ -41,9 +42,13 @@ export function getRater(db: Db, id: number): RaterRow | undefined {
 export function findRaterBySession(db: Db, batchId: number, provider: RaterProvider, sessionId: string): RaterRow | undefined {
   return db
     .prepare<{ batchId: number; provider: string; sessionId: string }, RaterRow>(
-      `SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider = :provider
-         AND (session_id = :sessionId OR id IN (SELECT rater_id FROM rater_sessions WHERE session_id = :sessionId))
-       ORDER BY id LIMIT 1`,
+      // Two index lookups (the rater's current session, then any earlier one), not a scan of the batch's raters.
+      `SELECT ${RATER_COLUMNS} FROM raters WHERE id = (
+         SELECT min(id) FROM (
+           SELECT id FROM raters WHERE batch_id = :batchId AND provider = :provider AND session_id = :sessionId
+           UNION ALL
+           SELECT r.id FROM rater_sessions s CROSS JOIN raters r ON r.id = s.rater_id
+           WHERE s.session_id = :sessionId AND r.batch_id = :batchId AND r.provider = :provider))`,
     )
     .get({ batchId, provider, sessionId });
 }
@@ -323,14 +328,12 @@ export function countGoldPairs(db: Db, batchId: number, kind: 'onboarding' | 'at
 export type RaterProgress = { regularJudged: number; attentionAssigned: number; onboardingJudged: number; judged: number };
 
 export function raterProgress(db: Db, raterId: number): RaterProgress {
+  // Counters kept by triggers with the judgments and assignments they count (migration 015): one row read per page.
   return (
     db
       .prepare<{ raterId: number }, RaterProgress>(
-        `SELECT
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular') AS regularJudged,
-           (SELECT count(*) FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.rater_id = :raterId AND p.kind = 'attention') AS attentionAssigned,
-           (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'onboarding') AS onboardingJudged,
-           (SELECT count(*) FROM judgments WHERE rater_id = :raterId AND question_index = 0) AS judged`,
+        `SELECT regular_judged AS regularJudged, attention_assigned AS attentionAssigned, onboarding_judged AS onboardingJudged, judged
+         FROM raters WHERE id = :raterId`,
       )
       .get({ raterId }) ?? { regularJudged: 0, attentionAssigned: 0, onboardingJudged: 0, judged: 0 }
   );

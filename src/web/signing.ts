@@ -3,8 +3,24 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 // HMAC signatures for tokens that must not depend on cookies (raters inside a provider's frame)
 // and for CSRF tokens bound to a session or a rater.
 
+/**
+ * Signatures made lately, by secret, purpose and value: a rater's token is verified, and signed again into the links
+ * of the page, several times a request (issue 12). A signature is a pure function of its inputs, so a remembered one is
+ * the same bytes; the set is dropped whole when it grows past its bound (about 2 MB).
+ */
+const recentMacs = new Map<string, string>();
+const RECENT_MACS_MAX = 10_000;
+
 function mac(secret: string, purpose: string, value: string): string {
-  return createHmac('sha256', secret).update(`${purpose}\n${value}`).digest('base64url');
+  // Long values (entry tokens' payloads) are signed once each: not worth the memory.
+  if (value.length > 100) return createHmac('sha256', secret).update(`${purpose}\n${value}`).digest('base64url');
+  const key = `${secret}\n${purpose}\n${value}`;
+  const known = recentMacs.get(key);
+  if (known !== undefined) return known;
+  const made = createHmac('sha256', secret).update(`${purpose}\n${value}`).digest('base64url');
+  if (recentMacs.size >= RECENT_MACS_MAX) recentMacs.clear();
+  recentMacs.set(key, made);
+  return made;
 }
 
 export function sign(secret: string, purpose: string, value: string): string {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { countWords, estimateConsentTime } from '../../src/rating/consent-time.js';
+import { completedRaterMedian } from '../../src/rating/consent-time.queries.js';
 import { makeJudgment, makeRater } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { raterClient, seedBatch } from './rating-fixtures.js';
@@ -19,18 +20,28 @@ function completedRater(db: Db, batchId: number, pairIds: number[], totalMs: num
 
 describe('estimateConsentTime', () => {
   it('estimateConsentTime, with nine completed raters, keeps the researcher\'s estimate', () => {
-    const t = estimateConsentTime({ estimatedMinutes: 12, completedTotalsMs: Array(9).fill(MIN), wordsPerComparison: 100, comparisons: 5 });
+    const t = estimateConsentTime({ estimatedMinutes: 12, completedRaters: 9, medianTotalMs: MIN, wordsPerComparison: 100, comparisons: 5 });
     expect(t).toEqual({ minutes: 12, source: 'estimate', completedRaters: 9, readingMinutes: 2 });
   });
 
-  it('estimateConsentTime, with ten completed raters, gives the median total rounded up to a minute', () => {
-    const totals = [3, 4, 5, 6, 7, 8, 9, 10, 11, 60].map((m) => m * MIN + 1_000);
-    // Median of the ten: (7 min 1 s + 8 min 1 s) / 2 = 7.5 min + 1 s → 8 minutes; the one slow rater does not move it.
-    expect(estimateConsentTime({ estimatedMinutes: 30, completedTotalsMs: totals, wordsPerComparison: 100, comparisons: 5 })).toMatchObject({ minutes: 8, source: 'measured' });
+  it('estimateConsentTime, with ten completed raters, gives their median total rounded up to a minute', () => {
+    // A median of 7.5 min + 1 s → 8 minutes.
+    expect(estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: 7.5 * MIN + 1_000, wordsPerComparison: 100, comparisons: 5 })).toMatchObject({ minutes: 8, source: 'measured' });
+  });
+
+  it('completedRaterMedian, for ten completed raters and one slow one among them, gives the middle of the ten totals from the index', () => {
+    const { db } = buildTestApp();
+    const seeded = seedBatch(db, { samples: 6 });
+    for (const m of [11, 3, 60, 5, 4, 9, 6, 8, 7, 10]) completedRater(db, seeded.batchId, seeded.pairIds, m * MIN + 1_000);
+    completedRater(db, seeded.batchId, seeded.pairIds, 90 * MIN, { status: 'screened_out' });
+    // Sorted: 3 … 11, 60 (min + 1 s): the middle two are 7 and 8 minutes (+ 1 s); the slow rater does not move it.
+    expect(completedRaterMedian(db, seeded.batchId)).toEqual({ count: 10, medianMs: 7.5 * MIN + 1_000 });
+    completedRater(db, seeded.batchId, seeded.pairIds, 2 * MIN);
+    expect(completedRaterMedian(db, seeded.batchId)).toEqual({ count: 11, medianMs: 7 * MIN + 1_000 });
   });
 
   it('estimateConsentTime, when raters answer faster than anyone can read, gives the reading time at 250 words a minute', () => {
-    const t = estimateConsentTime({ estimatedMinutes: 30, completedTotalsMs: Array(10).fill(MIN), wordsPerComparison: 1_000, comparisons: 7 });
+    const t = estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: MIN, wordsPerComparison: 1_000, comparisons: 7 });
     expect(t).toMatchObject({ minutes: 28, source: 'reading', readingMinutes: 28 });
   });
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; children?: number[] };
 type Profile = { nodes: Node[]; startTime: number; endTime: number };
 
-export function summarizeCpuProfile(file: string, top = 15): string[] {
+export function summarizeCpuProfile(file: string, top = 25): string[] {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -17,10 +17,17 @@ export function summarizeCpuProfile(file: string, top = 15): string[] {
   };
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const byPackage = new Map<string, number>();
   for (const n of profile.nodes) {
     const hits = n.hitCount ?? 0;
     if (hits === 0) continue;
     self.set(name(n), (self.get(name(n)) ?? 0) + hits);
+    const packages = new Set<string>();
+    for (let cur: Node | undefined = n; cur; cur = byId.get(parent.get(cur.id) ?? -1)) {
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(cur.callFrame.url)?.[1];
+      if (pkg) packages.add(pkg);
+    }
+    for (const pkg of packages) byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + hits);
     const seen = new Set<string>();
     for (let cur: Node | undefined = n; cur; cur = byId.get(parent.get(cur.id) ?? -1)) {
       if (!cur.callFrame.url.includes('/src/')) continue;
@@ -32,5 +39,12 @@ export function summarizeCpuProfile(file: string, top = 15): string[] {
   }
   const list = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `  ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
-  return ['self time (all code):', ...list(self), "inclusive time (simarena's own functions, callees included):", ...list(inclusive)];
+  return [
+    'self time (all code):',
+    ...list(self),
+    "inclusive time (simarena's own functions, callees included):",
+    ...list(inclusive),
+    'inclusive time by package (its callees included):',
+    ...list(byPackage),
+  ];
 }
