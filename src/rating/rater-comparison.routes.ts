@@ -10,7 +10,7 @@ import { completeRater, completionCodeFor, reportContent } from './rater-flow.js
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
-import { getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, type RaterRow, raterProgress } from './rating.queries.js';
+import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { recordJudgment } from './record-judgment.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
@@ -120,17 +120,18 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     status: number,
     error: { message: string; question: number | null } | null,
     form: { choices: string[]; reasons: string[] },
+    known?: AssignmentRow,
   ) {
     const { batch: b, settings } = batchOf(res);
-    const assignment = getAssignmentByPublicId(db, assignmentPublicId);
+    const assignment = known ?? getAssignmentByPublicId(db, assignmentPublicId);
     if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     const pair = getPair(db, assignment.pair_id);
     if (!pair) throw new UserFacingError('This comparison no longer exists. Go back to the study link to continue.', 404);
     const now = clock();
     // Serving the page is what turns the short hold of a new lease into the full lease time.
-    markAssignmentViewed(db, assignment.id, now, settings.leaseMinutes);
-    const expiresAt = getAssignmentByPublicId(db, assignmentPublicId)?.expires_at ?? assignment.expires_at;
-    const progress = raterProgress(db, rater.id);
+    const expiresAt = markAssignmentViewed(db, assignment, now, settings.leaseMinutes);
+    // The rater's row was read at the start of this request, before anything changed it.
+    const progress = progressOf(rater);
     const expiresIn = Math.round((Date.parse(expiresAt) - now.getTime()) / 1000);
     const notice = typeof req.query.notice === 'string' ? req.query.notice : null;
     // In a multi-HIT study, pages are counted within the current HIT.
@@ -184,7 +185,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       res.redirect(303, withToken(`${base(b)}/next`, rater));
       return;
     }
-    renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] });
+    renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
   });
 
   router.post('/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, (req, res) => {

@@ -23,12 +23,17 @@ export type RaterRow = {
   finished_at: string | null;
   promised: number | null;
   finish_reason: FinishReason | null;
+  /** Progress counters (migration 015), as of when the row was read. */
+  judged: number;
+  regular_judged: number;
+  onboarding_judged: number;
+  attention_assigned: number;
 };
 
 export type FinishReason = 'cap' | 'exhausted' | 'closed' | 'paused';
 
 const RATER_COLUMNS =
-  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, last_seen_at, finished_at, promised, finish_reason';
+  'id, batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, onboarding_correct, onboarding_answered, attention_failures, attention_answered, excluded, created_at, last_seen_at, finished_at, promised, finish_reason, judged, regular_judged, onboarding_judged, attention_assigned';
 
 export function getRaterByPublicId(db: Db, publicId: string): RaterRow | undefined {
   return db.prepare<{ publicId: string }, RaterRow>(`SELECT ${RATER_COLUMNS} FROM raters WHERE public_id = :publicId`).get({ publicId });
@@ -327,6 +332,11 @@ export function countGoldPairs(db: Db, batchId: number, kind: 'onboarding' | 'at
 
 export type RaterProgress = { regularJudged: number; attentionAssigned: number; onboardingJudged: number; judged: number };
 
+/** A rater's progress from a row read in this request before anything changed it (no query). */
+export function progressOf(rater: RaterRow): RaterProgress {
+  return { regularJudged: rater.regular_judged, attentionAssigned: rater.attention_assigned, onboardingJudged: rater.onboarding_judged, judged: rater.judged };
+}
+
 export function raterProgress(db: Db, raterId: number): RaterProgress {
   // Counters kept by triggers with the judgments and assignments they count (migration 015): one row read per page.
   return (
@@ -622,9 +632,17 @@ export function getRaterAddressHash(db: Db, raterId: number): string | null {
 }
 
 /** The first time a lease's page is served, its short unviewed hold becomes the batch's full lease time. */
-export function markAssignmentViewed(db: Db, id: number, now: Date, leaseMinutes: number): void {
-  db.prepare(
-    `UPDATE assignments SET viewed_at = :now, expires_at = max(expires_at, :expiresAt)
-     WHERE id = :id AND viewed_at IS NULL AND state = 'leased'`,
-  ).run({ id, now: now.toISOString(), expiresAt: new Date(now.getTime() + leaseMinutes * 60_000).toISOString() });
+/**
+ * Serving a lease's page turns its short hold into the full lease time, once; returns when the lease now ends (what
+ * the page shows), without reading the row again.
+ */
+export function markAssignmentViewed(db: Db, assignment: AssignmentRow, now: Date, leaseMinutes: number): string {
+  const expiresAt = new Date(now.getTime() + leaseMinutes * 60_000).toISOString();
+  const changed = db
+    .prepare(
+      `UPDATE assignments SET viewed_at = :now, expires_at = max(expires_at, :expiresAt)
+       WHERE id = :id AND viewed_at IS NULL AND state = 'leased'`,
+    )
+    .run({ id: assignment.id, now: now.toISOString(), expiresAt }).changes;
+  return changed > 0 && expiresAt > assignment.expires_at ? expiresAt : assignment.expires_at;
 }

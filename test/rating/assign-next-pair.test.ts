@@ -4,7 +4,7 @@ import { transitionBatch } from '../../src/batches/batch.commands.js';
 import type { Db } from '../../src/db/connection.js';
 import { seededRandom } from '../../src/scenarios/seeded-random.js';
 import { assignNextPair, chooseLeftSide } from '../../src/rating/assign-next-pair.js';
-import { markAssignmentViewed } from '../../src/rating/rating.queries.js';
+import { getAssignment, markAssignmentViewed } from '../../src/rating/rating.queries.js';
 import { recordJudgment } from '../../src/rating/record-judgment.js';
 import { launchReady, makeDialogue, makeRater, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
 import { createTestDb } from '../helpers/test-db.js';
@@ -85,7 +85,11 @@ describe('assignNextPair', () => {
     const held = leaseFor(db, holder);
     if (!held) throw new Error('expected an assignment');
     expect(held.expires_at).toBe(at(2).toISOString());
-    markAssignmentViewed(db, held.id, T0, 10);
+    expect(markAssignmentViewed(db, held, T0, 10)).toBe(at(10).toISOString());
+    // Served again later: the lease keeps the end its first serving gave it.
+    const reread = getAssignment(db, held.id);
+    if (!reread) throw new Error('expected the assignment');
+    expect(markAssignmentViewed(db, reread, at(1), 10)).toBe(at(10).toISOString());
     expect(assignNextPair(db, waiting, { now: at(9), random: seededRandom(1) })).toEqual({ kind: 'done', reason: 'exhausted', judged: 0 });
     const after = assignNextPair(db, waiting, { now: at(11), random: seededRandom(1) });
     expect(after.kind).toBe('assigned');
