@@ -28,7 +28,12 @@ const exportQuerySchema = z.strictObject(
     min_margin: z.coerce.number().int().min(1).max(1000).optional(),
     prompt: z.enum(['rater', 'script'], { error: 'prompt must be rater or script' }).optional(),
     /** Issue 16: a question id of the batch (checked against the batch by the export). */
-    question: z.string().trim().min(1).max(32).optional(),
+    question: z
+      .string()
+      .trim()
+      .max(32)
+      .optional()
+      .transform((v) => (v === '' ? undefined : v)),
   },
   {
     error: (issue) =>
