@@ -90,4 +90,19 @@ describe('API analysis and judgments with two questions', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('its questions are: natural, goals');
   });
+
+  it('GET /api/batches/:id/export?format=arena&question=goals, for a two-question batch, streams that question\'s battles; an unknown question is a 400', async () => {
+    const t = buildTestApp();
+    const made = makeTwoQuestionBatch(t.db);
+    const token = tokenFor(t.db, (await signIn(t.app, t.db, 'researcher')).email);
+    const res = await request(t.app).get(`/api/batches/${made.batchId}/export?format=arena&question=goals`).set('Authorization', `Bearer ${token}`).expect(200);
+    const battles = JSON.parse(res.text) as { winner: string }[];
+    expect(battles).toHaveLength(judged(GOALS));
+    expect(battles.filter((b) => b.winner === 'tie')).toHaveLength(count(GOALS, 'tie'));
+    const meta = await request(t.app).get(`/api/batches/${made.batchId}/export/meta?format=arena&question=goals`).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(meta.body.question).toEqual({ id: 'goals', text: QUESTIONS[1]!.text });
+    const bad = await request(t.app).get(`/api/batches/${made.batchId}/export?format=arena&question=nope`).set('Authorization', `Bearer ${token}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('its questions are: natural, goals');
+  });
 });
