@@ -25,7 +25,8 @@ export function analysisView(report: AnalysisReport) {
       rows: table.rows,
       folded: table.rows.length > FOLD_ROWS,
       markdown: markdownTable(table),
-      latex: latexTable(title, table),
+      // With several questions a pasted table must say which question it is about.
+      latex: latexTable(report.question ? `${title} (question ${report.question.id})` : title, table),
     })),
     plots: PLOT_NAMES.map((name) => ({ name, title: PLOT_TITLES[name], empty: emptyPlotReason(report, name) })),
   };

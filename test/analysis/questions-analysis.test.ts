@@ -180,4 +180,20 @@ describe('simarena analyze with questions', () => {
     expect(one.comparisons[0]).toMatchObject(tally(NATURAL));
     expect(Object.keys(one)).not.toContain('questions');
   });
+
+  it('simarena analyze --judgments, on the judgments export of a two-question batch, gives the same win rates per question as the batch\'s own analysis', async () => {
+    const { db, path } = createTestDb();
+    const made = makeTwoQuestionBatch(db);
+    const out = join(tempDir(), 'export.csv');
+    expect((await cli(['export', '--batch', String(made.batchId), '--format', 'judgments-csv', '--out', out], { DATABASE_PATH: path })).code).toBe(0);
+    const fromFile = JSON.parse((await cli(['analyze', '--judgments', out, '--bootstrap', '0'])).stdout) as AnalysisReport;
+    const fromBatch = getBatchAnalysis(db, made.batchId, { now: NOW, bootstrap: 0 })!;
+    expect(fromFile.questions!.map((q) => q.id)).toEqual(['natural', 'goals']);
+    for (const k of [0, 1]) {
+      const file = fromFile.questions![k]!.comparisons[0]!;
+      const batch = fromBatch.questions![k]!.comparisons[0]!;
+      expect([file.n, file.wins_a, file.wins_b, file.ties, file.win_rate_a]).toEqual([batch.n, batch.wins_a, batch.wins_b, batch.ties, batch.win_rate_a]);
+    }
+    expect(fromFile.cross_question!.rows[0]).toMatchObject({ assignments: fromBatch.cross_question!.rows[0]!.assignments, same_winner: fromBatch.cross_question!.rows[0]!.same_winner });
+  });
 });
