@@ -3,7 +3,7 @@ import ejs from 'ejs';
 import type { AnalysisReport } from './analysis-report.js';
 import { PLOT_NAMES, PLOT_TITLES, renderAllPlots } from './plots.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, questionTables, reportTables, sourceLine, summarySentences } from './report-tables.js';
+import { crossQuestionTable, questionTables, type reportTables, sourceLine, summarySentences } from './report-tables.js';
 
 const TEMPLATE = fileURLToPath(new URL('../../views/report/analysis.ejs', import.meta.url));
 
@@ -34,10 +34,12 @@ export async function renderAnalysisHtml(report: AnalysisReport): Promise<string
   const questions = questionSections(report);
   const sections =
     questions.length === 0
-      ? [await section(report, reportTables(report), null)]
+      ? [await section(report, questionTables(report, report.question?.index ?? 0), null)]
       : await Promise.all(questions.map((q) => section(q.report, questionTables(q.report, q.index), { id: q.id, heading: questionHeading(q) })));
   return ejs.renderFile(TEMPLATE, {
     source: sourceLine(report),
+    // One question picked out of several (`--question`): its heading under the source line.
+    shownQuestion: questions.length === 0 && report.question ? questionHeading(report.question) : null,
     questions: questions.map((q) => ({ id: q.id, text: q.text })),
     cross: crossQuestionTable(report),
     sections,

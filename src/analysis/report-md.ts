@@ -1,7 +1,7 @@
 import type { AnalysisReport } from './analysis-report.js';
 import type { Table } from './report-format.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, questionTables, reportTables, sourceLine, summarySentences } from './report-tables.js';
+import { crossQuestionTable, questionTables, type reportTables, sourceLine, summarySentences } from './report-tables.js';
 
 const cell = (v: string | number) => String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -15,7 +15,9 @@ export function renderAnalysisMarkdown(report: AnalysisReport): string {
   const lines = ['# simarena analysis', '', sourceLine(report), ''];
   const sections = questionSections(report);
   if (sections.length === 0) {
-    lines.push(...bodyLines(report, '##', reportTables(report)));
+    // One question picked out of several (`--question`): say which.
+    if (report.question) lines.push(`**${questionHeading(report.question)}**`, '');
+    lines.push(...bodyLines(report, '##', questionTables(report, report.question?.index ?? 0)));
     return lines.join('\n');
   }
   lines.push('## Questions', '', ...sections.map((q) => `${q.index + 1}. ${q.id}: ${q.text}`), '');

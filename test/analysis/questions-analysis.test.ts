@@ -142,6 +142,9 @@ describe('simarena analyze with questions', () => {
     const report = JSON.parse(run.stdout) as AnalysisReport;
     expect(report.comparisons[0]).toMatchObject(tally(GOALS));
     expect(report.question?.id).toBe('goals');
+    const md = await cli(['analyze', '--batch', String(made.batchId), '--question', 'goals', '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: path });
+    expect(md.stdout).toContain(`**Question 2 (goals): ${QUESTIONS[1]!.text}**`);
+    expect(md.stdout).not.toContain(QUESTIONS[0]!.text);
     const bad = await cli(['analyze', '--batch', String(made.batchId), '--question', 'believable'], { DATABASE_PATH: path });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain(`batch ${made.batchId} has no question "believable"; its questions are: natural, goals`);

@@ -122,4 +122,24 @@ describe('exports of a batch with two questions', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`Exported ${judged(GOALS)} row(s)`);
   });
+
+  it('acute, for a two-question batch, holds the first question by default and the asked one with --question, named in its meta.json', async () => {
+    const { db } = createTestDb();
+    const made = makeTwoQuestionBatch(db);
+    const dir = tempDir();
+    await exportToPath(db, { batch: String(made.batchId), format: 'acute' }, join(dir, 'first'), { now: NOW });
+    await exportToPath(db, { batch: String(made.batchId), format: 'acute', question: 'goals' }, join(dir, 'goals'), { now: NOW });
+    const meta = (name: string) => JSON.parse(readFileSync(join(dir, name, 'meta.json'), 'utf8')) as { question: { id: string }; pairs: number };
+    expect(meta('first').question.id).toBe('natural');
+    expect(meta('goals').question.id).toBe('goals');
+    const sig = (name: string) => parse(readFileSync(join(dir, name, 'significance.csv')), { columns: true }) as Record<string, string>[];
+    // Decisive votes for each side, as seeded (ACUTE leaves ties out).
+    const decisive = (votes: Vote[][]) => votes.flat().filter((v) => v === 'a' || v === 'b').length;
+    const [first] = sig('first');
+    const [goals] = sig('goals');
+    expect(first).toMatchObject({ question: QUESTIONS[0]!.text });
+    expect(goals).toMatchObject({ question: QUESTIONS[1]!.text });
+    expect(Number(first!.numwins1) + Number(first!.numwins2)).toBe(decisive(NATURAL));
+    expect(Number(goals!.numwins1) + Number(goals!.numwins2)).toBe(decisive(GOALS));
+  });
 });
