@@ -23,6 +23,7 @@ describe('console analysis with two questions', () => {
     expect(page.text).toMatch(/data-testid="question-shown">Question 1 \(natural\)/);
     expect(page.text).toContain('href="?question=goals"');
     expect(page.text).toContain('data-testid="table-across-questions"');
+    expect(page.text).toContain('<option value="goals">goals</option>');
     // The win-rate table row: a, b, n, wins a, wins b, ties.
     const row = (votes: Vote[][]) => `<td>${judged(votes)}</td><td>${count(votes, 'a')}</td><td>${count(votes, 'b')}</td><td>${count(votes, 'tie')}</td>`;
     expect(page.text).toContain(row(NATURAL));
@@ -53,6 +54,7 @@ describe('console analysis with two questions', () => {
     const plain = await researcher.agent.get(`/console/batches/${one.batchId}/analysis`).expect(200);
     expect(plain.text).not.toContain('question-switcher');
     expect(plain.text).not.toContain('across-questions');
+    expect(plain.text).not.toContain('id="export-question"');
   });
 });
 
@@ -101,6 +103,9 @@ describe('API analysis and judgments with two questions', () => {
     expect(battles.filter((b) => b.winner === 'tie')).toHaveLength(count(GOALS, 'tie'));
     const meta = await request(t.app).get(`/api/batches/${made.batchId}/export/meta?format=arena&question=goals`).set('Authorization', `Bearer ${token}`).expect(200);
     expect(meta.body.question).toEqual({ id: 'goals', text: QUESTIONS[1]!.text });
+    // The console's download form sends an empty question for "the default": the first question for arena.
+    const blank = await request(t.app).get(`/api/batches/${made.batchId}/export?format=arena&question=`).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(JSON.parse(blank.text)).toHaveLength(judged(NATURAL));
     const bad = await request(t.app).get(`/api/batches/${made.batchId}/export?format=arena&question=nope`).set('Authorization', `Bearer ${token}`);
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('its questions are: natural, goals');
