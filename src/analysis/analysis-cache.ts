@@ -3,20 +3,48 @@ import { JsonColumnError, parseJsonColumn } from '../db/json-column.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { storedAnalysisReportSchema } from './analysis-report.schema.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
-import { batchDataVersion, countGoldFromRatedSamples, findBatchForAnalysis, loadBatchJudgments } from './batch-judgments.queries.js';
+import {
+  type BatchForAnalysis,
+  type BatchJudgments,
+  batchDataVersion,
+  countGoldFromRatedSamples,
+  findBatchForAnalysis,
+  loadBatchJudgments,
+  resolveAnalysisQuestion,
+} from './batch-judgments.queries.js';
+import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
 import { loadPaperSection, paperDataVersion } from './paper-table.queries.js';
 
 /** Bumped when the report's computation changes, so old cached results are recomputed. */
 // analysis-2: Dawid-Skene runs to convergence, batch-agreement note, Bradley-Terry fitted per group of connected conditions.
 // analysis-3: the interval rule (few clusters warned, none for a single pair).
-const ANALYSIS_VERSION = 'analysis-3';
+// analysis-4: one report per question (issue 16); a one-question report is unchanged.
+const ANALYSIS_VERSION = 'analysis-4';
 
-/** Computes a batch's analysis from the database (no cache). Null when there is no such batch. */
-export function computeBatchAnalysis(db: Db, batchId: number, options: { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean } = {}): AnalysisReport | null {
+type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
+
+/**
+ * Computes a batch's analysis from the database (no cache). Null when there is no such batch. A batch with several
+ * questions (issue 16) gets one report per question: the top-level fields are the first question's (or the asked
+ * one's), `questions` holds all of them and `cross_question` how often their answers agree; with `question` only that
+ * question is computed. A one-question batch's report is exactly what it was before questions existed.
+ */
+export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOptions = {}): AnalysisReport | null {
   const batch = findBatchForAnalysis(db, batchId);
   if (!batch) return null;
-  const data = loadBatchJudgments(db, batch);
+  const asked = options.question === undefined ? null : resolveAnalysisQuestion(batch, options.question);
+  const parts = (asked ? [asked] : batch.questions).map((q) => {
+    const data = loadBatchJudgments(db, batch, q.id);
+    return { id: q.id, text: q.text, report: questionReport(db, batch, q.tiesAllowed, data, options), table: data.table };
+  });
+  const part = parts[0] as QuestionPart;
+  // One question asked of a several-question batch: its report, naming it.
+  if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
+  return combineQuestionReports(parts);
+}
+
+function questionReport(db: Db, batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions): AnalysisReport {
   const report = analyzeJudgments(data.table, {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
@@ -24,7 +52,7 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: { now?: D
     bootstrap: options.bootstrap,
     targetHalfWidth: options.targetHalfWidth,
     resampleRaters: options.resampleRaters,
-    tiesAllowed: batch.tiesAllowed,
+    tiesAllowed,
     attention: data.attention,
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
@@ -47,23 +75,27 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: { now?: D
 export function getBatchAnalysis(
   db: Db,
   batchId: number,
-  options: { now?: Date | (() => Date); seed?: number; bootstrap?: number; targetHalfWidth?: number } = {},
+  options: { now?: Date | (() => Date); seed?: number; bootstrap?: number; targetHalfWidth?: number; question?: string } = {},
 ): AnalysisReport | null {
   const now = typeof options.now === 'function' ? options.now() : (options.now ?? new Date());
   const seed = options.seed ?? DEFAULT_SEED;
   const bootstrap = options.bootstrap ?? DEFAULT_BOOTSTRAP;
   const target = options.targetHalfWidth ?? 0.05;
-  if (!findBatchForAnalysis(db, batchId)) return null;
+  const batch = findBatchForAnalysis(db, batchId);
+  if (!batch) return null;
+  // The whole report is cached; a question is picked out of it (an unknown id is refused before any work).
+  const questionId = options.question === undefined ? undefined : resolveAnalysisQuestion(batch, options.question).id;
+  const pick = (report: AnalysisReport) => (questionId === undefined ? report : selectQuestionReport(report, questionId));
   const version = analysisVersion(db, batchId, { seed, bootstrap, targetHalfWidth: target });
   const cached = db
     .prepare<{ b: number }, { data_version: string; result: string }>('SELECT data_version, result FROM analysis_cache WHERE batch_id = :b')
     .get({ b: batchId });
   const stored = cached && cached.data_version === version ? readStoredReport(cached.result, batchId) : null;
-  if (stored) return stored;
+  if (stored) return pick(stored);
   const report = computeBatchAnalysis(db, batchId, { now, seed, bootstrap, targetHalfWidth: target });
   if (!report) return null;
   storeAnalysis(db, batchId, version, JSON.stringify(report), now);
-  return report;
+  return pick(report);
 }
 
 /** A cached report read through its schema; null (to be recomputed) when the stored text is damaged or of another shape. */

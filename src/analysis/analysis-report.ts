@@ -88,6 +88,27 @@ export type BradleyTerryReport = {
   reason?: string;
 };
 
+/** Issue 16: how often the same rater's answers to a later question picked the first question's winner, per later question. */
+export type CrossQuestionAgreement = {
+  /** The first question's id: every row compares a later question with it. */
+  reference: string;
+  rows: {
+    question_id: string;
+    text: string;
+    /** Assignments (one rater on one pair) that answered both questions. */
+    assignments: number;
+    same_winner: number;
+    same_winner_share: number | null;
+    /** Assignments where neither answer was a tie. */
+    both_decisive: number;
+    same_among_decisive: number;
+    same_among_decisive_share: number | null;
+  }[];
+};
+
+/** One question's report inside a several-question report: its id and text, then its whole report. */
+export type QuestionReport = { id: string; text: string } & AnalysisReport;
+
 export type AnalysisReport = {
   schema_version: number;
   generated_at: string;
@@ -107,4 +128,12 @@ export type AnalysisReport = {
   /** The paper table (issue 15): per condition, human and LLM-judge win rates, episode evaluation means, deals, leakage; batches only. */
   paper?: PaperSection;
   notes: string[];
+  /**
+   * Issue 16, batches with several questions only (a one-question report has none of these three fields): which question
+   * the top-level fields describe (the first, unless one was asked for), every question's report in page order, and
+   * how often the answers to the questions agree.
+   */
+  question?: { id: string; text: string; index: number };
+  questions?: QuestionReport[];
+  cross_question?: CrossQuestionAgreement | null;
 };

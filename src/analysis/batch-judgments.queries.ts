@@ -7,11 +7,28 @@ import { wordsPerTurn } from './dialogue-metrics.js';
 import { judgePseudonym } from './judge-pseudonym.js';
 import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
 import { parseJsonColumn } from '../db/json-column.js';
+import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID } from '../batches/batch.schema.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 
-/** Only whether ties are declared is read here; the rest of batches.settings is batchSettingsSchema's. */
-const allowTieSchema = z.looseObject({ allowTie: z.unknown() });
+/**
+ * Only the questions and whether ties are declared are read here; the rest of batches.settings is batchSettingsSchema's.
+ * `questions` (issue 16) lists each question with its own tie rule; without it the single `question` is question "natural".
+ */
+const analysisSettingsSchema = z.looseObject({
+  allowTie: z.unknown(),
+  question: z.string().optional(),
+  questions: z
+    .array(z.looseObject({ id: z.string(), text: z.string(), allowTie: z.boolean().optional() }))
+    .min(1)
+    .nullable()
+    .optional(),
+});
 
-export type BatchForAnalysis = { id: number; name: string; judgeSalt: string; tiesAllowed: boolean };
+/** A question of the batch as the analysis names it: its id, its text and whether it allowed ties. */
+export type AnalysisQuestion = { id: string; text: string; tiesAllowed: boolean };
+
+/** `tiesAllowed` is the first question's; `questions` are in page order (the first is the default everywhere). */
+export type BatchForAnalysis = { id: number; name: string; judgeSalt: string; tiesAllowed: boolean; questions: AnalysisQuestion[] };
 
 export function findBatchForAnalysis(db: Db, batchId: number): BatchForAnalysis | null {
   const row = db
@@ -21,12 +38,30 @@ export function findBatchForAnalysis(db: Db, batchId: number): BatchForAnalysis 
     .get({ id: batchId });
   if (!row) return null;
   let tiesAllowed = false;
+  let questions: AnalysisQuestion[] | null = null;
+  let text = DEFAULT_QUESTION;
   try {
-    tiesAllowed = parseJsonColumn(allowTieSchema, row.settings, `batches.settings of batch ${row.id}`).allowTie === true;
+    const settings = parseJsonColumn(analysisSettingsSchema, row.settings, `batches.settings of batch ${row.id}`);
+    tiesAllowed = settings.allowTie === true;
+    text = settings.question ?? DEFAULT_QUESTION;
+    questions = settings.questions?.map((q) => ({ id: q.id, text: q.text, tiesAllowed: q.allowTie === true })) ?? null;
   } catch {
-    // Settings are validated on write; an unreadable value means no ties were declared.
+    // Settings are validated on write; an unreadable value means no ties were declared and the one default question.
   }
-  return { id: row.id, name: row.name, judgeSalt: row.judge_salt, tiesAllowed };
+  if (questions?.[0]) tiesAllowed = questions[0].tiesAllowed;
+  return { id: row.id, name: row.name, judgeSalt: row.judge_salt, tiesAllowed, questions: questions ?? [{ id: DEFAULT_QUESTION_ID, text, tiesAllowed }] };
+}
+
+/** A question id no question of the batch has: a 400 in the console and the API, one line in the CLI. */
+export class UnknownQuestionError extends UserFacingError {}
+
+/** The batch's question with this id (the first question when none is asked); an unknown id names the batch's questions. */
+export function resolveAnalysisQuestion(batch: Pick<BatchForAnalysis, 'id' | 'questions'>, id: string | undefined | null): AnalysisQuestion {
+  const first = batch.questions[0] as AnalysisQuestion;
+  if (id === undefined || id === null || id === '') return first;
+  const found = batch.questions.find((q) => q.id === id);
+  if (found) return found;
+  throw new UnknownQuestionError(`batch ${batch.id} has no question "${id}"; its questions are: ${batch.questions.map((q) => q.id).join(', ')}`);
 }
 
 /** Resolves `--batch` given as a row id, a public id or a name. */
@@ -87,10 +122,13 @@ export type BatchJudgments = {
 };
 
 /**
- * A batch's judgments with the exclusions applied: gold pairs (attention, onboarding), raters excluded by a
- * researcher or screened out, and removed pairs are left out and listed.
+ * A batch's judgments to one question (default the first) with the exclusions applied: gold pairs (attention,
+ * onboarding), raters excluded by a researcher or screened out, and removed pairs are left out and listed. One
+ * question at a time: two questions' rows of one assignment are two answers of the same rater to the same pair, and
+ * mixed they would count that rater twice in every win rate and agreement.
  */
-export function loadBatchJudgments(db: Db, batch: BatchForAnalysis): BatchJudgments {
+export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id): BatchJudgments {
+  const q = { b: batch.id, q: questionId };
   // Raters are named by the export's `judge` pseudonym, so a report and an export of the same batch can be joined.
   const pseudonyms = new Map(
     db
@@ -102,21 +140,21 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis): BatchJudgme
   );
   const name = (raterId: number) => pseudonyms.get(raterId) ?? `rater:${raterId}`;
   const excludedRaters = db
-    .prepare<{ b: number }, { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }>(
+    .prepare<{ b: number; q: string }, { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }>(
       `SELECT r.id, r.excluded, r.status, r.exclusion_reason,
-              (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.is_gold = 0) AS judgments
+              (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.is_gold = 0 AND j.question_id = :q) AS judgments
        FROM raters r WHERE r.batch_id = :b AND (r.excluded = 1 OR r.status = 'screened_out') ORDER BY r.id`,
     )
-    .all({ b: batch.id });
+    .all(q);
   const dropped = db
-    .prepare<{ b: number }, { gold: number; removed: number }>(
+    .prepare<{ b: number; q: string }, { gold: number; removed: number }>(
       `SELECT coalesce(sum(CASE WHEN j.is_gold = 1 OR p.kind <> 'regular' THEN 1 ELSE 0 END), 0) AS gold,
               coalesce(sum(CASE WHEN j.is_gold = 0 AND p.kind = 'regular' AND p.removed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS removed
-       FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.batch_id = :b`,
+       FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.batch_id = :b AND j.question_id = :q`,
     )
-    .get({ b: batch.id }) ?? { gold: 0, removed: 0 };
+    .get(q) ?? { gold: 0, removed: 0 };
   const rows = db
-    .prepare<{ b: number }, JudgmentRow>(
+    .prepare<{ b: number; q: string }, JudgmentRow>(
       `SELECT j.pair_id, j.rater_id, j.winner, j.left_side, j.active_ms, c.condition_a, c.condition_b,
               p.scenario_id, s.category, p.dialogue_a_id, p.dialogue_b_id
        FROM judgments j
@@ -124,11 +162,11 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis): BatchJudgme
        JOIN comparisons c ON c.id = p.comparison_id
        JOIN scenarios s ON s.id = p.scenario_id
        JOIN raters r ON r.id = j.rater_id
-       WHERE j.batch_id = :b AND j.is_gold = 0 AND p.kind = 'regular' AND p.removed_at IS NULL
+       WHERE j.batch_id = :b AND j.question_id = :q AND j.is_gold = 0 AND p.kind = 'regular' AND p.removed_at IS NULL
          AND r.excluded = 0 AND r.status <> 'screened_out'
        ORDER BY j.id`,
     )
-    .all({ b: batch.id });
+    .all(q);
 
   const dialogueRows = db
     .prepare<{ b: number }, { id: number; mode: string; model: string; end_reason: string | null }>(

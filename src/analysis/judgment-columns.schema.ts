@@ -60,6 +60,8 @@ export const JUDGMENT_COLUMNS = {
   active_time_s: measurement('active_time_s'),
   scenario_id: cellText,
   scenario_category: cellText,
+  /** Issue 16: which question of the page the row answers; a file without it has one question. */
+  question_id: cellText,
 };
 
 export type JudgmentColumn = keyof typeof JUDGMENT_COLUMNS;

@@ -15,6 +15,9 @@ export type JudgmentsFile = {
   format: 'simarena export' | 'generic';
   exclusions: AnalysisReport['exclusions'];
   attention: Map<string, { correct: number; answered: number }>;
+  /** The question the table holds (null: the file has no question_id column) and every question in the file, in order of first appearance. */
+  question: string | null;
+  questions: string[];
 };
 
 
@@ -101,7 +104,7 @@ function interner() {
  * left, a_words_per_turn, b_words_per_turn, scenario_id, scenario_category, active_time_s) or simarena's own
  * judgments export as it is (excluded and gold rows dropped and listed). Every problem names its line.
  */
-export async function readJudgmentsFile(path: string, options: { order?: [string, string] } = {}): Promise<JudgmentsFile> {
+export async function readJudgmentsFile(path: string, options: { order?: [string, string]; question?: string } = {}): Promise<JudgmentsFile> {
   const failAt = (line: number, problem: string): never => {
     throw new JudgmentsFileError(`${path} line ${line}: ${problem}`);
   };
@@ -118,6 +121,9 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   const dropped = new Map<string, number>();
   const attention = new Map<string, { correct: number; answered: number }>();
   const TIE_ID = -2;
+  // Issue 16: a file with a question_id column holds one row per question per assignment; one question is read at a
+  // time (the one asked, else the first that appears), since two questions' rows would count each rater twice.
+  const questionsSeen: string[] = [];
 
   // Where each column is, fixed by the header line; each cell is read through its column's schema when needed.
   let positions: Partial<Record<JudgmentColumn, number>> = {};
@@ -154,6 +160,12 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   const onRecord = (record: string[], line: number) => {
     const fail = (problem: string): never => failAt(line, problem);
     const cell = <C extends JudgmentColumn>(column: C) => read(record, column, fail);
+    if (positions.question_id !== undefined) {
+      const question = cell('question_id');
+      if (!question) fail('question_id is empty');
+      if (!questionsSeen.includes(question)) questionsSeen.push(question);
+      if (question !== (options.question ?? questionsSeen[0])) return;
+    }
     const item = cell('item_id');
     const rater = cell('rater_id');
     let label: number;
@@ -247,6 +259,12 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   }
   if (failure !== null) throw toFileError(failure, path);
   if (header === null) failAt(1, 'the file is empty: expected a header line with item_id, rater_id, label');
+  if (options.question !== undefined && !questionsSeen.includes(options.question))
+    throw new JudgmentsFileError(
+      positions.question_id === undefined
+        ? `${path} has no question_id column, so no question "${options.question}" (it holds one question)`
+        : `${path} has no question "${options.question}"; its questions are: ${questionsSeen.join(', ') || '(none)'}`,
+    );
 
   // Without condition columns: a is the condition first in alphabetical order, unless --order says otherwise.
   let fileA = -1;
@@ -331,6 +349,8 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     format,
     exclusions: { raters: [], dropped: [...dropped.entries()].map(([reason, judgments]) => ({ reason, judgments })) },
     attention,
+    question: positions.question_id === undefined ? null : (options.question ?? questionsSeen[0] ?? null),
+    questions: questionsSeen,
   };
 }
 

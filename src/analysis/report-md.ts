@@ -1,6 +1,7 @@
 import type { AnalysisReport } from './analysis-report.js';
 import type { Table } from './report-format.js';
-import { reportTables, sourceLine, summarySentences } from './report-tables.js';
+import { questionHeading, questionSections } from './question-reports.js';
+import { crossQuestionTable, questionTables, type reportTables, sourceLine, summarySentences } from './report-tables.js';
 
 const cell = (v: string | number) => String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -9,13 +10,32 @@ export function markdownTable(table: Table): string {
   return [`| ${table.headers.map(cell).join(' | ')} |`, `|${table.headers.map(() => ' --- ').join('|')}|`, ...table.rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
 }
 
-/** The report as Markdown: every table, the notes, and the exclusions. */
+/** The report as Markdown: every table, the notes, and the exclusions; one section per question when there are several. */
 export function renderAnalysisMarkdown(report: AnalysisReport): string {
   const lines = ['# simarena analysis', '', sourceLine(report), ''];
+  const sections = questionSections(report);
+  if (sections.length === 0) {
+    // One question picked out of several (`--question`): say which.
+    if (report.question) lines.push(`**${questionHeading(report.question)}**`, '');
+    lines.push(...bodyLines(report, '##', questionTables(report, report.question?.index ?? 0)));
+    return lines.join('\n');
+  }
+  lines.push('## Questions', '', ...sections.map((q) => `${q.index + 1}. ${q.id}: ${q.text}`), '');
+  const cross = crossQuestionTable(report);
+  if (cross) lines.push(`## ${cross.title}`, '', cross.note, '', markdownTable(cross.table), '');
+  for (const q of sections) {
+    lines.push(`## ${questionHeading(q)}`, '', sourceLine(q.report), '');
+    lines.push(...bodyLines(q.report, '###', questionTables(q.report, q.index)));
+  }
+  return lines.join('\n');
+}
+
+function bodyLines(report: AnalysisReport, h: string, tables: ReturnType<typeof reportTables>): string[] {
+  const lines: string[] = [];
   const summary = summarySentences(report);
-  if (summary.length > 0) lines.push('## Summary', '', ...summary.map((s) => `- ${s}`), '');
-  for (const { title, note, table } of reportTables(report)) {
-    lines.push(`## ${title}`, '');
+  if (summary.length > 0) lines.push(`${h} Summary`, '', ...summary.map((s) => `- ${s}`), '');
+  for (const { title, note, table } of tables) {
+    lines.push(`${h} ${title}`, '');
     if (note) lines.push(note, '');
     if (table.rows.length === 0) {
       lines.push('(none)', '');
@@ -23,6 +43,6 @@ export function renderAnalysisMarkdown(report: AnalysisReport): string {
     }
     lines.push(markdownTable(table), '');
   }
-  if (report.notes.length > 0) lines.push('## Notes', '', ...report.notes.map((n) => `- ${n}`), '');
-  return lines.join('\n');
+  if (report.notes.length > 0) lines.push(`${h} Notes`, '', ...report.notes.map((n) => `- ${n}`), '');
+  return lines;
 }

@@ -140,6 +140,25 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
   return out;
 }
 
+/** Issue 16: how often one rater's answers to the later questions match their answer to the first; null for one question. */
+export function crossQuestionTable(report: AnalysisReport): { title: string; note: string; table: Table } | null {
+  const cross = report.cross_question;
+  if (!cross) return null;
+  return {
+    title: 'Agreement across questions',
+    note: `For each later question, among the assignments (one rater on one pair) that answered it and the first question (${cross.reference}): how often both answers named the same winner (a tie counts as its own answer), and the same among assignments where neither answer was a tie.`,
+    table: {
+      headers: ['question', 'assignments', 'same winner', 'same winner share', 'both decisive', 'same among decisive', 'share among decisive'],
+      rows: cross.rows.map((r) => [r.question_id, r.assignments, r.same_winner, pct(r.same_winner_share), r.both_decisive, r.same_among_decisive, pct(r.same_among_decisive_share)]),
+    },
+  };
+}
+
+/** The tables of one question's section: rater quality only on the first question (attention checks are answered there). */
+export function questionTables(report: AnalysisReport, index: number): { title: string; note?: string; table: Table }[] {
+  return reportTables(report).filter((t) => index === 0 || t.title !== 'Raters');
+}
+
 export function sourceLine(report: AnalysisReport): string {
   const src = report.source.kind === 'batch' ? `batch ${report.source.batch_id} (${report.source.name})` : `file ${report.source.path}`;
   return `${src}: ${report.n_judgments} judgments, ${report.n_pairs} pairs, ${report.n_raters} raters; seed ${report.settings.seed}, ${report.settings.bootstrap} bootstrap replicates; computed ${report.generated_at}`;

@@ -14,7 +14,7 @@ const flag = z
   .optional()
   .transform((v) => v === '1' || v === 'true');
 
-const QUERY_KEYS = ['format', 'include_excluded', 'include_gold', 'with_provider_ids', 'with_calls', 'majority_only', 'min_margin', 'prompt'] as const;
+const QUERY_KEYS = ['format', 'include_excluded', 'include_gold', 'with_provider_ids', 'with_calls', 'majority_only', 'min_margin', 'prompt', 'question'] as const;
 
 // Strict: a misspelt parameter (`includeExcluded=1`) is a 400 naming it, never an export with the default silently.
 const exportQuerySchema = z.strictObject(
@@ -27,6 +27,13 @@ const exportQuerySchema = z.strictObject(
     majority_only: flag,
     min_margin: z.coerce.number().int().min(1).max(1000).optional(),
     prompt: z.enum(['rater', 'script'], { error: 'prompt must be rater or script' }).optional(),
+    /** Issue 16: a question id of the batch (checked against the batch by the export). */
+    question: z
+      .string()
+      .trim()
+      .max(32)
+      .optional()
+      .transform((v) => (v === '' ? undefined : v)),
   },
   {
     error: (issue) =>
@@ -50,6 +57,7 @@ function exportRequest(req: Request, user: SessionUser) {
     majorityOnly: query.majority_only,
     minMargin: query.min_margin,
     prompt: query.prompt,
+    question: query.question,
   };
   return { batchId, query, input };
 }
@@ -60,6 +68,7 @@ function canonicalQuery(query: ExportQuery): string {
   for (const key of ['include_excluded', 'include_gold', 'with_provider_ids', 'with_calls', 'majority_only'] as const) if (query[key]) params.set(key, '1');
   if (query.min_margin !== undefined) params.set('min_margin', String(query.min_margin));
   if (query.prompt !== undefined) params.set('prompt', query.prompt);
+  if (query.question !== undefined) params.set('question', query.question);
   return params.toString();
 }
 
@@ -102,6 +111,7 @@ export function apiExportRoute(deps: ConsoleDeps): RouteSpec {
             with_calls: query.with_calls,
             majority_only: query.majority_only,
             min_margin: query.min_margin ?? null,
+            ...(query.question === undefined ? {} : { question: query.question }),
           };
           const via = user.via === 'token' ? 'api' : 'console';
           const details = { format: query.format, rows, complete: rows !== null, via, options };

@@ -10,13 +10,20 @@ import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.
 
 const RECORD_OPTIONS = { withProviderIds: false, includeExcluded: true } as const;
 
-const allJudgments = (batchId: number): Scope => ({ batchId, includeExcluded: 1, includeGold: 1 });
+/** `questionId` null: every question's answers, each record naming its `question_id` (issue 16). */
+const allJudgments = (batchId: number, questionId: string | null): Scope => ({ batchId, includeExcluded: 1, includeGold: 1, questionId });
 
-export function countBatchJudgmentsForApi(db: Db, batchId: number): number {
-  return countJudgmentsInScope(db, allJudgments(batchId));
+export function countBatchJudgmentsForApi(db: Db, batchId: number, questionId: string | null = null): number {
+  return countJudgmentsInScope(db, allJudgments(batchId, questionId));
 }
 
-export function listBatchJudgmentsForApi(db: Db, batch: Pick<BatchRow, 'id' | 'judge_salt'>, limit: number, offset: number): JudgmentRecord[] {
+export function listBatchJudgmentsForApi(
+  db: Db,
+  batch: Pick<BatchRow, 'id' | 'judge_salt'>,
+  limit: number,
+  offset: number,
+  questionId: string | null = null,
+): JudgmentRecord[] {
   const ctx = { batch, options: RECORD_OPTIONS };
-  return listJudgmentsPage(db, allJudgments(batch.id), limit, offset).map((row) => judgmentRecord(ctx, row));
+  return listJudgmentsPage(db, allJudgments(batch.id, questionId), limit, offset).map((row) => judgmentRecord(ctx, row));
 }

@@ -7,6 +7,8 @@ import { getBatch } from '../batches/batch.commands.js';
 import { getBatchRow } from '../batches/batch.queries.js';
 import { raterLinks } from '../batches/rater-links.js';
 import { awaitBatchAnalysis } from '../analysis/background-analysis.js';
+import { selectQuestionReport } from '../analysis/question-reports.js';
+import { requestedQuestion } from '../console/analysis-pages.routes.js';
 import { batchProgress, countBatches, listBatchesWithProgress } from '../console/batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from '../console/console-deps.js';
 import { findDialogueDetail, serializeDialogue } from '../console/dialogue-browser.queries.js';
@@ -24,7 +26,7 @@ import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from './api-judgm
 
 const dialogueQuerySchema = z.object({ calls: z.enum(['0', '1', 'true', 'false']).default('1') });
 /** max_age: the oldest result, in seconds, the caller accepts; older (or 0: anything before now) waits for a fresh one. */
-const analysisQuerySchema = z.object({ max_age: z.coerce.number().int().min(0).max(86_400).optional() });
+const analysisQuerySchema = z.object({ max_age: z.coerce.number().int().min(0).max(86_400).optional(), question: z.string().optional() });
 
 function paginated<T>(data: T[], page: { page: number; perPage: number }, total: number) {
   return { data, pagination: { page: page.page, per_page: page.perPage, total, pages: Math.ceil(total / page.perPage) } };
@@ -90,8 +92,10 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
         const row = getBatchRow(db, idParam(req));
         if (!row) throw new HttpError(404, `No batch with id ${req.params.id}.`);
         const page = parsePage(req.query, 500);
-        const data = listBatchJudgmentsForApi(db, row, page.perPage, page.offset);
-        res.json(paginated(data, page, countBatchJudgmentsForApi(db, row.id)));
+        // Every question's judgments (each record names its question_id), or one question's with ?question=ID.
+        const question = requestedQuestion(db, row.id, req.query) ?? null;
+        const data = listBatchJudgmentsForApi(db, row, page.perPage, page.offset, question);
+        res.json(paginated(data, page, countBatchJudgmentsForApi(db, row.id, question)));
       },
     },
     {
@@ -101,6 +105,8 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res) => {
         const { max_age: maxAge } = parseInput(analysisQuerySchema, req.query, 'query');
         const batchId = idParam(req);
+        // ?question=ID: that question's report alone (issue 16); without it the whole report, the first question at the top.
+        const question = requestedQuestion(db, batchId, req.query);
         // The stored result at once (computed in a worker process, refreshed at most every few seconds), its age in headers.
         let served = await awaitBatchAnalysis(db, batchId, { now: clock });
         if (served && maxAge !== undefined && (maxAge === 0 || (served.ageSeconds ?? Infinity) > maxAge)) {
@@ -109,7 +115,7 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
         if (!served) throw new HttpError(404, `No batch with id ${req.params.id}.`);
         if (!served.report || !served.computedAt) throw new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
         res.set({ Age: String(served.ageSeconds ?? 0), 'X-Analysis-Computed-At': served.computedAt, 'X-Analysis-Updating': served.updating ? 'true' : 'false' });
-        res.json(served.report);
+        res.json(question === undefined ? served.report : selectQuestionReport(served.report, question));
       },
     },
     apiExportRoute(deps),

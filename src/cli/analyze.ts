@@ -4,7 +4,8 @@ import { computeBatchAnalysis, getBatchAnalysis } from '../analysis/analysis-cac
 import type { AnalysisReport } from '../analysis/analysis-report.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../analysis/analyze.js';
 import { resolveBatchId } from '../analysis/batch-judgments.queries.js';
-import { readJudgmentsFile } from '../analysis/judgments-file.js';
+import { type JudgmentsFile, readJudgmentsFile } from '../analysis/judgments-file.js';
+import { combineQuestionReports } from '../analysis/question-reports.js';
 import { computePooledAnalysis } from '../analysis/pooled-batches.js';
 import { renderPooledMarkdown } from '../analysis/pooled-report-md.js';
 import { renderAnalysisHtml } from '../analysis/report-html.js';
@@ -22,6 +23,7 @@ type AnalyzeFlags = {
   order?: string;
   target?: string;
   resampleRaters?: boolean;
+  question?: string;
   out?: string;
 };
 
@@ -46,6 +48,7 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
     .option('--order <A,B>', 'for a file without condition_a/condition_b: which condition is a and which is b')
     .option('--target <half-width>', 'target interval half-width for sample-size planning, in points (default 5)')
     .option('--resample-raters', 'also resample raters in the win-rate bootstrap (slower)')
+    .option('--question <id>', 'only this question of a batch (or file) with several questions (default: every question, the first at the top)')
     .option('--out <file>', 'write the report to this file instead of printing it')
     .action(async (flags: AnalyzeFlags) => {
       if ([flags.batch, flags.batches, flags.judgments].filter((f) => f !== undefined).length !== 1)
@@ -68,6 +71,7 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
       }
 
       if (flags.anchor !== undefined && flags.batches === undefined) throw new CliError('--anchor goes with --batches');
+      if (flags.question !== undefined && flags.batches !== undefined) throw new CliError('--question applies to one batch or file; pooled batches use each batch\'s first question');
       if (flags.batches !== undefined) {
         if (format === 'html') throw new CliError('a pooled analysis is printed as json or md');
         if (flags.resampleRaters || flags.target !== undefined) throw new CliError('--resample-raters and --target apply to one batch, not to --batches');
@@ -83,25 +87,32 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
       }
       let report: AnalysisReport | null;
       if (flags.judgments) {
-        const file = await readJudgmentsFile(flags.judgments, { order });
-        report = analyzeJudgments(file.table, {
-          source: { kind: 'file', path: flags.judgments },
-          now: ctx.now(),
-          seed,
-          bootstrap,
-          targetHalfWidth: target,
-          resampleRaters: flags.resampleRaters,
-          tiesAllowed: null,
-          attention: file.attention,
-          exclusions: file.exclusions,
-        });
+        const path = flags.judgments;
+        const analyzeFile = (file: JudgmentsFile) =>
+          analyzeJudgments(file.table, {
+            source: { kind: 'file', path },
+            now: ctx.now(),
+            seed,
+            bootstrap,
+            targetHalfWidth: target,
+            resampleRaters: flags.resampleRaters,
+            tiesAllowed: null,
+            attention: file.attention,
+            exclusions: file.exclusions,
+          });
+        const file = await readJudgmentsFile(path, { order, question: flags.question });
+        // A file with several questions (a question_id column): one report per question, read one question at a time.
+        const files = [file];
+        if (flags.question === undefined) for (const q of file.questions.slice(1)) files.push(await readJudgmentsFile(path, { order, question: q }));
+        report = combineQuestionReports(files.map((f) => ({ id: f.question ?? '', text: f.question ?? '', report: analyzeFile(f), table: f.table })));
+        if (flags.question !== undefined && file.questions.length > 1) report.question = { id: flags.question, text: flags.question, index: file.questions.indexOf(flags.question) };
       } else {
         const db = ctx.db();
         const batchId = resolveBatchId(db, flags.batch as string);
         if (batchId === null) throw new CliError(`no batch "${flags.batch as string}"`);
         report = flags.resampleRaters
-          ? computeBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, resampleRaters: true })
-          : getBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target });
+          ? computeBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, resampleRaters: true, question: flags.question })
+          : getBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, question: flags.question });
         if (!report) throw new CliError(`no batch "${flags.batch as string}"`);
       }
       const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'md' ? renderAnalysisMarkdown(report) : await renderAnalysisHtml(report);

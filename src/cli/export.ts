@@ -14,6 +14,7 @@ type ExportFlags = {
   majorityOnly?: boolean;
   minMargin: string;
   prompt: string;
+  question?: string;
 };
 
 export function registerExport(program: Command, ctx: CliContext): void {
@@ -30,6 +31,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
     .option('--majority-only', 'preferences: only pairs where the chosen dialogue has more than half of the judgments')
     .option('--min-margin <n>', 'preferences: least difference between votes for the chosen and the rejected dialogue', '1')
     .option('--prompt <which>', 'preferences: rater (what raters saw, no secrets) or script (the SCRIPT generation prompt)', 'rater')
+    .option('--question <id>', 'one question of a batch with several: arena, acute, preferences and hf default to the first; judgments and bundle to every question')
     .action(async (flags: ExportFlags) => {
       if (!/^\d+$/.test(flags.minMargin) || Number(flags.minMargin) < 1) throw new CliError('--min-margin must be a whole number of at least 1');
       const db = ctx.db();
@@ -45,6 +47,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
           majorityOnly: flags.majorityOnly === true,
           minMargin: Number(flags.minMargin),
           prompt: flags.prompt as 'rater' | 'script',
+          question: flags.question,
         },
         flags.out,
         { now: ctx.now },

@@ -5,7 +5,7 @@ import { type FileDigest, type FolderSink, writeText } from './folder-sink.js';
 import { csvLine } from './stream-write.js';
 
 export function acuteTables(ctx: ExportContext) {
-  const acc = createAcuteAccumulator(ctx.batch.settings.question);
+  const acc = createAcuteAccumulator(ctx.meta.question?.text ?? ctx.batch.settings.question);
   let pairs = 0;
   for (const row of iteratePairVotes(ctx.db, ctx.scope)) {
     acc.add({ model1: row.condition_a, model2: row.condition_b, wins1: row.votes_a, wins2: row.votes_b, ties: row.votes_tie });

@@ -8,7 +8,7 @@ import { writeAcute } from './acute-export.js';
 import { writeArena } from './arena-export.js';
 import { type BundleAnalysis, writeBundle } from './bundle-export.js';
 import { writeDialogues } from './dialogues-export.js';
-import { type ExportContext, type ExportMeta, ExportError, buildContext, openSnapshot, resolveBatch } from './export-context.js';
+import { type ExportContext, type ExportMeta, ExportError, buildContext, exportQuestion, openSnapshot, resolveBatch } from './export-context.js';
 import {
   ARCHIVE_FORMATS,
   EXPORT_FORMATS,
@@ -70,6 +70,7 @@ export function parseExportOptions(input: unknown): ExportOptions {
 export function checkExport(db: Db, input: unknown): { options: ExportOptions; batch: { id: number; name: string } } {
   const options = parseExportOptions(input);
   const batch = resolveBatch(db, options.batch);
+  exportQuestion(batch, options);
   return { options, batch: { id: batch.id, name: batch.name } };
 }
 
@@ -142,8 +143,8 @@ export function buildExportMeta(db: Db, input: ExportOptionsInput | ExportOption
  * batch's data has not changed). Computed before the export's snapshot is opened: the cache is written on this
  * connection.
  */
-export async function bundleAnalysis(db: Db, batchId: number, now: () => Date): Promise<BundleAnalysis | null> {
-  const report = getBatchAnalysis(db, batchId, { now });
+export async function bundleAnalysis(db: Db, batchId: number, now: () => Date, question?: string): Promise<BundleAnalysis | null> {
+  const report = getBatchAnalysis(db, batchId, { now, question });
   if (!report) return null;
   const html = await renderAnalysisHtml(report);
   return { report: () => report, html: () => html };
@@ -152,7 +153,9 @@ export async function bundleAnalysis(db: Db, batchId: number, now: () => Date): 
 async function withAnalysis(db: Db, options: ExportOptions, deps: ExportDeps): Promise<ExportDeps> {
   if (options.format !== 'bundle' || deps.analysis !== undefined) return deps;
   const batch = resolveBatch(db, options.batch);
-  return { ...deps, analysis: await bundleAnalysis(db, batch.id, deps.now ?? (() => new Date())) };
+  exportQuestion(batch, options);
+  // A bundle of one question (`question` given) carries that question's analysis; otherwise every question's.
+  return { ...deps, analysis: await bundleAnalysis(db, batch.id, deps.now ?? (() => new Date()), options.question) };
 }
 
 /** The sidecar record of a single-file export: provenance plus the number of rows written. */

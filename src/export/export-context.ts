@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { BatchSettings } from '../batches/batch.schema.js';
+import { type BatchSettings, batchQuestions, type Question } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { JsonColumnError } from '../db/json-column.js';
 import type { Db } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
-import type { ExportFormat, ExportOptions } from './export.schema.js';
+import { type ExportFormat, type ExportOptions, ONE_QUESTION_FORMATS } from './export.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 
 /** A request that cannot be served: unknown batch, unwritable path... One line for the CLI, a 4xx for the API. */
@@ -20,6 +20,10 @@ export type ExportMeta = {
   exported_at: string;
   batch: { id: number; public_id: string; name: string; state: string; question_version: number; created_at: string };
   batch_settings: BatchSettings;
+  /** Issue 16: the batch's questions in page order (a batch with the single `question` has one, id "natural"). */
+  questions: Question[];
+  /** The question whose answers the export holds, or null when it holds every question's (rows carry question_id). */
+  question: { id: string; text: string } | null;
   prompt_versions: string[];
   runs: { id: number; name: string; kind: string; model: string | null; prompt_version: string | null }[];
   options: {
@@ -58,8 +62,23 @@ export function resolveBatch(db: Db, batch: string): ExportBatch {
   }
 }
 
+/**
+ * The question an export holds: the one asked for, else the first for the formats of one question, else null (every
+ * question). An id the batch does not have is a 400 naming the batch's questions.
+ */
+export function exportQuestion(batch: ExportBatch, options: Pick<ExportOptions, 'format' | 'question'>): Question | null {
+  const questions = batchQuestions(batch.settings);
+  if (options.question !== undefined) {
+    const found = questions.find((q) => q.id === options.question);
+    if (!found) throw new ExportError(`batch ${batch.id} has no question "${options.question}"; its questions are: ${questions.map((q) => q.id).join(', ')}`);
+    return found;
+  }
+  return ONE_QUESTION_FORMATS.includes(options.format) ? (questions[0] ?? null) : null;
+}
+
 export function buildContext(db: Db, options: ExportOptions, now: Date): ExportContext {
   const batch = resolveBatch(db, options.batch);
+  const question = exportQuestion(batch, options);
   const runs = listBatchRuns(db, batch.id);
   const meta: ExportMeta = {
     simarena_version: simarenaVersion(),
@@ -74,6 +93,8 @@ export function buildContext(db: Db, options: ExportOptions, now: Date): ExportC
       created_at: batch.created_at,
     },
     batch_settings: batch.settings,
+    questions: batchQuestions(batch.settings),
+    question: question ? { id: question.id, text: question.text } : null,
     prompt_versions: listPromptVersions(db, batch.id),
     runs: runs.map((r) => ({ id: r.id, name: r.name, kind: r.kind, model: r.model, prompt_version: r.prompt_version })),
     options: {
@@ -90,7 +111,7 @@ export function buildContext(db: Db, options: ExportOptions, now: Date): ExportC
     db,
     batch,
     options,
-    scope: { batchId: batch.id, includeExcluded: options.includeExcluded ? 1 : 0, includeGold: options.includeGold ? 1 : 0 },
+    scope: { batchId: batch.id, includeExcluded: options.includeExcluded ? 1 : 0, includeGold: options.includeGold ? 1 : 0, questionId: question?.id ?? null },
     meta,
   };
 }

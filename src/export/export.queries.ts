@@ -13,7 +13,12 @@ export function findExportBatch(db: Db, idOrPublicId: string): BatchRow | undefi
   return byId ?? getBatchRowByPublicId(db, idOrPublicId);
 }
 
-export type Scope = { batchId: number; includeExcluded: 0 | 1; includeGold: 0 | 1 };
+/**
+ * `questionId` (issue 16): one question's answers, or null for every question's (each row names its question). Formats
+ * that count votes (arena, acute, preferences, hf) always pass one question: two questions' rows of one assignment
+ * would count that rater twice.
+ */
+export type Scope = { batchId: number; includeExcluded: 0 | 1; includeGold: 0 | 1; questionId: string | null };
 
 /**
  * Why a judgment is left out, or NULL: the rater was screened out, excluded (their reason), or the pair was removed.
@@ -31,6 +36,7 @@ const EXCLUSION_REASON = `CASE
 
 /** Judgments in scope: gold left out unless asked, exclusions applied unless asked not to. Aliases j, p, r. */
 const IN_SCOPE = `j.batch_id = :batchId
+  AND (:questionId IS NULL OR j.question_id = :questionId)
   AND (:includeGold = 1 OR j.is_gold = 0)
   AND (:includeExcluded = 1 OR (${EXCLUSION_REASON}) IS NULL)`;
 
@@ -38,6 +44,8 @@ export type JudgmentExportRow = {
   judgment_id: number;
   batch_id: number;
   pair_id: number;
+  question_id: string;
+  question_index: number;
   pair_kind: 'regular' | 'attention' | 'onboarding';
   scenario_id: string;
   scenario_category: string;
@@ -63,8 +71,11 @@ export type JudgmentExportRow = {
   exclusion_reason: string | null;
 };
 
-/** The judgment row's SELECT over the judgments in scope, in pair then judgment order (a stable order for pages). */
-const JUDGMENTS_IN_SCOPE = `SELECT j.id AS judgment_id, j.batch_id, j.pair_id, p.kind AS pair_kind, p.scenario_id, s.category AS scenario_category,
+/**
+ * The judgment row's SELECT over the judgments in scope, in pair then judgment order (a stable order for pages): an
+ * assignment's rows are written together, first question first, so they stay side by side in page order.
+ */
+const JUDGMENTS_IN_SCOPE = `SELECT j.id AS judgment_id, j.batch_id, j.pair_id, j.question_id, j.question_index, p.kind AS pair_kind, p.scenario_id, s.category AS scenario_category,
          COALESCE(c.condition_a, da.mode || ':' || da.model) AS model_a,
          COALESCE(c.condition_b, db.mode || ':' || db.model) AS model_b,
          p.dialogue_a_id, p.dialogue_b_id, j.left_side, j.winner, j.reason,

@@ -16,6 +16,9 @@ export const EXPORT_FORMATS = [
 ] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/** Formats that hold the answers to one question (their records are votes on a pair); the others hold every question. */
+export const ONE_QUESTION_FORMATS: readonly ExportFormat[] = ['arena', 'acute', 'preferences', 'hf'];
+
 /** Formats written as one archive even on disk. */
 export const ARCHIVE_FORMATS: readonly ExportFormat[] = ['bundle'];
 
@@ -37,6 +40,11 @@ export const exportOptionsSchema = z.strictObject({
   minMargin: z.number().int().min(1).max(1000).default(1),
   /** Preferences: `rater` (default) writes what raters saw as the prompt, `script` the SCRIPT generation prompt. */
   prompt: z.enum(PREFERENCE_PROMPTS, { error: 'must be rater (what raters saw) or script (the SCRIPT generation prompt)' }).default('rater'),
+  /**
+   * Issue 16, a question id of the batch: the formats of one question (arena, acute, preferences, hf) default to the
+   * first question; the judgment formats and the bundle default to every question, each row naming its question_id.
+   */
+  question: z.string().trim().min(1).max(32).optional(),
 });
 export type ExportOptions = z.infer<typeof exportOptionsSchema>;
 export type ExportOptionsInput = z.input<typeof exportOptionsSchema>;

@@ -70,6 +70,7 @@ const cell = (text: string) => line(text).replace(/\|/g, '\\|');
 const JUDGMENT_FIELDS: [string, string][] = [
   ['judgment_id', 'id of the judgment'],
   ['batch_id, pair_id', 'the batch and the pair judged'],
+  ['question_id', 'the question answered (the batch\'s `questions[].id`; `natural` for the single question)'],
   ['scenario_id, scenario_category', 'the scenario (slug) and its category'],
   ['model_a, model_b', 'the two conditions compared, `MODE:model`; model_a is the comparison\'s first condition'],
   ['left', '`a` or `b`: which dialogue was shown on the left'],
@@ -110,6 +111,7 @@ const JUDGMENT_DTYPES: Record<string, 'int64' | 'float64' | 'bool' | 'string'> =
   judgment_id: 'int64',
   batch_id: 'int64',
   pair_id: 'int64',
+  question_id: 'string',
   scenario_id: 'string',
   scenario_category: 'string',
   model_a: 'string',
@@ -173,6 +175,24 @@ function datasetInfoYaml(configs: [string, HfFeature[]][]): string[] {
 
 function fieldTable(fields: [string, string][]): string {
   return ['| field | meaning |', '|---|---|', ...fields.map(([f, m]) => `| ${f} | ${m} |`)].join('\n');
+}
+
+/**
+ * What raters were asked (issue 16): the one question, or every question of the page with the one this dataset holds
+ * named (judgments, preferences and results are that question's; `--question` picks another).
+ */
+function questionLines(ctx: ExportContext): string[] {
+  const protocol = 'Raters saw two dialogues of the same scenario sample side by side, blinded (no mode, model or run shown), with the side of each condition counterbalanced';
+  const questions = ctx.meta.questions;
+  const held = ctx.meta.question ?? questions[0];
+  if (questions.length <= 1 || !held) return [`${protocol}, and answered: "${cell(held?.text ?? ctx.batch.settings.question)}"`];
+  return [
+    `${protocol}, and answered ${questions.length} questions on the same page, each its own judgment:`,
+    '',
+    ...questions.map((q, i) => `${i + 1}. \`${q.id}\`: "${cell(q.text)}"${q.id === held.id ? ' (this dataset)' : ''}`),
+    '',
+    `This dataset holds the answers to question \`${held.id}\` only (judgments, preferences, results); export again with \`--question ID\` for another.`,
+  ];
 }
 
 export function datasetCard(
@@ -243,7 +263,7 @@ export function datasetCard(
     '',
     '## Collection protocol',
     '',
-    `Raters saw two dialogues of the same scenario sample side by side, blinded (no mode, model or run shown), with the side of each condition counterbalanced, and answered: "${cell(s.question)}"`,
+    ...questionLines(ctx),
     '',
     fieldTable([
       ['context shown', s.context],

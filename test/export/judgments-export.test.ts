@@ -30,7 +30,7 @@ describe('judgments export (CSV and JSONL)', () => {
     expect(result.rows).toBe(8);
     expect(rows).toHaveLength(stored.length);
     expect(Object.keys(rows[0] ?? {})).toEqual([
-      'judgment_id', 'batch_id', 'pair_id', 'scenario_id', 'scenario_category', 'model_a', 'model_b', 'left', 'winner', 'reason',
+      'judgment_id', 'batch_id', 'pair_id', 'question_id', 'scenario_id', 'scenario_category', 'model_a', 'model_b', 'left', 'winner', 'reason',
       'judge', 'provider', 'is_gold', 'correct', 'shown_at', 'submitted_at', 'active_time_s', 'question_version', 'excluded',
     ]);
     const byId = new Map(rows.map((r) => [Number(r.judgment_id), r]));
