@@ -19,10 +19,12 @@ const LOWER = {
   rating: ['batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   analysis: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   export: ['analysis', 'rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  // LLM judges of a batch's pairs: read batches and rating's comparison view, call models through generation.
+  evaluation: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   auth: ['audit', 'db', 'web', 'numbers', 'errors'],
-  console: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  api: ['console', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  cli: ['auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  console: ['evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  api: ['console', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  cli: ['evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
 };
 const TOP_FILES = ['app', 'server', 'first-start'];
 const BASE_FILES = { errors: [], numbers: [], db: [], web: ['clock'] };
