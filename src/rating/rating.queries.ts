@@ -282,6 +282,22 @@ export function countReachableRegularPairs(
   // Past the cap, only `atMost - held` open places can change the answer; a negative LIMIT is no limit in SQLite.
   const limit = params.atMost === undefined ? -1 : Math.max(0, Math.floor(params.atMost) - held);
   if (limit === 0) return held;
+  // A rater mid-session usually has enough pairs reserved for them to fill the rest: counting those that are still
+  // open settles it from the rater's few reservations, without reading the batch's open pairs (issue 12).
+  if (limit > 0 && params.raterId !== null) {
+    const reserved =
+      db
+        .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; limit: number }, number>(
+          `SELECT count(*) FROM (
+             SELECT DISTINCT CASE WHEN :allowSame = 1 THEN CAST(p.id AS TEXT) ELSE p.scenario_id || '|' || p.cast_id || '|' || p.sample_index END
+             FROM pair_reservations res CROSS JOIN pairs p ON p.id = res.pair_id
+             WHERE res.rater_id = :raterId AND ${OPEN_REGULAR_PAIR}
+             LIMIT :limit)`,
+        )
+        .pluck()
+        .get({ batchId: params.batchId, raterId, k: params.k, allowSame: params.allowSameSample ? 1 : 0, limit }) ?? 0;
+    if (reserved >= limit) return held + limit;
+  }
   const open =
     db
       .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; limit: number }, number>(
@@ -618,7 +634,11 @@ export function countActiveRatersFromAddress(db: Db, batchId: number, addressHas
   return (
     db
       .prepare<{ batchId: number; addressHash: string; now: string; exceptRaterId: number }, number>(
-        `SELECT count(*) FROM raters r WHERE r.batch_id = :batchId AND r.address_hash = :addressHash AND r.id <> :exceptRaterId
+        // Only raters still in their session can hold anything (finishing releases leases and reservations): the
+        // partial index raters_active_by_address (migration 018) leaves out everyone who finished from that address.
+        `SELECT count(*) FROM raters r INDEXED BY raters_active_by_address
+         WHERE r.batch_id = :batchId AND r.address_hash = :addressHash AND r.id <> :exceptRaterId
+           AND r.status IN ('instructions', 'onboarding', 'rating')
            AND (EXISTS (SELECT 1 FROM assignments a WHERE a.rater_id = r.id AND a.state = 'leased' AND a.expires_at > :now)
              OR EXISTS (SELECT 1 FROM pair_reservations res WHERE res.rater_id = r.id AND res.expires_at > :now))`,
       )
