@@ -39,6 +39,21 @@ export function summarizeCpuProfile(file: string, top = 25): string[] {
   }
   const list = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `  ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
+  // Who calls the heaviest project functions: self time of each, split by its caller.
+  const callers = new Map<string, Map<string, number>>();
+  for (const n of profile.nodes) {
+    const hits = n.hitCount ?? 0;
+    if (hits === 0 || !n.callFrame.url.includes('/src/')) continue;
+    const up = byId.get(parent.get(n.id) ?? -1);
+    const byCaller = callers.get(name(n)) ?? new Map<string, number>();
+    byCaller.set(up ? name(up) : '(root)', (byCaller.get(up ? name(up) : '(root)') ?? 0) + hits);
+    callers.set(name(n), byCaller);
+  }
+  const heaviest = [...self].filter(([k]) => callers.has(k)).sort((a, b) => b[1] - a[1]).slice(0, 5);
+  const callerLines = heaviest.flatMap(([k]) => [
+    `  ${k}`,
+    ...[...(callers.get(k) ?? [])].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([c, v]) => `    ${((100 * v) / total).toFixed(1).padStart(5)}%  from ${c}`),
+  ]);
   return [
     'self time (all code):',
     ...list(self),
@@ -46,5 +61,7 @@ export function summarizeCpuProfile(file: string, top = 25): string[] {
     ...list(inclusive),
     'inclusive time by package (its callees included):',
     ...list(byPackage),
+    'callers of the heaviest project functions:',
+    ...callerLines,
   ];
 }
