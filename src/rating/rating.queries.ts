@@ -221,10 +221,11 @@ export type CandidatePair = { id: number; accepted: number; accepted_left_a: num
  * follows from the sum below it; stated on its own, it lets pairs_by_batch (batch_id, kind, accepted) skip the full
  * pairs, so the scan stays as large as the open part of the batch however many judgments it holds.
  */
+// Live leases and reservations of a pair are read from its counters (p.leased, p.reserved: migration 019).
 const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
   AND p.accepted < :k
-  AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased')
-    + (SELECT count(*) FROM pair_reservations r WHERE r.pair_id = p.id AND r.rater_id <> :raterId) < :k
+  AND p.accepted + p.leased
+    + (p.reserved - EXISTS (SELECT 1 FROM pair_reservations r WHERE r.rater_id = :raterId AND r.pair_id = p.id)) < :k
   AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
   AND (:allowSame = 1 OR NOT EXISTS (
     SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
@@ -246,8 +247,8 @@ export function candidateRegularPairs(
   return db
     .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, CandidatePair & { met_in_gold: number }>(
       `SELECT p.id, p.accepted, p.accepted_left_a,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') AS live,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased' AND a.left_side = 'a') AS live_left_a,
+         p.leased AS live,
+         p.leased_left_a AS live_left_a,
          EXISTS (SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
                  WHERE a.rater_id = :raterId AND q.kind <> 'regular' AND q.scenario_id = p.scenario_id
                    AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index) AS met_in_gold
@@ -543,8 +544,8 @@ export function reservablePairs(db: Db, params: { batchId: number; k: number; al
   return db
     .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, ReservablePair>(
       `SELECT p.id,
-         p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased')
-           + (SELECT count(*) FROM pair_reservations r WHERE r.pair_id = p.id) AS load,
+         p.accepted + p.leased
+           + p.reserved AS load,
          p.scenario_id || '|' || p.cast_id || '|' || p.sample_index AS sample,
          EXISTS (SELECT 1 FROM pairs g WHERE g.batch_id = p.batch_id AND g.kind = 'onboarding' AND g.removed_at IS NULL
            AND g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold
@@ -590,16 +591,16 @@ export function reservedCandidatePairs(db: Db, params: { batchId: number; raterI
   return db
     .prepare<{ batchId: number; raterId: number; k: number }, CandidatePair & { met_in_gold: number }>(
       `SELECT p.id, p.accepted, p.accepted_left_a,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') AS live,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased' AND a.left_side = 'a') AS live_left_a,
+         p.leased AS live,
+         p.leased_left_a AS live_left_a,
          EXISTS (SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
                  WHERE a.rater_id = :raterId AND q.kind <> 'regular' AND q.scenario_id = p.scenario_id
                    AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index) AS met_in_gold
        FROM pair_reservations res CROSS JOIN pairs p ON p.id = res.pair_id
        WHERE res.rater_id = :raterId AND p.batch_id = :batchId AND p.removed_at IS NULL AND p.accepted < :k
          AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
-         AND p.accepted + (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased')
-           + (SELECT count(*) FROM pair_reservations r WHERE r.pair_id = p.id AND r.rater_id <> :raterId) < :k
+         AND p.accepted + p.leased
+           + (p.reserved - EXISTS (SELECT 1 FROM pair_reservations r WHERE r.rater_id = :raterId AND r.pair_id = p.id)) < :k
        ORDER BY p.id`,
     )
     .all(params);
