@@ -77,6 +77,13 @@ function cpuMsOf(pid: number | undefined): number {
 // Servers ------------------------------------------------------------------------------------------------------
 type Server = { origin: string; child: ChildProcess; stop: () => Promise<{ peakRssMb: number }> };
 
+/** The node flags `npm start` gives the server (e.g. its young-generation size), so the bench runs what is deployed. */
+function startScriptFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=\d+$/.test(word));
+}
+const SERVER_FLAGS = startScriptFlags();
+
 async function startServer(script: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, script, ...args], {
     cwd: root,
@@ -323,7 +330,7 @@ for (const stored of levels) {
     console.log(`\nseeded ${stored} stored judgments in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   const skeleton = await measureSkeleton();
-  const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path));
+  const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
   const entry = () => prolificEntry(server.origin, study.publicId);
   const result = await runLoad(server, entry, RATERS, SECONDS, WARMUP);
   byLevel.set(stored, { result, skeleton });
@@ -345,14 +352,14 @@ for (const stored of levels) {
   console.log(`    server peak RSS ${peakRssMb.toFixed(0)} MB${stored === largest ? ' (target < 300 MB)' : ''}`);
   if (stored === largest && !flag('no-trace')) {
     const trace = join(dir, 'sql-trace.json');
-    const traced = await startServer(join(root, 'src/server.ts'), [], { ...serverEnv(path), BENCH_SQL_TRACE: trace }, ['--import', join(here, 'support/sql-trace.ts')]);
+    const traced = await startServer(join(root, 'src/server.ts'), [], { ...serverEnv(path), BENCH_SQL_TRACE: trace }, [...SERVER_FLAGS, '--import', join(here, 'support/sql-trace.ts')]);
     await runLoad(traced, () => prolificEntry(traced.origin, study.publicId), RATERS, Math.min(SECONDS, 8), 1);
     await traced.stop();
     printQueryPlans(path, trace);
   }
   if (stored === largest && flag('profile')) {
     const profDir = join(dir, 'prof');
-    const profiled = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+    const profiled = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), [...SERVER_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profDir}`]);
     await runLoad(profiled, () => prolificEntry(profiled.origin, study.publicId), RATERS, SECONDS, WARMUP);
     await profiled.stop();
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));

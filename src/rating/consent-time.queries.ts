@@ -103,6 +103,6 @@ export function consentTimeOfBatch(db: Db, batchId: number, settings: BatchSetti
  * The time a full session promises now, for the coordinator (console batch page, `batches open`): a rater who goes
  * on to the per-rater cap after the onboarding pairs.
  */
-export function consentTimeOfFullSession(db: Db, batchId: number, settings: BatchSettings): ConsentTime {
-  return consentTimeOfBatch(db, batchId, settings, settings.perRaterCap + (settings.onboarding?.pairs ?? 0));
+export function consentTimeOfFullSession(db: Db, batchId: number, settings: BatchSettings, memo?: WordsMemo): ConsentTime {
+  return consentTimeOfBatch(db, batchId, settings, settings.perRaterCap + (settings.onboarding?.pairs ?? 0), memo);
 }
