@@ -20,6 +20,11 @@ const WORKER_IDLE_MS = 30_000;
 
 export type ServedAnalysis = {
   report: AnalysisReport | null;
+  /**
+   * The same report as stored (JSON), for answers that send it whole: a million judgments' report is 14 MB, and
+   * serializing it again on every request held the raters' requests up (issue 12).
+   */
+  json: string | null;
   computedAt: string | null;
   /** Seconds since the served result was computed, by the injected clock. */
   ageSeconds: number | null;
@@ -27,7 +32,7 @@ export type ServedAnalysis = {
   updating: boolean;
 };
 
-type BatchState = { running: Promise<void> | null; lastStart: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport } | null };
+type BatchState = { running: Promise<void> | null; lastStart: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport; json: string } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -152,12 +157,13 @@ function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
     // A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current)
     // computes it again, as if it had never been computed.
     if (result !== undefined && !report) db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: row.computed_at });
-    state.parsed = report ? { computedAt: row.computed_at, version: row.data_version, report } : null;
-    if (!report) return { report: null, computedAt: null, ageSeconds: null, updating: state.running !== null || state.timer !== null };
+    state.parsed = report && result !== undefined ? { computedAt: row.computed_at, version: row.data_version, report, json: result } : null;
+    if (!report) return { report: null, json: null, computedAt: null, ageSeconds: null, updating: state.running !== null || state.timer !== null };
   }
   const parsed = row ? state.parsed : null;
   return {
     report: parsed?.report ?? null,
+    json: parsed?.json ?? null,
     computedAt: parsed?.computedAt ?? null,
     ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
     updating: state.running !== null || state.timer !== null,
