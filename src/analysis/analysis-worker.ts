@@ -64,7 +64,11 @@ export function runAnalysisJob(job: AnalysisJob): AnalysisJobResult {
       return report ? { id: job.id, kind: 'computed', version, result: JSON.stringify(report) } : { id: job.id, kind: 'missing' };
     })();
     if (outcome.kind !== 'computed' || !job.store) return outcome;
-    storeAnalysis(writerTo(job.path), job.batchId, outcome.version, outcome.result, new Date(job.now));
+    const writer = writerTo(job.path);
+    storeAnalysis(writer, job.batchId, outcome.version, outcome.result, new Date(job.now));
+    // The result's pages go from the write-ahead log into the database file here, in this low-priority process:
+    // otherwise the next rater's answer that crosses the log's checkpoint size copies them on the server's thread.
+    writer.pragma('wal_checkpoint(PASSIVE)');
     return { id: job.id, kind: 'stored' };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };

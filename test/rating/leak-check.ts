@@ -1,6 +1,7 @@
 // Finding leaks in what a rater's browser receives (used by the HTTP and the browser blinding tests).
 import type { Db } from '../../src/db/connection.js';
 import { makeScenario } from '../helpers/factories.js';
+import type { Page } from 'playwright-core';
 import type { Exchange } from './rating-fixtures.js';
 
 const NOW = '2026-01-15T12:00:00.000Z';
@@ -81,3 +82,20 @@ export function leaks(exchanges: Exchange[], forbidden: string[], ids: string[])
   return found;
 }
 
+
+/** Records every response the page receives (redirects without their body), for the leak check; await all at the end. */
+export function recordExchanges(page: Page): Promise<Exchange>[] {
+  const exchanges: Promise<Exchange>[] = [];
+  page.on('response', (res) => {
+    exchanges.push(
+      (async () => ({
+        method: res.request().method(),
+        url: res.url(),
+        status: res.status(),
+        headers: await res.allHeaders(),
+        body: res.status() >= 300 && res.status() < 400 ? '' : await res.text().catch(() => ''),
+      }))(),
+    );
+  });
+  return exchanges;
+}

@@ -1,29 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/connection.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { previewToken, raterToken } from '../../src/rating/rater-token.js';
 import { makeRater } from '../helpers/factories.js';
-import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
-import { formAction, inputValue, raterClient, seedBatch } from './rating-fixtures.js';
+import { TEST_SECRET } from '../helpers/test-app.js';
+import { assignmentOf, count, formAction, inputValue, raterClient, seedBatch, START, testApp } from './rating-fixtures.js';
 
-const START = new Date('2026-03-01T10:00:00.000Z');
-
-function testApp() {
-  let now = START;
-  const built = buildTestApp({ clock: () => now });
-  return { ...built, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
-}
-
-const count = (db: Db, sql: string, params: Record<string, unknown> = {}) => db.prepare(sql).pluck().get(params) as number;
-
-function assignmentOf(db: Db, url: string) {
-  const publicId = decodeURIComponent(/\/c\/([^/?]+)/.exec(url)?.[1] ?? '');
-  return db
-    .prepare<{ publicId: string }, { id: number; pair_id: number; left_side: 'a' | 'b'; rater_id: number; state: string; expected: 'a' | 'b' | null; kind: string }>(
-      `SELECT a.id, a.pair_id, a.left_side, a.rater_id, a.state, p.expected, p.kind FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.public_id = :publicId`,
-    )
-    .get({ publicId });
-}
 
 /** A well-formed Prolific id (24 hexadecimal characters), distinct per n. */
 export const pid = (n: number) => `5f${n.toString(16).padStart(22, '0')}`;

@@ -5,8 +5,8 @@ import { transitionBatch } from '../../src/batches/batch.commands.js';
 import type { Db } from '../../src/db/connection.js';
 import { launchBrowser, pngWidth, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
-import { internalIds, leaks, padInternalIds } from './leak-check.js';
-import { type Exchange, MODEL, seedBatch } from './rating-fixtures.js';
+import { internalIds, leaks, padInternalIds, recordExchanges } from './leak-check.js';
+import { MODEL, seedBatch } from './rating-fixtures.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -192,18 +192,7 @@ describe('blinding in Chromium', () => {
     const { db, seeded, server } = await setUp({ pad: true });
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     const page = await context.newPage();
-    const exchanges: Promise<Exchange>[] = [];
-    page.on('response', (res) => {
-      exchanges.push(
-        (async () => ({
-          method: res.request().method(),
-          url: res.url(),
-          status: res.status(),
-          headers: await res.allHeaders(),
-          body: res.status() >= 300 && res.status() < 400 ? '' : await res.text().catch(() => ''),
-        }))(),
-      );
-    });
+    const exchanges = recordExchanges(page);
     try {
       await page.goto(`${server.url}/r/${seeded.publicId}`);
       await page.getByRole('button', { name: 'I agree, continue' }).click();

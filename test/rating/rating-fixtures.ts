@@ -8,6 +8,7 @@ import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import type { Db } from '../../src/db/connection.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+import { buildTestApp } from '../helpers/test-app.js';
 
 export const MODEL = 'blindcheck-model-7b';
 
@@ -124,4 +125,25 @@ export function raterClient(app: Express, options: { address?: string } = {}) {
     },
   };
   return client;
+}
+
+export const START = new Date('2026-03-01T10:00:00.000Z');
+
+/** A test app on a hand clock that starts at 2026-03-01 10:00 UTC; `advance(ms)` moves it on. */
+export function testApp() {
+  let now = START;
+  const built = buildTestApp({ clock: () => now });
+  return { ...built, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
+}
+
+export const count = (db: Db, sql: string, params: Record<string, unknown> = {}) => db.prepare(sql).pluck().get(params) as number;
+
+/** The assignment (with its pair's gold answer and kind) of a comparison page's URL. */
+export function assignmentOf(db: Db, url: string) {
+  const publicId = decodeURIComponent(/\/c\/([^/?]+)/.exec(url)?.[1] ?? '');
+  return db
+    .prepare<{ publicId: string }, { id: number; pair_id: number; left_side: 'a' | 'b'; rater_id: number; state: string; expected: 'a' | 'b' | null; kind: string }>(
+      `SELECT a.id, a.pair_id, a.left_side, a.rater_id, a.state, p.expected, p.kind FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.public_id = :publicId`,
+    )
+    .get({ publicId });
 }

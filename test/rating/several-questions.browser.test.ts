@@ -5,8 +5,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, pngWidth, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
-import { internalIds, leaks, padInternalIds } from './leak-check.js';
-import { type Exchange, MODEL, seedBatch, TWO_QUESTIONS } from './rating-fixtures.js';
+import { internalIds, leaks, padInternalIds, recordExchanges } from './leak-check.js';
+import { MODEL, seedBatch, TWO_QUESTIONS } from './rating-fixtures.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -142,18 +142,7 @@ describe('several questions in Chromium', () => {
     const { db, seeded, server } = await setUp({ pad: true, questions });
     const context = await browser.newContext(DESKTOP);
     const page = await context.newPage();
-    const exchanges: Promise<Exchange>[] = [];
-    page.on('response', (res) => {
-      exchanges.push(
-        (async () => ({
-          method: res.request().method(),
-          url: res.url(),
-          status: res.status(),
-          headers: await res.allHeaders(),
-          body: res.status() >= 300 && res.status() < 400 ? '' : await res.text().catch(() => ''),
-        }))(),
-      );
-    });
+    const exchanges = recordExchanges(page);
     try {
       await startRating(page, `${server.url}/r/${seeded.publicId}`);
       for (let i = 0; i < 2; i += 1) {

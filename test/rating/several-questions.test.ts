@@ -2,32 +2,13 @@
 // submit, stores one judgment row per question, and counts the comparison once (its first-question row).
 import { describe, expect, it } from 'vitest';
 import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
-import type { Db } from '../../src/db/connection.js';
 import { batchProgress } from '../../src/console/batch-progress.queries.js';
 import { listBatchRaters, listQualityJudgments } from '../../src/console/rater-table.queries.js';
 import { deleteRaterData, setRaterExcluded } from '../../src/rating/rater-admin.js';
 import { previewToken } from '../../src/rating/rater-token.js';
-import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
-import { formAction, inputValue, raterClient, seedBatch, TWO_QUESTIONS } from './rating-fixtures.js';
+import { TEST_SECRET } from '../helpers/test-app.js';
+import { assignmentOf, count, formAction, inputValue, raterClient, seedBatch, START, testApp, TWO_QUESTIONS } from './rating-fixtures.js';
 
-const START = new Date('2026-03-01T10:00:00.000Z');
-
-function testApp() {
-  let now = START;
-  const built = buildTestApp({ clock: () => now });
-  return { ...built, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
-}
-
-const count = (db: Db, sql: string, params: Record<string, unknown> = {}) => db.prepare(sql).pluck().get(params) as number;
-
-function assignmentOf(db: Db, url: string) {
-  const publicId = decodeURIComponent(/\/c\/([^/?]+)/.exec(url)?.[1] ?? '');
-  return db
-    .prepare<{ publicId: string }, { id: number; pair_id: number; left_side: 'a' | 'b'; rater_id: number; expected: 'a' | 'b' | null; kind: string }>(
-      'SELECT a.id, a.pair_id, a.left_side, a.rater_id, p.expected, p.kind FROM assignments a JOIN pairs p ON p.id = a.pair_id WHERE a.public_id = :publicId',
-    )
-    .get({ publicId });
-}
 
 const other = (side: 'left' | 'right') => (side === 'left' ? 'right' : 'left');
 const sideOf = (leftSide: 'a' | 'b', slot: 'a' | 'b') => (leftSide === slot ? 'left' : 'right');
