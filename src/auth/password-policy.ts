@@ -1,4 +1,5 @@
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
+import type * as LanguageCommon from '@zxcvbn-ts/language-common';
 import type { Role } from './user.queries.js';
 
 // Which passwords an account may have (NIST SP 800-63B §5.1.1.2: a minimum length, no composition rules, and a
@@ -9,8 +10,11 @@ export const MAX_LENGTH = 200;
 
 let common: Set<string> | undefined;
 
+// Loaded on the first password check, not with the server: the list takes 6 MB that a running study never needs.
+const requireHere = createRequire(import.meta.url);
+
 function isCommon(candidate: string): boolean {
-  common ??= new Set(dictionary['passwords-common']);
+  common ??= new Set((requireHere('@zxcvbn-ts/language-common') as typeof LanguageCommon).dictionary['passwords-common']);
   return common.has(candidate);
 }
 
