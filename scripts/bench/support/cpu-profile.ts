@@ -39,6 +39,30 @@ export function summarizeCpuProfile(file: string, top = 25): string[] {
   }
   const list = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `  ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
+  // Where the self time goes, by kind of code: SQL (the project's query modules, whose self time includes SQLite's
+  // native work, and better-sqlite3), the rest of the project, each package, Node's own code, and V8's bookkeeping.
+  const kinds = new Map<string, number>();
+  for (const n of profile.nodes) {
+    const hits = n.hitCount ?? 0;
+    if (hits === 0) continue;
+    const url = n.callFrame.url;
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+    const kind =
+      /\.queries\.ts$/.test(url) || pkg === 'better-sqlite3'
+        ? 'SQL (*.queries.ts, better-sqlite3)'
+        : url.includes('/src/')
+          ? 'simarena (other)'
+          : url.includes('/views/')
+            ? 'templates (compiled EJS)'
+            : pkg
+              ? `package ${pkg}`
+              : url.startsWith('node:')
+                ? 'node internals'
+                : n.callFrame.functionName.startsWith('(')
+                  ? n.callFrame.functionName
+                  : 'native / other';
+    kinds.set(kind, (kinds.get(kind) ?? 0) + hits);
+  }
   // Who calls the heaviest project functions: self time of each, split by its caller.
   const callers = new Map<string, Map<string, number>>();
   for (const n of profile.nodes) {
@@ -61,6 +85,8 @@ export function summarizeCpuProfile(file: string, top = 25): string[] {
     ...list(inclusive),
     'inclusive time by package (its callees included):',
     ...list(byPackage),
+    'self time by kind of code:',
+    ...list(kinds),
     'callers of the heaviest project functions:',
     ...callerLines,
   ];
