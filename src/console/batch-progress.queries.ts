@@ -1,5 +1,6 @@
 import type { BatchState } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
+import { medianOfOrdered } from '../numbers/median.js';
 import { wilsonInterval } from '../analysis/wilson.js';
 
 // Read-only SQL for the console's batch pages. Counts come from counters kept in the same transaction as the rows
@@ -91,14 +92,8 @@ function medianActiveMs(db: Db, batchId: number): number | null {
   // n from the batch's counter, the middle values from the index judgments_by_active_time (migrations 006, 013):
   // one time per answered comparison, on its first-question row.
   const where = `j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
-  const n = judgmentCounts(db, batchId).timed;
-  if (n === 0) return null;
-  const middle = db
-    .prepare(`SELECT j.active_ms FROM judgments j WHERE ${where} ORDER BY j.active_ms LIMIT 2 OFFSET :offset`)
-    .pluck()
-    .all({ batchId, offset: Math.floor((n - 1) / 2) }) as number[];
-  const lower = middle[0] as number;
-  return n % 2 === 1 ? lower : (lower + (middle[1] as number)) / 2;
+  const middle = db.prepare<{ batchId: number; offset: number }, number>(`SELECT j.active_ms FROM judgments j WHERE ${where} ORDER BY j.active_ms LIMIT 2 OFFSET :offset`).pluck();
+  return medianOfOrdered(judgmentCounts(db, batchId).timed, (offset) => middle.all({ batchId, offset }));
 }
 
 /**

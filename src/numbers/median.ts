@@ -11,3 +11,13 @@ export function medianOfSorted(sorted: ArrayLike<number>): number | null {
 export function median(values: readonly number[]): number | null {
   return medianOfSorted([...values].sort((a, b) => a - b));
 }
+
+/**
+ * The median of `count` values kept in order elsewhere (an index), read as the one or two middle values from an offset
+ * (`LIMIT 2 OFFSET :offset`): the middle of a million values without reading them all. Null for none.
+ */
+export function medianOfOrdered(count: number, middleFrom: (offset: number) => number[]): number | null {
+  if (count === 0) return null;
+  const [lower = 0, upper = lower] = middleFrom(Math.floor((count - 1) / 2));
+  return count % 2 === 1 ? lower : (lower + upper) / 2;
+}

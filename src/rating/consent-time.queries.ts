@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { medianOfOrdered } from '../numbers/median.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { type ConsentTime, countWords, estimateConsentTime } from './consent-time.js';
 
@@ -12,13 +13,8 @@ import { type ConsentTime, countWords, estimateConsentTime } from './consent-tim
 export function completedRaterMedian(db: Db, batchId: number): { count: number; medianMs: number | null } {
   const where = "batch_id = :batchId AND status = 'completed' AND excluded = 0 AND regular_timed > 0";
   const count = db.prepare<{ batchId: number }, number>(`SELECT count(*) FROM raters WHERE ${where}`).pluck().get({ batchId }) ?? 0;
-  if (count === 0) return { count, medianMs: null };
-  const middle = db
-    .prepare<{ batchId: number; offset: number }, number>(`SELECT regular_active_ms FROM raters WHERE ${where} ORDER BY regular_active_ms LIMIT 2 OFFSET :offset`)
-    .pluck()
-    .all({ batchId, offset: Math.floor((count - 1) / 2) });
-  const lower = middle[0] ?? 0;
-  return { count, medianMs: count % 2 === 1 ? lower : (lower + (middle[1] ?? lower)) / 2 };
+  const middle = db.prepare<{ batchId: number; offset: number }, number>(`SELECT regular_active_ms FROM raters WHERE ${where} ORDER BY regular_active_ms LIMIT 2 OFFSET :offset`).pluck();
+  return { count, medianMs: medianOfOrdered(count, (offset) => middle.all({ batchId, offset })) };
 }
 
 /**
