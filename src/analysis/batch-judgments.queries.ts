@@ -7,7 +7,7 @@ import { wordsPerTurn } from './dialogue-metrics.js';
 import { judgePseudonym } from './judge-pseudonym.js';
 import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID } from '../batches/batch.schema.js';
+import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID, findQuestion } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 
 /**
@@ -59,9 +59,9 @@ export class UnknownQuestionError extends UserFacingError {}
 export function resolveAnalysisQuestion(batch: Pick<BatchForAnalysis, 'id' | 'questions'>, id: string | undefined | null): AnalysisQuestion {
   const first = batch.questions[0] as AnalysisQuestion;
   if (id === undefined || id === null || id === '') return first;
-  const found = batch.questions.find((q) => q.id === id);
-  if (found) return found;
-  throw new UnknownQuestionError(`batch ${batch.id} has no question "${id}"; its questions are: ${batch.questions.map((q) => q.id).join(', ')}`);
+  const found = findQuestion(batch.id, batch.questions, id);
+  if ('problem' in found) throw new UnknownQuestionError(found.problem);
+  return found.question;
 }
 
 /** Resolves `--batch` given as a row id, a public id or a name. */

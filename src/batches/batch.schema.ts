@@ -156,3 +156,12 @@ export function batchQuestions(settings: BatchSettings): Question[] {
     settings.questions ?? [{ id: DEFAULT_QUESTION_ID, text: settings.question, allowTie: settings.allowTie, reason: settings.reason }]
   );
 }
+
+/**
+ * The question with this id among a batch's questions, or why there is none (naming the batch's questions): the analysis
+ * and the exports each refuse an unknown id with their own error, in the same words.
+ */
+export function findQuestion<Q extends { id: string }>(batchId: number, questions: readonly Q[], id: string): { question: Q } | { problem: string } {
+  const question = questions.find((q) => q.id === id);
+  return question ? { question } : { problem: `batch ${batchId} has no question "${id}"; its questions are: ${questions.map((q) => q.id).join(', ')}` };
+}

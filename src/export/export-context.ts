@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { type BatchSettings, batchQuestions, type Question } from '../batches/batch.schema.js';
+import { type BatchSettings, batchQuestions, findQuestion, type Question } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { JsonColumnError } from '../db/json-column.js';
 import type { Db } from '../db/connection.js';
@@ -69,9 +69,9 @@ export function resolveBatch(db: Db, batch: string): ExportBatch {
 export function exportQuestion(batch: ExportBatch, options: Pick<ExportOptions, 'format' | 'question'>): Question | null {
   const questions = batchQuestions(batch.settings);
   if (options.question !== undefined) {
-    const found = questions.find((q) => q.id === options.question);
-    if (!found) throw new ExportError(`batch ${batch.id} has no question "${options.question}"; its questions are: ${questions.map((q) => q.id).join(', ')}`);
-    return found;
+    const found = findQuestion(batch.id, questions, options.question);
+    if ('problem' in found) throw new ExportError(found.problem);
+    return found.question;
   }
   return ONE_QUESTION_FORMATS.includes(options.format) ? (questions[0] ?? null) : null;
 }
