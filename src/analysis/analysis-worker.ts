@@ -28,25 +28,18 @@ if (process.send) {
 }
 
 const connections = new Map<string, Db>();
-const writers = new Map<string, Db>();
 
-/** The one connection that writes results, opened on first use (a job that finds nothing new never opens it). */
-function writerTo(path: string): Db {
-  let db = writers.get(path);
+/**
+ * This process's connections to a database file, opened on first use: one read-only for computing, one for storing
+ * results (a job that finds nothing new never opens it).
+ */
+function connectionTo(path: string, access: 'read' | 'write' = 'read'): Db {
+  const key = `${access}:${path}`;
+  let db = connections.get(key);
   if (!db) {
-    db = cacheStatements(new Database(path, { fileMustExist: true }));
+    db = cacheStatements(new Database(path, { readonly: access === 'read', fileMustExist: true }));
     db.pragma('busy_timeout = 5000');
-    writers.set(path, db);
-  }
-  return db;
-}
-
-function connectionTo(path: string): Db {
-  let db = connections.get(path);
-  if (!db) {
-    db = cacheStatements(new Database(path, { readonly: true, fileMustExist: true }));
-    db.pragma('busy_timeout = 5000');
-    connections.set(path, db);
+    connections.set(key, db);
   }
   return db;
 }
@@ -64,7 +57,7 @@ export function runAnalysisJob(job: AnalysisJob): AnalysisJobResult {
       return report ? { id: job.id, kind: 'computed', version, result: JSON.stringify(report) } : { id: job.id, kind: 'missing' };
     })();
     if (outcome.kind !== 'computed' || !job.store) return outcome;
-    const writer = writerTo(job.path);
+    const writer = connectionTo(job.path, 'write');
     storeAnalysis(writer, job.batchId, outcome.version, outcome.result, new Date(job.now));
     // The result's pages go from the write-ahead log into the database file here, in this low-priority process:
     // otherwise the next rater's answer that crosses the log's checkpoint size copies them on the server's thread.
