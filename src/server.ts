@@ -16,6 +16,7 @@ import { markInterruptedRuns } from './generation/run.queries.js';
 import { probeWrite, quickCheck } from './web/storage-health.js';
 import { pruneExpiredSessions } from './web/session-store.js';
 import { forgetOldLoginFailures } from './auth/login-throttle.js';
+import { startBackgroundCheckpoints } from './db/background-checkpoint.js';
 
 function fail(message: string): never {
   process.stderr.write(`simarena: ${message}\n`);
@@ -75,6 +76,16 @@ setInterval(pruneStale, 3_600_000).unref();
 const interrupted = markInterruptedRuns(db, systemClock(), { atStart: true });
 if (interrupted.length > 0) logger.warn({ runs: interrupted }, 'generation runs left running by a stopped process are now interrupted (resume them)');
 
+// The log's checkpoints run in a thread of their own, never on a rater's request (src/db/background-checkpoint.ts).
+const checkpoints = db.memory
+  ? null
+  : await startBackgroundCheckpoints(db, { onError: (message) => logger.warn({ problem: message }, 'background checkpoints failed; the server checkpoints on its own commits again') }).catch(
+      (error: Error) => {
+        logger.warn({ err: error }, 'could not start background checkpoints; the server checkpoints on its own commits');
+        return null;
+      },
+    );
+
 const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
 const app = createApp({ db, config, logger, sessionSecret, clock: systemClock });
 
@@ -116,7 +127,7 @@ function shutdown(signal: string): void {
   const runs = app.locals.runSupervisor as RunSupervisor;
   const evaluations = app.locals.evaluationSupervisor as EvaluationSupervisor;
   server.close(() => {
-    void Promise.all([runs.pauseAll(), evaluations.pauseAll()]).finally(() => {
+    void Promise.all([runs.pauseAll(), evaluations.pauseAll(), checkpoints?.stop()]).finally(() => {
       db.close();
       process.stdout.write('simarena stopped\n');
       process.exit(0);

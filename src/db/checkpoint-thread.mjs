@@ -1,0 +1,46 @@
+// The thread of src/db/background-checkpoint.ts: its own connection to the database file copies the write-ahead log
+// into the file (PASSIVE: never waits for, nor blocks, a reader or a writer) every `intervalMs`, and on 'stop'.
+// Plain JavaScript, so that it runs under any loader the server was started with.
+import Database from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { path, intervalMs } = workerData;
+const reasonOf = (error) => (error instanceof Error && error.message ? error.message : String(error?.code ?? error));
+let db;
+try {
+  db = new Database(path, { fileMustExist: true });
+} catch (error) {
+  // SQLite's errors lose their message on the way out of a thread: it is sent as text.
+  parentPort?.postMessage({ kind: 'failed', message: `cannot open ${path}: ${reasonOf(error)}` });
+  process.exit(1);
+}
+// This connection never writes; it must not checkpoint on its own schedule either.
+db.pragma('wal_autocheckpoint = 0');
+db.pragma('busy_timeout = 0');
+
+// PASSIVE copies what it can without waiting for anyone; under a steady stream of commits that never leaves the log
+// wholly copied at the moment a writer starts, and only then does SQLite start the log over, so it would grow without
+// end. RESTART then copies the few frames committed meanwhile and lets the next writer start the log over; with no
+// busy wait it never blocks: a writer or an old reader (an analysis) just makes it a PASSIVE one, to be tried again.
+function checkpoint() {
+  const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
+  if (passive.log === 0) return passive;
+  const [restart] = db.pragma('wal_checkpoint(RESTART)');
+  return restart;
+}
+
+const timer = setInterval(() => {
+  try {
+    checkpoint();
+  } catch (error) {
+    parentPort?.postMessage({ kind: 'error', message: reasonOf(error) });
+  }
+}, intervalMs);
+
+parentPort?.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  db.close();
+  parentPort?.close();
+});
+parentPort?.postMessage({ kind: 'ready', first: checkpoint() });
