@@ -11,7 +11,7 @@
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
 // node --cpu-prof, summarised. --analysis-at N: the analysis phase at N stored judgments instead of the largest. The load client is this process; each server is a child process (2 cores shared).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,12 +67,27 @@ function peakRssOf(pid: number | undefined): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** What a process's resident memory is made of now (anonymous: heaps; file: code and mapped files; shmem: SQLite's -shm), MB. */
+function rssPartsOf(pid: number | undefined): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const part = (name: string) => (Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024).toFixed(0);
+  return `anonymous ${part('RssAnon')} MB, file ${part('RssFile')} MB, shared memory ${part('RssShmem')} MB`;
+}
+
 /** CPU time (ms) a process has used so far, from /proc (clock ticks of 10 ms). */
 function cpuMsOf(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+const walBytes = (dbPath: string) => {
+  try {
+    return statSync(`${dbPath}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
 
 // Servers ------------------------------------------------------------------------------------------------------
 type Server = { origin: string; child: ChildProcess; stop: () => Promise<{ peakRssMb: number }> };
@@ -270,14 +285,14 @@ function analysisOpener(origin: string, study: BenchStudy, log: string[]) {
 }
 
 // Query plans ------------------------------------------------------------------------------------------------------
-function printQueryPlans(dbPath: string, traceFile: string, top = 10): void {
+function printQueryPlans(dbPath: string, traceFile: string, judgments: number, top = Number(option('trace-top', '12'))): void {
   type Entry = { sql: string; calls: number; ms: number };
   const entries = (JSON.parse(readFileSync(traceFile, 'utf8')) as Entry[]).sort((a, b) => b.ms - a.ms).slice(0, top);
   const db = openDatabase(dbPath);
   const total = entries.reduce((s, e) => s + e.ms, 0);
-  console.log(`hot SQL (top ${top} by time in SQLite during the trace run; ${ms(total)} in these):`);
+  console.log(`hot SQL (top ${top} by time in SQLite during the trace run of ${judgments} judgments; ${ms(total)} in these):`);
   for (const e of entries) {
-    console.log(`  ${e.calls} calls, ${ms(e.ms)} total, ${(e.ms / e.calls).toFixed(3)} ms each: ${e.sql.replace(/\s+/g, ' ').slice(0, 220)}`);
+    console.log(`  ${(e.calls / judgments).toFixed(2)} calls/judgment, ${((1000 * e.ms) / judgments).toFixed(0)} µs/judgment, ${(e.ms / e.calls).toFixed(3)} ms each: ${e.sql.replace(/\s+/g, ' ').slice(0, 220)}`);
     try {
       const names = [...new Set([...e.sql.matchAll(/[:@$]([A-Za-z_]\w*)/g)].map((m) => m[1] as string))];
       const positional = (e.sql.match(/\?/g) ?? []).length;
@@ -335,7 +350,7 @@ for (const stored of levels) {
   const result = await runLoad(server, entry, RATERS, SECONDS, WARMUP);
   byLevel.set(stored, { result, skeleton });
   printLoad(`simarena, ${stored === 0 ? 'fresh study' : `${stored} judgments stored`}`, result, skeleton);
-  console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB`);
+  console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB; resident now: ${rssPartsOf(server.child.pid)}; write-ahead log ${(walBytes(path) / 1e6).toFixed(1)} MB`);
   if (stored === (ANALYSIS_AT >= 0 ? ANALYSIS_AT : largest) && !flag('no-analysis')) {
     const log: string[] = [];
     const withAnalysis = await runLoad(server, entry, RATERS, SECONDS, WARMUP, analysisOpener(server.origin, study, log));
@@ -353,9 +368,9 @@ for (const stored of levels) {
   if (stored === largest && !flag('no-trace')) {
     const trace = join(dir, 'sql-trace.json');
     const traced = await startServer(join(root, 'src/server.ts'), [], { ...serverEnv(path), BENCH_SQL_TRACE: trace }, [...SERVER_FLAGS, '--import', join(here, 'support/sql-trace.ts')]);
-    await runLoad(traced, () => prolificEntry(traced.origin, study.publicId), RATERS, Math.min(SECONDS, 8), 1);
+    const tracedLoad = await runLoad(traced, () => prolificEntry(traced.origin, study.publicId), RATERS, Math.min(SECONDS, 8), 0);
     await traced.stop();
-    printQueryPlans(path, trace);
+    printQueryPlans(path, trace, tracedLoad.judgments);
   }
   if (stored === largest && flag('profile')) {
     const profDir = join(dir, 'prof');

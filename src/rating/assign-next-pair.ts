@@ -4,7 +4,7 @@ import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Db } from '../db/connection.js';
 import { newPublicId } from '../web/ids.js';
 import { attentionChecksDue } from './attention-schedule.js';
-import { unviewedHoldUntil } from './rater-pool.js';
+import { activeHoldUntil, unviewedHoldUntil } from './rater-pool.js';
 import {
   type AssignmentRow,
   type CandidatePair,
@@ -27,7 +27,12 @@ import {
   setRaterStatus,
 } from './rating.queries.js';
 
-export type AssignDeps = { now: Date; random: () => number };
+/**
+ * `redirecting`: the lease is made by an answer whose response redirects the browser straight to its page, so it is
+ * leased as viewed, for the full lease time (the page then writes nothing). Otherwise (consent, a reload, GET /next)
+ * it is a short hold until its page is served.
+ */
+export type AssignDeps = { now: Date; random: () => number; redirecting?: boolean };
 
 export type AssignOutcome =
   | { kind: 'assigned'; assignment: AssignmentRow; resumed: boolean }
@@ -60,6 +65,7 @@ function pickLeastFilled(candidates: CandidatePair[], random: () => number): Can
 }
 
 function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number, pair: CandidatePair, deps: AssignDeps): AssignmentRow {
+  const viewed = deps.redirecting === true;
   const id = insertAssignment(db, {
     publicId: newPublicId(),
     batchId,
@@ -68,7 +74,8 @@ function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number
     leftSide: chooseLeftSide(pair, deps.random),
     leasedAt: deps.now.toISOString(),
     // Short until its page is served (markAssignmentViewed): a lease nobody looks at cannot hold a place for long.
-    expiresAt: unviewedHoldUntil(deps.now, settings.leaseMinutes).toISOString(),
+    expiresAt: (viewed ? activeHoldUntil : unviewedHoldUntil)(deps.now, settings.leaseMinutes).toISOString(),
+    viewedAt: viewed ? deps.now.toISOString() : null,
   });
   const row = getAssignment(db, id);
   if (!row) throw new Error('assignment vanished inside its own transaction');

@@ -4,6 +4,7 @@ import { listTurns } from '../generation/dialogue.queries.js';
 import { type RaterTurn, renderTurnsForRater } from '../generation/render-turns.js';
 import { getCast, getCharacter, getScenario, type CharacterRow } from '../scenarios/scenario.queries.js';
 import { markupAsPlainText } from '../scenarios/goal-markup.js';
+import { createTtlMemo } from './ttl-memo.js';
 
 export type CharacterView = {
   name: string;
@@ -90,4 +91,17 @@ export function buildComparisonView(
     left: turnsOf(leftId),
     right: turnsOf(rightId),
   };
+}
+
+type ViewPair = Parameters<typeof buildComparisonView>[1];
+
+/**
+ * Comparison views remembered for 30 s: a batch's pairs are shown again and again, and building a view reads six rows
+ * and both dialogues' turns (issue 12). Dialogues never change once generated; an edit of a scenario or character
+ * reaches raters' pages within the 30 s.
+ */
+export function createComparisonViewMemo(db: Db, options: { ttlMs?: number; now?: () => number } = {}) {
+  const memo = createTtlMemo<ComparisonView>({ ttlMs: options.ttlMs ?? 30_000, max: 2_000, now: options.now });
+  return (pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): ComparisonView =>
+    memo(`${pair.dialogue_a_id}|${pair.dialogue_b_id}|${pair.scenario_id}|${pair.cast_id}|${leftSide}|${context}`, () => buildComparisonView(db, pair, leftSide, context));
 }

@@ -3,8 +3,7 @@ import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { describeIssues } from '../web/validate.js';
-import { assignNextPair } from './assign-next-pair.js';
-import { buildComparisonView } from './comparison-view.js';
+import { type AssignOutcome, assignNextPair } from './assign-next-pair.js';
 import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
@@ -61,7 +60,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
    * the next comparison page, so an answered comparison costs two requests, not three (issue 12); GET /next is the
    * same step for every other way in (a reload, a return, a notice).
    */
-  function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false): void {
+  function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): void {
     // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
     const page = (show: () => void) => (answering ? res.redirect(303, withToken(`${base(b)}/next`, rater)) : show());
     if (b.state !== 'open') {
@@ -72,7 +71,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       res.redirect(303, withToken(`${base(b)}/hit-done`, rater));
       return;
     }
-    const outcome = assignNextPair(db, rater.id, { now: clock(), random });
+    const outcome = assigned ?? assignNextPair(db, rater.id, { now: clock(), random, redirecting: answering });
     if (outcome.kind === 'assigned') {
       res.redirect(303, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
       return;
@@ -143,7 +142,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       reportUrl: withToken(`${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`, rater),
       k,
       n,
-      view: buildComparisonView(db, pair, assignment.left_side, settings.context),
+      view: pages.comparisonView(pair, assignment.left_side, settings.context),
       questions: buildQuestionViews(settings),
       reasonMax: REASON_MAX,
       leaseMinutes: settings.leaseMinutes,
@@ -210,12 +209,27 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
-    const outcome = recordJudgment(
-      db,
-      rater.id,
-      { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later },
-      clock(),
-    );
+    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later };
+    // The answer and the rater's next lease in one IMMEDIATE transaction: one commit per answered comparison, not
+    // two (issue 12). The next lease is taken only where goToNext would take it; should taking it fail, the answer is
+    // kept (the lease was a savepoint of its own) and GET /next tries again.
+    let next: AssignOutcome | null = null;
+    let nextFailed = false;
+    let answered: RaterRow | undefined;
+    const outcome = db
+      .transaction(() => {
+        const recorded = recordJudgment(db, rater.id, input, clock());
+        if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
+        answered = getRaterByPublicId(db, rater.public_id);
+        if (!answered || pages.stepOf(answered) !== 'next' || b.state !== 'open' || isHitDone(batchOf(res).settings, answered)) return recorded;
+        try {
+          next = assignNextPair(db, answered.id, { now: clock(), random, redirecting: true });
+        } catch {
+          nextFailed = true;
+        }
+        return recorded;
+      })
+      .immediate();
     if (outcome.kind === 'closed') {
       completeRater(db, rater, 'closed', clock());
       res.redirect(303, withToken(`${base(b)}/done`, rater));
@@ -228,14 +242,19 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
     }
-    const after = getRaterByPublicId(db, rater.public_id) ?? rater;
+    // The rater as the answer left them (read inside the transaction when it stored or was a duplicate).
+    const after = answered ?? getRaterByPublicId(db, rater.public_id) ?? rater;
     if (pages.redirectUnlessAt(res, b, after, 'next')) return;
     // A late answer that was not needed is thanked on the way (GET /next carries the notice to whatever comes next).
     if (outcome.kind === 'full') {
       res.redirect(303, `${withToken(`${base(b)}/next`, after)}&notice=full`);
       return;
     }
-    goToNext(res, b, batchOf(res).settings, after, null, true);
+    if (nextFailed) {
+      res.redirect(303, withToken(`${base(b)}/next`, after));
+      return;
+    }
+    goToNext(res, b, batchOf(res).settings, after, null, true, next);
   });
 
   // Content reports ------------------------------------------------------------------------

@@ -4,8 +4,9 @@ import { batchQuestions, type BatchSettings, type ProviderKind } from '../batche
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { onboardingSize } from './assign-next-pair.js';
 import { plannedComparisons } from './attention-schedule.js';
+import { createComparisonViewMemo } from './comparison-view.js';
+import { createTtlMemo } from './ttl-memo.js';
 import { consentTimeOfBatch, createWordsMemo } from './consent-time.queries.js';
 import { createMarkdown } from './markdown.js';
 import { touchRaterHolds } from './rater-flow.js';
@@ -55,6 +56,12 @@ export function createRaterPages(deps: RaterPagesDeps) {
   const { db, sessionSecret: secret, clock } = deps;
   const markdown = createMarkdown();
   const wordsMemo = createWordsMemo();
+  const nowMs = () => clock().getTime();
+  const comparisonView = createComparisonViewMemo(db, { now: nowMs });
+  // A batch's practice and attention pairs, counted for every page's "k of n": they change only when a researcher
+  // edits the batch, which a page may then show up to 5 s late (issue 12: two counts of the batch's pairs a page).
+  const goldMemo = createTtlMemo<number>({ ttlMs: 5_000, max: 200, now: nowMs });
+  const goldPairs = (batchId: number, kind: 'onboarding' | 'attention') => goldMemo(`${batchId}|${kind}`, () => countGoldPairs(db, batchId, kind));
 
   const base = (b: BatchRow) => `/r/${encodeURIComponent(b.public_id)}`;
   const withToken = (path: string, rater: RaterRow) => `${path}?rt=${encodeURIComponent(raterToken(secret, rater.public_id))}`;
@@ -128,10 +135,10 @@ export function createRaterPages(deps: RaterPagesDeps) {
       promise?.count ??
       countReachableRegularPairs(db, { batchId: b.id, raterId: rater?.id ?? null, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample, atMost: cap });
     const planned = plannedComparisons({
-      onboarding: onboardingSize(db, b.id),
+      onboarding: goldPairs(b.id, 'onboarding'),
       perRaterCap: cap,
       regularReachable: reachable,
-      attention: settings.attentionChecks ? { rate: settings.attentionChecks.rate, pairs: countGoldPairs(db, b.id, 'attention') } : null,
+      attention: settings.attentionChecks ? { rate: settings.attentionChecks.rate, pairs: goldPairs(b.id, 'attention') } : null,
       // Attention checks fall at a phase of the rater's own id, so the count before consent uses the id they will have.
       raterPublicId: rater?.public_id ?? promise?.raterPublicId ?? 'preview',
     });
@@ -194,6 +201,7 @@ export function createRaterPages(deps: RaterPagesDeps) {
     notOpen,
     studyFull,
     markdown,
+    comparisonView,
     deps,
   };
 }

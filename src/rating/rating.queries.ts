@@ -161,9 +161,11 @@ export type AssignmentRow = {
   state: 'leased' | 'answered' | 'expired' | 'void';
   leased_at: string;
   expires_at: string;
+  /** When its page was first served (or, leased by an answer that redirects to it, when it was leased); null before. */
+  viewed_at: string | null;
 };
 
-const ASSIGNMENT_COLUMNS = 'id, public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at';
+const ASSIGNMENT_COLUMNS = 'id, public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at, viewed_at';
 
 export function getAssignmentByPublicId(db: Db, publicId: string): AssignmentRow | undefined {
   return db
@@ -193,13 +195,13 @@ export function liveLeaseOf(db: Db, raterId: number): AssignmentRow | undefined 
 
 export function insertAssignment(
   db: Db,
-  a: { publicId: string; batchId: number; pairId: number; raterId: number; leftSide: 'a' | 'b'; leasedAt: string; expiresAt: string },
+  a: { publicId: string; batchId: number; pairId: number; raterId: number; leftSide: 'a' | 'b'; leasedAt: string; expiresAt: string; viewedAt: string | null },
 ): number {
   return Number(
     db
       .prepare(
-        `INSERT INTO assignments (public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at)
-         VALUES (:publicId, :batchId, :pairId, :raterId, :leftSide, 'leased', :leasedAt, :expiresAt)`,
+        `INSERT INTO assignments (public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at, viewed_at)
+         VALUES (:publicId, :batchId, :pairId, :raterId, :leftSide, 'leased', :leasedAt, :expiresAt, :viewedAt)`,
       )
       .run(a).lastInsertRowid,
   );
@@ -640,12 +642,13 @@ export function getRaterAddressHash(db: Db, raterId: number): string | null {
   return db.prepare<{ raterId: number }, string | null>('SELECT address_hash FROM raters WHERE id = :raterId').pluck().get({ raterId }) ?? null;
 }
 
-/** The first time a lease's page is served, its short unviewed hold becomes the batch's full lease time. */
 /**
  * Serving a lease's page turns its short hold into the full lease time, once; returns when the lease now ends (what
- * the page shows), without reading the row again.
+ * the page shows), without reading the row again. A lease already viewed (or leased by the answer that redirects to
+ * its page) writes nothing: the comparison page is then a read-only request.
  */
 export function markAssignmentViewed(db: Db, assignment: AssignmentRow, now: Date, leaseMinutes: number): string {
+  if (assignment.viewed_at !== null || assignment.state !== 'leased') return assignment.expires_at;
   const expiresAt = new Date(now.getTime() + leaseMinutes * 60_000).toISOString();
   const changed = db
     .prepare(
