@@ -1,5 +1,5 @@
 // The thread of src/db/background-checkpoint.ts: its own connection to the database file copies the write-ahead log
-// into the file (PASSIVE: never waits for, nor blocks, a reader or a writer) every `intervalMs`, and on 'stop'.
+// into the file every `intervalMs`, never waiting for a reader or a writer (see checkpoint() below), until 'stop'.
 // Plain JavaScript, so that it runs under any loader the server was started with.
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
