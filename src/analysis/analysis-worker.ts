@@ -2,20 +2,30 @@
 // database file, so a large analysis never runs on the server's request thread nor grows the server's memory (issue 12:
 // 1M judgments take about a gigabyte while they are analysed). It stores each result itself and tells the server only
 // that it did: a report of a million judgments is 14 MB of JSON, which carried through the server (message, copy,
-// store) raised its peak memory by about 100 MB.
+// store) raised its peak memory by about 100 MB. A pooled analysis (several batches, the console's pooled page) is
+// computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
+// status, for the server to raise again.
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { cacheStatements, type Db } from '../db/connection.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
+import { computePooledAnalysis } from './pooled-batches.js';
 
 /** `store`: the job writes its result to analysis_cache itself (the worker); otherwise it returns it (in process). */
-export type AnalysisJob = { id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string; store: boolean };
+export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string; store: boolean };
+/** Several batches pooled (src/analysis/pooled-batches.ts); the report comes back as JSON, never stored. */
+export type PooledAnalysisJob = { kind: 'pooled'; id: number; path: string; batchIds: number[]; seed: number; bootstrap: number; now: string };
+export type AnalysisJob = BatchAnalysisJob | PooledAnalysisJob;
 export type AnalysisJobResult =
   | { id: number; kind: 'unchanged' }
   | { id: number; kind: 'stored' }
   | { id: number; kind: 'computed'; version: string; result: string }
   | { id: number; kind: 'missing' }
+  | { id: number; kind: 'pooled'; result: string }
+  /** A UserFacingError of the computation (PooledBatchesError: fewer than two batches, an unknown one): the person's message. */
+  | { id: number; kind: 'refused'; name: string; message: string; status: number; code: string }
   | { id: number; kind: 'failed'; message: string };
 
 // The analysis process yields the CPU to the server (2 cores shared with the raters' requests): a long analysis slows
@@ -54,8 +64,24 @@ function connectionTo(path: string, access: 'read' | 'write' = 'read'): Db {
   return db;
 }
 
-/** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
 export function runAnalysisJob(job: AnalysisJob): AnalysisJobResult {
+  return job.kind === 'pooled' ? runPooledJob(job) : runBatchJob(job);
+}
+
+/** Pools the batches in one read transaction (one snapshot of all of them) and returns the report as JSON. */
+function runPooledJob(job: PooledAnalysisJob): AnalysisJobResult {
+  try {
+    const db = connectionTo(job.path);
+    const report = db.transaction(() => computePooledAnalysis(db, job.batchIds, { seed: job.seed, bootstrap: job.bootstrap, now: new Date(job.now) }))();
+    return { id: job.id, kind: 'pooled', result: JSON.stringify(report) };
+  } catch (error) {
+    if (error instanceof UserFacingError) return { id: job.id, kind: 'refused', name: error.constructor.name, message: error.message, status: error.status, code: error.code };
+    return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
+function runBatchJob(job: BatchAnalysisJob): AnalysisJobResult {
   try {
     const db = connectionTo(job.path);
     const outcome = db.transaction((): AnalysisJobResult => {

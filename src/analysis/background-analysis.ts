@@ -1,11 +1,14 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { readStoredReport, storeAnalysis } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
-import { type AnalysisJob, type AnalysisJobResult, runAnalysisJob } from './analysis-worker.js';
+import { type AnalysisJob, type AnalysisJobResult, type BatchAnalysisJob, runAnalysisJob } from './analysis-worker.js';
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
+import type { PooledReport } from './pooled-analysis.js';
+import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
 
 // Pages and the API serve a batch's analysis from `analysis_cache` and have it refreshed in a worker process, so a large
 // analysis (seconds and about a gigabyte at 1M judgments) never stalls raters' requests nor grows the server (issue 12). While judgments arrive the stored result
@@ -30,9 +33,11 @@ export type ServedAnalysis = {
   ageSeconds: number | null;
   /** A newer result is being computed (or checked for) right now, or is scheduled. */
   updating: boolean;
+  /** Set by awaitBatchAnalysis when the refresh it waited for failed: `report`, if any, is an older one. */
+  refreshFailed?: true;
 };
 
-type BatchState = { running: Promise<void> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport; json: string } | null };
+type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport; json: string } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -41,6 +46,8 @@ type HandleState = {
   waiting: Map<number, (result: AnalysisJobResult) => void>;
   nextId: number;
   batches: Map<number, BatchState>;
+  /** Pooled analyses sent to the worker and not answered yet. */
+  pooledRunning: number;
 };
 
 const handles = new WeakMap<Db, HandleState>();
@@ -48,7 +55,7 @@ const handles = new WeakMap<Db, HandleState>();
 function handleState(db: Db): HandleState {
   let state = handles.get(db);
   if (!state) {
-    state = { worker: null, hold: () => undefined, idle: null, waiting: new Map(), nextId: 1, batches: new Map() };
+    state = { worker: null, hold: () => undefined, idle: null, waiting: new Map(), nextId: 1, batches: new Map(), pooledRunning: 0 };
     handles.set(db, state);
   }
   return state;
@@ -100,21 +107,29 @@ function workerOf(handle: HandleState): ChildProcess {
   return worker;
 }
 
-/** Runs one job in the worker; a database that is not a file (`:memory:`) cannot be shared, so it runs in process. */
-function runJob(db: Db, job: Omit<AnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
+/** A database that is not a file (`:memory:`) cannot be shared with the worker: its jobs run in process. */
+const sharedWithWorker = (db: Db) => !db.memory && Boolean(db.name);
+
+/** Sends one job (numbered here) to the worker; resolves with its answer. */
+function sendJob(db: Db, job: (id: number) => AnalysisJob): Promise<AnalysisJobResult> {
   const handle = handleState(db);
   const id = handle.nextId++;
-  if (db.memory || !db.name) return Promise.resolve(runAnalysisJob({ ...job, id, path: db.name, store: false }));
   return new Promise((resolve) => {
     handle.waiting.set(id, resolve);
     const worker = workerOf(handle);
     handle.hold();
-    worker.send({ ...job, id, path: db.name, store: true } satisfies AnalysisJob);
+    worker.send(job(id));
   });
 }
 
-/** Starts a check-and-recompute of the batch in the worker now; resolves when its result is stored. */
-function startRefresh(db: Db, batchId: number, now: () => Date): Promise<void> {
+/** Runs one batch's analysis job in the worker, or in process for a database the worker cannot open. */
+function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
+  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }));
+  return sendJob(db, (id) => ({ ...job, id, path: db.name, store: true }));
+}
+
+/** Starts a check-and-recompute of the batch in the worker now; resolves when its result is stored, with its outcome. */
+function startRefresh(db: Db, batchId: number, now: () => Date): Promise<AnalysisJobResult['kind']> {
   const state = batchState(db, batchId);
   if (state.running) return state.running;
   if (state.timer) clearTimeout(state.timer);
@@ -127,6 +142,7 @@ function startRefresh(db: Db, batchId: number, now: () => Date): Promise<void> {
     // The handle may have been closed meanwhile (shutdown, end of a test): then the result has nowhere to go.
     if (result.kind === 'computed' && db.open) storeAnalysis(db, batchId, result.version, result.result, now());
     if (result.kind === 'failed') process.emitWarning(`analysis of batch ${batchId} failed: ${result.message}`);
+    return result.kind;
   });
   state.running = running;
   return running;
@@ -198,11 +214,46 @@ export async function awaitBatchAnalysis(db: Db, batchId: number, options: Serve
   const state = batchState(db, batchId);
   // A refresh that started before this request may have read older data: wait for it, then run one of our own.
   if (state.running) await state.running;
-  if (options.fresh || !readStored(db, batchId, options.now).report) await startRefresh(db, batchId, options.now);
-  return db.open ? readStored(db, batchId, options.now) : null;
+  const outcome = options.fresh || !readStored(db, batchId, options.now).report ? await startRefresh(db, batchId, options.now) : null;
+  if (!db.open) return null;
+  const stored = readStored(db, batchId, options.now);
+  return outcome === 'failed' ? { ...stored, refreshFailed: true } : stored;
 }
 
 /** Whether a refresh of the batch's analysis is running now (for tests and the benchmark). */
 export function analysisRunning(db: Db, batchId: number): boolean {
   return handles.get(db)?.batches.get(batchId)?.running != null;
+}
+
+export type PooledOptions = { now: Date; bootstrap: number; seed?: number };
+
+/**
+ * The pooled analysis of several batches (the console's pooled page), computed in the worker process: it reads every
+ * judgment of every batch, which at a million judgments held the request thread for seconds and took a gigabyte. The
+ * event loop serves other requests meanwhile. A refusal (fewer than two batches, an unknown one) is the
+ * PooledBatchesError computePooledAnalysis throws, with its message and status. In process for `:memory:`.
+ */
+export async function awaitPooledAnalysis(db: Db, batchIds: number[], options: PooledOptions): Promise<PooledReport> {
+  const settings = { seed: options.seed ?? DEFAULT_SEED, bootstrap: options.bootstrap };
+  if (!sharedWithWorker(db)) return computePooledAnalysis(db, batchIds, { ...settings, now: options.now });
+  const handle = handleState(db);
+  handle.pooledRunning++;
+  let result: AnalysisJobResult;
+  try {
+    result = await sendJob(db, (id) => ({ kind: 'pooled', id, path: db.name, batchIds, ...settings, now: options.now.toISOString() }));
+  } finally {
+    handle.pooledRunning--;
+  }
+  if (result.kind === 'pooled') return JSON.parse(result.result) as PooledReport;
+  if (result.kind === 'refused') {
+    // Pooling's own refusal is raised again as itself; another feature's (damaged stored data...) keeps its message and status.
+    if (result.name === PooledBatchesError.name) throw new PooledBatchesError(result.message, result.status, result.code);
+    throw new UserFacingError(result.message, result.status, result.code);
+  }
+  throw new Error(`pooled analysis of batches ${batchIds.join(', ')} failed: ${result.kind === 'failed' ? result.message : `unexpected answer ${result.kind}`}`);
+}
+
+/** Whether a pooled analysis is being computed in the worker now (for tests). */
+export function pooledAnalysisRunning(db: Db): boolean {
+  return (handles.get(db)?.pooledRunning ?? 0) > 0;
 }

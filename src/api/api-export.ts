@@ -5,7 +5,7 @@ import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
 import type { ConsoleDeps } from '../console/console-deps.js';
 import { idParam } from '../console/console-deps.js';
-import { buildExportMeta, EXPORT_FORMATS, ExportError, exportFilename, writeExport } from '../export/export-batch.js';
+import { analysisInWorker, buildExportMeta, EXPORT_FORMATS, ExportError, exportFilename, writeExport } from '../export/export-batch.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 
@@ -97,8 +97,8 @@ export function apiExportRoute(deps: ConsoleDeps): RouteSpec {
       let rows: number | null = null;
       try {
         // writeExport checks the options and the batch itself before writing a byte, so a batch deleted meanwhile
-        // is a 404 here; it also computes the bundle's analysis (src/export/export-batch.ts bundleAnalysis).
-        rows = (await writeExport(db, input, res, { now: clock })).rows;
+        // is a 404 here; the bundle's analysis is computed in the analysis worker, off this request thread (issue 12).
+        rows = (await writeExport(db, input, res, { now: clock, analysisOf: analysisInWorker(db, clock) })).rows;
       } catch (error) {
         throw withoutDownloadHeaders(error, res);
       } finally {

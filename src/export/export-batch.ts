@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { getBatchAnalysis } from '../analysis/analysis-cache.js';
+import type { AnalysisReport } from '../analysis/analysis-report.js';
+import { awaitBatchAnalysis } from '../analysis/background-analysis.js';
+import { selectQuestionReport } from '../analysis/question-reports.js';
 import { renderAnalysisHtml } from '../analysis/report-html.js';
 import type { Db } from '../db/connection.js';
 import { writeAcute } from './acute-export.js';
@@ -30,8 +33,17 @@ import { endStream } from './stream-write.js';
 export { EXPORT_FORMATS, ExportError, exportOptionsSchema };
 export type { ExportFormat, ExportMeta, ExportOptions, ExportOptionsInput };
 
-/** `analysis`: what the bundle adds as analysis.json and report.html; left out, it is computed; null: none. */
-export type ExportDeps = { now?: () => Date; analysis?: BundleAnalysis | null };
+/**
+ * A batch's analysis report of the data as of now (one question's with `question`, an id already checked against the
+ * batch); null when there is no such batch. Chosen by the caller: see analysisInProcess and analysisInWorker.
+ */
+export type AnalysisOf = (batchId: number, question: string | undefined) => Promise<AnalysisReport | null>;
+
+/**
+ * `analysis`: what the bundle adds as analysis.json and report.html; left out, it is computed by `analysisOf` (in
+ * process when that is left out too); null: none.
+ */
+export type ExportDeps = { now?: () => Date; analysis?: BundleAnalysis | null; analysisOf?: AnalysisOf };
 export type ExportResult = { format: ExportFormat; rows: number; meta: ExportMeta; files?: FileDigest[] };
 
 type FileWriter = (ctx: ExportContext, out: NodeJS.WritableStream) => Promise<number>;
@@ -139,12 +151,34 @@ export function buildExportMeta(db: Db, input: ExportOptionsInput | ExportOption
 }
 
 /**
- * The analysis report and its HTML page for the bundle, from the analysis module (served from its cache when the
- * batch's data has not changed). Computed before the export's snapshot is opened: the cache is written on this
- * connection.
+ * The analysis computed on the caller's thread (served from analysis_cache when the batch's data has not changed):
+ * for the CLI, which has no requests to keep answering.
  */
-export async function bundleAnalysis(db: Db, batchId: number, now: () => Date, question?: string): Promise<BundleAnalysis | null> {
-  const report = getBatchAnalysis(db, batchId, { now, question });
+export function analysisInProcess(db: Db, now: () => Date): AnalysisOf {
+  return async (batchId, question) => getBatchAnalysis(db, batchId, { now, question });
+}
+
+/**
+ * The analysis computed in the analysis worker process (src/analysis/background-analysis.ts), for exports the server
+ * runs: a million judgments' analysis would hold its request thread for seconds (issue 12). `fresh`: the worker checks
+ * the stored result's data version and recomputes unless it is current, so the bundle carries the analysis of the data
+ * as of the export's start, as getBatchAnalysis gives it in process.
+ */
+export function analysisInWorker(db: Db, now: () => Date): AnalysisOf {
+  return async (batchId, question) => {
+    const served = await awaitBatchAnalysis(db, batchId, { now, fresh: true });
+    if (!served) return null;
+    if (!served.report || served.refreshFailed) throw new ExportError('The analysis for the bundle could not be computed just now; try again in a moment.', 503);
+    return question === undefined ? served.report : selectQuestionReport(served.report, question);
+  };
+}
+
+/**
+ * The analysis report and its HTML page for the bundle, from `analysisOf` (in process when left out). Computed before
+ * the export's snapshot is opened: the cache is written on this connection (in process) or by the worker.
+ */
+export async function bundleAnalysis(db: Db, batchId: number, now: () => Date, question?: string, analysisOf: AnalysisOf = analysisInProcess(db, now)): Promise<BundleAnalysis | null> {
+  const report = await analysisOf(batchId, question);
   if (!report) return null;
   const html = await renderAnalysisHtml(report);
   return { report: () => report, html: () => html };
@@ -154,8 +188,9 @@ async function withAnalysis(db: Db, options: ExportOptions, deps: ExportDeps): P
   if (options.format !== 'bundle' || deps.analysis !== undefined) return deps;
   const batch = resolveBatch(db, options.batch);
   exportQuestion(batch, options);
-  // A bundle of one question (`question` given) carries that question's analysis; otherwise every question's.
-  return { ...deps, analysis: await bundleAnalysis(db, batch.id, deps.now ?? (() => new Date()), options.question) };
+  // A bundle of one question (`question` given, checked against the batch just above) carries that question's
+  // analysis; otherwise every question's.
+  return { ...deps, analysis: await bundleAnalysis(db, batch.id, deps.now ?? (() => new Date()), options.question, deps.analysisOf) };
 }
 
 /** The sidecar record of a single-file export: provenance plus the number of rows written. */
