@@ -255,7 +255,8 @@ async function consoleBrowser(origin: string, agent: http.Agent): Promise<Browse
 async function timeConsolePages(origin: string, study: BenchStudy): Promise<void> {
   const agent = createAgent(2);
   const browser = await consoleBrowser(origin, agent);
-  for (const path of ['/console/batches', `/console/batches/${study.batchId}`, `/console/batches/${study.batchId}/progress.json`, `/console/batches/${study.batchId}/analysis`]) {
+  const batch = `/console/batches/${study.batchId}`;
+  for (const path of ['/console/batches', batch, `${batch}/progress.json`, `${batch}/analysis`, `${batch}/raters`, `${batch}/participants`, `${batch}/edit`]) {
     const times: number[] = [];
     let status = 0;
     for (let i = 0; i < 5; i++) {
