@@ -153,6 +153,8 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
        FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.batch_id = :b AND j.question_id = :q`,
     )
     .get(q) ?? { gold: 0, removed: 0 };
+  // Streamed into the column builder below, never held as a million row objects: that was most of the analysis
+  // worker's gigabyte at 1M judgments, and the garbage collection it cost slowed the server beside it (issue 12).
   const rows = db
     .prepare<{ b: number; q: string }, JudgmentRow>(
       `SELECT j.pair_id, j.rater_id, j.winner, j.left_side, j.active_ms, c.condition_a, c.condition_b,
@@ -166,7 +168,7 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
          AND r.excluded = 0 AND r.status <> 'screened_out'
        ORDER BY j.id`,
     )
-    .all(q);
+    .iterate(q);
 
   const dialogueRows = db
     .prepare<{ b: number }, { id: number; mode: string; model: string; end_reason: string | null }>(
@@ -176,6 +178,9 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
        ORDER BY d.id`,
     )
     .all({ b: batch.id });
+  const dialogues = new Map<number, DialogueForMetrics>(
+    dialogueRows.map((d) => [d.id, { mode: d.mode, model: d.model, endReason: d.end_reason, turns: [] }]),
+  );
   const turnRows = db
     .prepare<{ b: number }, { dialogue_id: number; speaker: number; action: string; text: string }>(
       `SELECT t.dialogue_id, t.speaker, t.action, t.text FROM turns t
@@ -183,10 +188,7 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
                                UNION SELECT dialogue_b_id FROM pairs WHERE batch_id = :b AND kind = 'regular')
        ORDER BY t.dialogue_id, t.idx`,
     )
-    .all({ b: batch.id });
-  const dialogues = new Map<number, DialogueForMetrics>(
-    dialogueRows.map((d) => [d.id, { mode: d.mode, model: d.model, endReason: d.end_reason, turns: [] }]),
-  );
+    .iterate({ b: batch.id });
   for (const t of turnRows) dialogues.get(t.dialogue_id)?.turns.push({ speaker: t.speaker, action: t.action, text: t.text });
   const wpt = new Map<number, number>([...dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)]));
 
