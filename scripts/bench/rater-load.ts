@@ -269,6 +269,30 @@ async function timeConsolePages(origin: string, study: BenchStudy): Promise<void
   agent.destroy();
 }
 
+/** The whole-batch bundle (judgments, dialogues, analysis HTML) exported through the API once, as a researcher would. */
+async function timeBundleExport(origin: string, study: BenchStudy, server: Server): Promise<void> {
+  const agent = createAgent(2);
+  const browser = createBrowser(origin, agent);
+  // Meanwhile /healthz every 50 ms: its slowest answer is how long the export held the server's event loop at most.
+  let exporting = true;
+  const pings: number[] = [];
+  const pinger = (async () => {
+    const probe = createBrowser(origin, agent);
+    while (exporting) {
+      pings.push((await probe.request('GET', '/healthz')).ms);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const reply = await browser.request('GET', `/api/batches/${study.batchId}/export?format=bundle`, undefined, { authorization: `Bearer ${study.apiToken}` });
+  exporting = false;
+  await pinger;
+  console.log(
+    `    API export of the whole bundle: status ${reply.status}, ${(Buffer.byteLength(reply.body) / 1e6).toFixed(1)} MB (about) in ${ms(reply.ms)}; ` +
+      `/healthz meanwhile p50 ${ms(quantile(pings, 0.5))}, slowest ${ms(Math.max(...pings))}; server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB`,
+  );
+  agent.destroy();
+}
+
 /** A researcher opening the batch's analysis (JSON API) every second while the raters work. */
 function analysisOpener(origin: string, study: BenchStudy, log: string[]) {
   return async (until: number) => {
@@ -361,6 +385,7 @@ for (const stored of levels) {
     for (const line of log.slice(0, 12)) console.log(`    analysis: ${line}`);
     if (log.length > 12) console.log(`    analysis: … ${log.length - 12} more`);
     await timeConsolePages(server.origin, study);
+    await timeBundleExport(server.origin, study, server);
     const children = readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     for (const pid of children) console.log(`    analysis worker process ${pid}: peak RSS ${peakRssOf(Number(pid)).toFixed(0)} MB`);
   }
