@@ -6,7 +6,7 @@ import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, se
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { requireBatchView } from './batch-pages.routes.js';
-import { batchProgress } from './batch-progress.queries.js';
+import { batchMedianSeconds } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parsePage } from './pagination.js';
@@ -21,6 +21,7 @@ import {
   listBatchRatersPage,
   listContentReports,
   listQualityDependentRaters,
+  listRaterIdentities,
   type ParticipantRater,
 } from './rater-table.queries.js';
 
@@ -56,26 +57,24 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   const qualityContext = (batch: BatchView, served: ServedAnalysis | null) => ({
     figures: lookup.figures(served?.report ?? null),
     removed: countJudgmentsOnRemovedPairs(db, batch.id),
-    medianSeconds: batchProgress(db, batch.id, clock())?.median_seconds ?? null,
+    medianSeconds: batchMedianSeconds(db, batch.id),
     threshold: batch.settings.onboarding?.threshold ?? null,
-    judge: lookup.judgeNamer(batch.id),
+    judges: lookup.judgeNames(batch.id),
   });
   type QualityContext = ReturnType<typeof qualityContext>;
   /** A rater with their pseudonym, stored figures (when the analysis holds them), flags and quality state. */
-  const participantOf = (
-    r: Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id' | 'excluded' | 'status' | 'regular_judgments' | 'attention_failures' | 'onboarding_correct' | 'onboarding_answered'>,
-    q: QualityContext,
-  ) => {
-    const judge = q.judge(r);
+  const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext) => {
+    const judge = q.judges.of(r);
     const figures: StoredRaterQuality | undefined = q.figures.get(judge);
     const quality = qualityStateOf(r, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
-    const flags = qualityFlags(figures && { raterId: r.id, ...figures }, q.medianSeconds, {
+    const flags = qualityFlags(figures, q.medianSeconds, {
       attentionFailures: r.attention_failures,
       onboardingCorrect: r.onboarding_correct,
       onboardingAnswered: r.onboarding_answered,
       onboardingThreshold: q.threshold,
     });
-    return { judge, figures, quality, flags };
+    // An object literal, not spreads: the payment CSV makes one per participant (50,000 in the benchmark's batch).
+    return { rater: r, judge, figures, quality, flags };
   };
   /**
    * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
@@ -84,9 +83,19 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   const decisionCounts = (batch: BatchView, q: QualityContext): Record<Decision, number> => {
     const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
     const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
-    for (const r of listQualityDependentRaters(db, batch.id, q.threshold)) {
-      const rater = { ...r, excluded: 0, status: 'completed', exclusion_reason: null, attention_failures: 0, onboarding_correct: 0, onboarding_answered: 0 };
-      counts[decideParticipant({ rater, ...participantOf(rater, q) }).decision] += 1;
+    const raters = listQualityDependentRaters(db, batch.id, q.threshold);
+    // Pseudonyms are computed once per rater (an HMAC each), so only raters not seen before are read and named here.
+    const unnamed = raters.filter((r) => q.judges.known(r.id) === undefined).map((r) => r.id);
+    if (unnamed.length > 0) for (const r of listRaterIdentities(db, unnamed)) q.judges.of(r);
+    // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
+    // checks passed (the query keeps only those), so the flags left are the figures' own.
+    const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
+    for (const r of raters) {
+      const judge = q.judges.known(r.id);
+      const figures = judge === undefined ? undefined : q.figures.get(judge);
+      const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
+      const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
+      counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
     }
     return counts;
   };
@@ -118,15 +127,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const q = qualityContext(batch, served);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
           const p = participantOf(r, q);
-          return {
-            rater: r,
-            judge: p.judge,
-            includeRefusal: r.excluded === 1 ? inclusionRefusal(r) : null,
-            quality: p.figures,
-            qualityState: p.quality,
-            outcome: outcomeOf(r.status),
-            flags: p.flags,
-          };
+          return { ...p, quality: p.figures, qualityState: p.quality, includeRefusal: r.excluded === 1 ? inclusionRefusal(r) : null, outcome: outcomeOf(r.status) };
         });
         renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served) });
       },
@@ -156,7 +157,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const served = serveBatchAnalysis(db, batch.id, { now: clock });
         const q = qualityContext(batch, served);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
-          const p: ParticipantRow = { rater: r, ...participantOf(r, q) };
+          const p = participantOf(r, q);
           return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
         });
         const counts = decisionCounts(batch, q);
@@ -178,7 +179,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         if (!served.report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
         const q = qualityContext(batch, served);
         const participants = function* (): Generator<ParticipantRow> {
-          for (const r of iterateParticipants(db, batch.id)) yield { rater: r, ...participantOf(r, q) };
+          for (const r of iterateParticipants(db, batch.id)) yield participantOf(r, q);
         };
         const csv = participantsCsv(participants(), query.form, query.amount);
         res.type('text/csv; charset=utf-8');

@@ -52,19 +52,24 @@ export function createRaterQualityLookup(db: Db) {
       if (!figures) byReport.set(report, (figures = qualityByJudge(report)));
       return figures;
     },
-    /** The `judge` pseudonym of each rater of the batch, as the exports and the analysis name them (issue 10). */
-    judgeNamer(batchId: number): (r: Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>) => string {
+    /** The `judge` pseudonyms of the batch's raters, as the exports and the analysis name them (issue 10). */
+    judgeNames(batchId: number) {
       const salt = getBatchRow(db, batchId)?.judge_salt ?? '';
       let known = judges.get(batchId);
       if (!known || known.salt !== salt) judges.set(batchId, (known = { salt, names: new Map() }));
       const names = known.names;
-      return (r) => {
-        let name = names.get(r.id);
-        if (name === undefined) {
-          name = judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id });
-          names.set(r.id, name);
-        }
-        return name;
+      return {
+        /** The rater's pseudonym, computed on first use. */
+        of(r: Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>): string {
+          let name = names.get(r.id);
+          if (name === undefined) {
+            name = judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id });
+            names.set(r.id, name);
+          }
+          return name;
+        },
+        /** The pseudonym if already computed. */
+        known: (raterId: number): string | undefined => names.get(raterId),
       };
     },
     /** Forgets a deleted rater's pseudonym. */
