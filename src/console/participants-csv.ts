@@ -83,9 +83,10 @@ export type ParticipantForm = (typeof PARTICIPANT_FORMS)[number];
  * The participant lists as a study owner needs them. `approve`, `review`, `reject`, `pending`: one participant id per line
  * (`approve` is pasted into Prolific's bulk approve). `bonus`: `participant_id,amount` lines without a header, as
  * Prolific's bulk bonus payment takes them, for the approve list only. `full`: every participant with their `judge`
- * pseudonym, outcome, decision and why, time and check results.
+ * pseudonym, outcome, decision and why, time and check results. A long list is written in parts: `header: false` for
+ * every part of `full` after the first.
  */
-export function participantsCsv(participants: Iterable<ParticipantRow>, form: ParticipantForm, bonusAmount?: string): string {
+export function participantsCsv(participants: Iterable<ParticipantRow>, form: ParticipantForm, bonusAmount?: string, options: { header?: boolean } = {}): string {
   // Plain literals, no spreads: one per participant of the batch (50,000 in the benchmark's batch).
   const decided = Array.from(participants, (p) => {
     const d = decideParticipant(p);
@@ -119,7 +120,7 @@ export function participantsCsv(participants: Iterable<ParticipantRow>, form: Pa
     })),
     {
       cast: { string: neutraliseCsvCell },
-      header: true,
+      header: options.header ?? true,
       columns: [
         'participant_id',
         'judge',

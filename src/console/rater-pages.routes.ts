@@ -10,16 +10,16 @@ import { batchMedianSeconds } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parsePage } from './pagination.js';
-import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, type ParticipantRow, participantsCsv } from './participants-csv.js';
+import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
 import { createRaterQualityLookup, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
 import {
   countBatchRaters,
   countDecisionsBeforeQuality,
   countJudgmentsOnRemovedPairs,
-  iterateParticipants,
   listBatchRatersPage,
   listContentReports,
+  listParticipantsAfter,
   listQualityDependentRaters,
   listRaterIdentities,
   type ParticipantRater,
@@ -39,6 +39,10 @@ const reportsQuerySchema = z.object({ batch: z.coerce.number().int().min(1).opti
 
 /** Raters per page on the raters and participants pages. */
 const RATERS_PER_PAGE = 100;
+/** Participants per part of the payment CSV. */
+const CSV_PART = 2_000;
+/** Raters named (HMAC) per part before other requests are answered. */
+const NAMING_PART = 2_000;
 
 /** What the page says about the stored analysis its quality figures come from. */
 function analysisNote(served: ServedAnalysis | null) {
@@ -80,13 +84,18 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
    * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
    * included, no failed check) decided by decideParticipant from the stored figures, one small row per such rater.
    */
-  const decisionCounts = (batch: BatchView, q: QualityContext): Record<Decision, number> => {
+  const decisionCounts = async (batch: BatchView, q: QualityContext): Promise<Record<Decision, number>> => {
     const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
     const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
     const raters = listQualityDependentRaters(db, batch.id, q.threshold);
-    // Pseudonyms are computed once per rater (an HMAC each), so only raters not seen before are read and named here.
-    const unnamed = raters.filter((r) => q.judges.known(r.id) === undefined).map((r) => r.id);
-    if (unnamed.length > 0) for (const r of listRaterIdentities(db, unnamed)) q.judges.of(r);
+    // Pseudonyms are computed once per rater (an HMAC each), so only raters not seen before are read and named here,
+    // in parts with other requests answered between them (the first visit of a 50,000-rater batch names them all).
+    const unnamedIds = raters.filter((r) => q.judges.known(r.id) === undefined).map((r) => r.id);
+    const unnamed = unnamedIds.length > 0 ? listRaterIdentities(db, unnamedIds) : [];
+    for (let i = 0; i < unnamed.length; i += NAMING_PART) {
+      for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
     // checks passed (the query keeps only those), so the flags left are the figures' own.
     const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
@@ -151,16 +160,16 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       method: 'get',
       path: '/batches/:id/participants',
       access: 'admin',
-      handler: (req, res) => {
+      handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const served = serveBatchAnalysis(db, batch.id, { now: clock });
         const q = qualityContext(batch, served);
+        const counts = await decisionCounts(batch, q);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
           const p = participantOf(r, q);
           return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
         });
-        const counts = decisionCounts(batch, q);
         const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
         renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(served) });
       },
@@ -178,13 +187,19 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         if (!served) throw new HttpError(404, 'No batch has this id.');
         if (!served.report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
         const q = qualityContext(batch, served);
-        const participants = function* (): Generator<ParticipantRow> {
-          for (const r of iterateParticipants(db, batch.id)) yield participantOf(r, q);
-        };
-        const csv = participantsCsv(participants(), query.form, query.amount);
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
-        res.send(csv);
+        // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
+        // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
+        for (let after = 0, header = true; ; header = false) {
+          const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
+          res.write(participantsCsv(part.map((r) => participantOf(r, q)), query.form, query.amount, { header }));
+          const last = part.at(-1);
+          if (!last || part.length < CSV_PART) break;
+          after = last.id;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        res.end();
       },
     },
     {

@@ -74,11 +74,16 @@ export function listBatchRaters(db: Db, batchId: number): RaterRow[] {
   return listBatchRatersPage(db, batchId, -1, 0);
 }
 
-/** Every participant of a batch in id order, one row at a time (the payment CSV); no judgment is read. */
-export function iterateParticipants(db: Db, batchId: number): IterableIterator<ParticipantRater> {
+/**
+ * Up to `limit` participants of a batch after the rater id `afterId`, in id order (the listing index): the payment CSV
+ * reads its list in parts, answering other requests between them; no judgment is read.
+ */
+export function listParticipantsAfter(db: Db, batchId: number, afterId: number, limit: number): ParticipantRater[] {
   return db
-    .prepare<{ batchId: number }, ParticipantRater>(`SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider <> 'preview' ORDER BY id`)
-    .iterate({ batchId });
+    .prepare<{ batchId: number; afterId: number; limit: number }, ParticipantRater>(
+      `SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider <> 'preview' AND id > :afterId ORDER BY id LIMIT :limit`,
+    )
+    .all({ batchId, afterId, limit });
 }
 
 /**

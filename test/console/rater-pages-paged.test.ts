@@ -69,6 +69,26 @@ describe('the raters and participants pages, a page at a time with figures from 
     expect(participants).not.toContain('data-testid="count-pending"');
   });
 
+  it('GET /console/batches/:id/participants.csv, for more raters than one part of the download (2,000), lists each once under one header in every form', async () => {
+    const t = buildTestApp();
+    const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
+    t.db.transaction(() => {
+      for (let i = 0; i < 2_100; i++) makeRater(t.db, { batchId: made.batchId, provider: 'prolific', participantId: `PID-${String(i).padStart(4, '0')}`, status: i % 3 === 0 ? 'screened_out' : 'completed', excluded: i % 3 === 0, exclusionReason: i % 3 === 0 ? 'attention' : undefined });
+    })();
+    const admin = await signIn(t.app, t.db, 'admin');
+    const full = (await admin.agent.get(`/console/batches/${made.batchId}/participants.csv?form=full`).expect(200)).text.trim().split('\n');
+    expect(full.filter((line) => line.startsWith('participant_id,'))).toHaveLength(1);
+    expect(full).toHaveLength(1 + 2 + 2_100);
+    const ids = full.slice(1).map((line) => line.split(',')[0]);
+    expect(new Set(ids).size).toBe(2 + 2_100);
+    const approve = (await admin.agent.get(`/console/batches/${made.batchId}/participants.csv?form=approve`).expect(200)).text.trim().split('\n');
+    const reject = (await admin.agent.get(`/console/batches/${made.batchId}/participants.csv?form=reject`).expect(200)).text.trim().split('\n');
+    expect(approve).toHaveLength(1_400);
+    expect(reject).toHaveLength(700);
+    expect(approve).toContain('PID-2099');
+    expect(reject).toContain('PID-2097');
+  });
+
   it('GET /console/batches/:id/raters, once the analysis is stored, shows for each rater the figures and flags raterQuality computes in process from the batch\'s judgments', async () => {
     const t = buildTestApp();
     const made = makeBatchWithJudgments(t.db, {
@@ -165,6 +185,25 @@ describe('the raters and participants pages, a page at a time with figures from 
     // A rater without a judgment has no figures to wait for.
     expect(cellsOf(html, idle)[3]).toBe('—');
     expect(html).not.toContain('/exclude');
+  });
+
+  it('GET /console/batches/:id/raters and /participants, for a completed rater whose only judgment is on a removed pair, show no figures to wait for and approve them', async () => {
+    const t = buildTestApp();
+    const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['b', 'a']] });
+    const removedOnly = makeRater(t.db, { batchId: made.batchId, provider: 'prolific', participantId: 'PID-REMOVED-ONLY', status: 'completed' });
+    makeJudgment(t.db, { pairId: made.pairIds[1] as number, raterId: removedOnly, winner: 'a' });
+    t.db.prepare("UPDATE pairs SET removed_at = '2026-01-15T12:00:00.000Z', removed_reason = 'offensive' WHERE id = ?").run(made.pairIds[1]);
+    await storeAnalysis(t.db, made.batchId);
+    const admin = await signIn(t.app, t.db, 'admin');
+
+    const raters = (await admin.agent.get(`/console/batches/${made.batchId}/raters`).expect(200)).text;
+    // The counter counts the judgment (a regular pair's); the analysis does not (the pair is removed): nothing pending.
+    expect(cellsOf(raters, removedOnly)[2]).toBe('1');
+    expect(cellsOf(raters, removedOnly)[3]).toBe('—');
+    const participants = (await admin.agent.get(`/console/batches/${made.batchId}/participants`).expect(200)).text;
+    expect(cellsOf(participants, removedOnly)[3]).toContain('<strong>approve</strong>');
+    expect(participants).not.toContain('data-testid="count-pending"');
+    expect(count(participants, 'approve')).toBe(1);
   });
 
   it('GET /healthz, sent while GET /console/batches/:id/participants.csv waits for a large analysis in the worker, is answered before the CSV', async () => {
