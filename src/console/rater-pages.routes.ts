@@ -136,7 +136,8 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const q = qualityContext(batch, served);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
           const p = participantOf(r, q);
-          return { ...p, quality: p.figures, qualityState: p.quality, includeRefusal: r.excluded === 1 ? inclusionRefusal(r) : null, outcome: outcomeOf(r.status) };
+          const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
+          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
         });
         renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served) });
       },

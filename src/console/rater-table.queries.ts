@@ -47,7 +47,8 @@ export function countBatchRaters(db: Db, batchId: number): number {
 /**
  * One page of a batch's raters in id order. The page starts at the id found by stepping over `offset` entries of the
  * listing index (migration 020), then reads its own rows; the address share is counted once per address hash on the
- * page, on the index raters_by_address (migration 002).
+ * page (MATERIALIZED: otherwise SQLite counts again for every row, 100 × 50,000 index entries when a whole study comes
+ * from one address), on the index raters_by_address (migration 002).
  */
 export function listBatchRatersPage(db: Db, batchId: number, limit: number, offset: number): RaterRow[] {
   return db
@@ -57,7 +58,7 @@ export function listBatchRatersPage(db: Db, batchId: number, limit: number, offs
          WHERE batch_id = :batchId AND provider <> 'preview'
            AND id >= (SELECT id FROM raters WHERE batch_id = :batchId AND provider <> 'preview' ORDER BY id LIMIT 1 OFFSET :offset)
          ORDER BY id LIMIT :limit),
-       shares AS (
+       shares AS MATERIALIZED (
          SELECT h.address_hash, (SELECT count(*) FROM raters same WHERE same.batch_id = :batchId AND same.address_hash = h.address_hash) AS n
          FROM (SELECT DISTINCT address_hash FROM page WHERE address_hash IS NOT NULL) h)
        SELECT page.id, page.public_id, page.provider, page.participant_id, page.study_id, page.session_id, page.status, page.onboarding_correct,
