@@ -94,10 +94,10 @@ export function listParticipantsAfter(db: Db, batchId: number, afterId: number, 
 export function countJudgmentsOnRemovedPairs(db: Db, batchId: number): Map<number, number> {
   const rows = db
     .prepare<{ batchId: number }, [number, number]>(
-      // INDEXED BY and CROSS JOIN: from the removed pairs to their judgments; the planner otherwise starts from every
-      // judgment of the batch (0.3 s at a million) or from every regular pair.
-      `SELECT j.rater_id, count(*) FROM pairs p INDEXED BY pairs_removed CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
-       WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id`,
+      // CROSS JOIN and +p.kind: from the removed pairs (index pairs_removed) to their judgments; the planner otherwise
+      // starts from every judgment of the batch (0.3 s at a million) or from every regular pair (pairs_by_batch).
+      `SELECT j.rater_id, count(*) FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
+       WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id`,
     )
     .raw()
     .all({ batchId });
