@@ -183,7 +183,7 @@ export type QualityFlags = { tooFast: boolean; oneSided: boolean; failsChecks: b
  * attention check or the onboarding threshold was failed.
  */
 export function qualityFlags(
-  row: RaterQualityRow | undefined,
+  row: Pick<RaterQualityRow, 'judgments' | 'medianSeconds' | 'leftRate'> | undefined,
   batchMedianSeconds: number | null,
   checks: { attentionFailures: number; onboardingCorrect: number; onboardingAnswered: number; onboardingThreshold: number | null },
 ): QualityFlags {

@@ -96,6 +96,12 @@ function medianActiveMs(db: Db, batchId: number): number | null {
   return medianOfOrdered(judgmentCounts(db, batchId).timed, (offset) => middle.all({ batchId, offset }));
 }
 
+/** The batch's median time per judgment in seconds (one decimal), as the batch page shows it; the rater flags' "too fast" reads it. */
+export function batchMedianSeconds(db: Db, batchId: number): number | null {
+  const median = medianActiveMs(db, batchId);
+  return median === null ? null : Math.round(median / 100) / 10;
+}
+
 /**
  * The live figures of a batch page: judgments accepted against needed, pairs complete, raters active now, median time
  * per judgment, attention-check pass rate, and the current win rate of each comparison (excluded raters left out;
@@ -141,7 +147,6 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
       return { ...c, win_rate_a: decisive > 0 ? c.wins_a / decisive : null, ci95: wilsonInterval(c.wins_a, decisive) };
     });
   const needed = batch.pairs * k;
-  const median = medianActiveMs(db, batchId);
   return {
     batch_id: batch.id,
     state: batch.state,
@@ -156,7 +161,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     raters_active: raters.active,
     raters_completed: raters.completed,
     raters_excluded: raters.excluded,
-    median_seconds: median === null ? null : Math.round(median / 100) / 10,
+    median_seconds: batchMedianSeconds(db, batchId),
     attention_checks: attention.n,
     attention_pass_rate: attention.n > 0 ? (attention.passed ?? 0) / attention.n : null,
     reports_open: reportsOpen,

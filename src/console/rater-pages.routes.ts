@@ -1,18 +1,29 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
-import { getBatchRow } from '../batches/batch.queries.js';
 import type { BatchView } from '../batches/batch.commands.js';
-import { judgePseudonym } from '../analysis/judge-pseudonym.js';
+import { awaitBatchAnalysis, type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
 import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, setRaterExcluded } from '../rating/rater-admin.js';
+import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { requireBatchView } from './batch-pages.routes.js';
-import { batchProgress } from './batch-progress.queries.js';
+import { batchMedianSeconds } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parsePage } from './pagination.js';
-import { DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, type ParticipantRow, participantsCsv } from './participants-csv.js';
-import { qualityFlags, raterQuality } from '../analysis/rater-quality.js';
-import { listBatchRaters, listContentReports, listQualityJudgments, type RaterRow } from './rater-table.queries.js';
+import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
+import { qualityFlags } from '../analysis/rater-quality.js';
+import { createRaterQualityLookup, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
+import {
+  countBatchRaters,
+  countDecisionsBeforeQuality,
+  countJudgmentsOnRemovedPairs,
+  listBatchRatersPage,
+  listContentReports,
+  listParticipantsAfter,
+  listQualityDependentRaters,
+  listRaterIdentities,
+  type ParticipantRater,
+} from './rater-table.queries.js';
 
 const reasonSchema = z.object({ reason: z.string().trim().min(1, 'is required').max(500) });
 const deleteSchema = reasonSchema.extend({ confirm: z.literal('delete', { error: 'type "delete" to confirm' }) });
@@ -26,29 +37,76 @@ const csvQuerySchema = z.object({
 });
 const reportsQuerySchema = z.object({ batch: z.coerce.number().int().min(1).optional(), open: z.enum(['1', '0']).optional() });
 
+/** Raters per page on the raters and participants pages. */
+const RATERS_PER_PAGE = 100;
+/** Participants per part of the payment CSV. */
+const CSV_PART = 2_000;
+/** Raters named (HMAC) per part before other requests are answered. */
+const NAMING_PART = 2_000;
+
+/** What the page says about the stored analysis its quality figures come from. */
+function analysisNote(served: ServedAnalysis | null) {
+  return { stored: Boolean(served?.report), computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
+}
+
 /** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
 export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock } = deps;
-  /** The batch pseudonym `judge` of each rater, as the exports and the analysis name them (issue 10: one identity). */
-  const judgeNamer = (batchId: number) => {
-    const salt = getBatchRow(db, batchId)?.judge_salt ?? '';
-    return (r: RaterRow) => judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id });
+  const lookup = createRaterQualityLookup(db);
+  /**
+   * What a batch's rows need for their quality figures and flags, read once per request: the stored analysis's figures
+   * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
+   * analysis leaves out), the batch's median time and onboarding threshold.
+   */
+  const qualityContext = (batch: BatchView, served: ServedAnalysis | null) => ({
+    figures: lookup.figures(served?.report ?? null),
+    removed: countJudgmentsOnRemovedPairs(db, batch.id),
+    medianSeconds: batchMedianSeconds(db, batch.id),
+    threshold: batch.settings.onboarding?.threshold ?? null,
+    judges: lookup.judgeNames(batch.id),
+  });
+  type QualityContext = ReturnType<typeof qualityContext>;
+  /** A rater with their pseudonym, stored figures (when the analysis holds them), flags and quality state. */
+  const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext) => {
+    const judge = q.judges.of(r);
+    const figures: StoredRaterQuality | undefined = q.figures.get(judge);
+    const quality = qualityStateOf(r, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
+    const flags = qualityFlags(figures, q.medianSeconds, {
+      attentionFailures: r.attention_failures,
+      onboardingCorrect: r.onboarding_correct,
+      onboardingAnswered: r.onboarding_answered,
+      onboardingThreshold: q.threshold,
+    });
+    // An object literal, not spreads: the payment CSV makes one per participant (50,000 in the benchmark's batch).
+    return { rater: r, judge, figures, quality, flags };
   };
-  /** Every participant of a batch with their judge pseudonym and quality flags, for the payment lists. */
-  const participantRows = (batch: BatchView): ParticipantRow[] => {
-    const quality = raterQuality(listQualityJudgments(db, batch.id));
-    const medianSeconds = batchProgress(db, batch.id, clock())?.median_seconds ?? null;
-    const judge = judgeNamer(batch.id);
-    return listBatchRaters(db, batch.id).map((r) => ({
-      rater: r,
-      judge: judge(r),
-      flags: qualityFlags(quality.get(r.id), medianSeconds, {
-        attentionFailures: r.attention_failures,
-        onboardingCorrect: r.onboarding_correct,
-        onboardingAnswered: r.onboarding_answered,
-        onboardingThreshold: batch.settings.onboarding?.threshold ?? null,
-      }),
-    }));
+  /**
+   * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
+   * included, no failed check) decided by decideParticipant from the stored figures, one small row per such rater.
+   */
+  const decisionCounts = async (batch: BatchView, q: QualityContext): Promise<Record<Decision, number>> => {
+    const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
+    const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
+    const raters = listQualityDependentRaters(db, batch.id, q.threshold);
+    // Pseudonyms are computed once per rater (an HMAC each), so only raters not seen before are read and named here,
+    // in parts with other requests answered between them (the first visit of a 50,000-rater batch names them all).
+    const unnamedIds = raters.filter((r) => q.judges.known(r.id) === undefined).map((r) => r.id);
+    const unnamed = unnamedIds.length > 0 ? listRaterIdentities(db, unnamedIds) : [];
+    for (let i = 0; i < unnamed.length; i += NAMING_PART) {
+      for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
+    // checks passed (the query keeps only those), so the flags left are the figures' own.
+    const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
+    for (const r of raters) {
+      const judge = q.judges.known(r.id);
+      const figures = judge === undefined ? undefined : q.figures.get(judge);
+      const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
+      const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
+      counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
+    }
+    return counts;
   };
   // Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
   const exclusionRoute = (excluded: boolean): RouteSpec => ({
@@ -72,28 +130,16 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       access: 'researcher',
       handler: (req, res) => {
         const batch = requireBatchView(deps, req);
-        const raters = listBatchRaters(db, batch.id);
-        const quality = raterQuality(listQualityJudgments(db, batch.id));
-        const progress = batchProgress(db, batch.id, clock());
-        const threshold = batch.settings.onboarding?.threshold ?? null;
-        const judge = judgeNamer(batch.id);
-        const rows = raters.map((r) => {
-          const q = quality.get(r.id);
-          return {
-            rater: r,
-            judge: judge(r),
-            includeRefusal: r.excluded === 1 ? inclusionRefusal(r) : null,
-            quality: q,
-            outcome: outcomeOf(r.status),
-            flags: qualityFlags(q, progress?.median_seconds ?? null, {
-              attentionFailures: r.attention_failures,
-              onboardingCorrect: r.onboarding_correct,
-              onboardingAnswered: r.onboarding_answered,
-              onboardingThreshold: threshold,
-            }),
-          };
+        const page = parsePage(req.query, RATERS_PER_PAGE);
+        // The last stored analysis at once, with its age; a newer one is computed in the worker meanwhile (never awaited here).
+        const served = serveBatchAnalysis(db, batch.id, { now: clock });
+        const q = qualityContext(batch, served);
+        const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
+          const p = participantOf(r, q);
+          const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
+          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
         });
-        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows });
+        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served) });
       },
     },
     exclusionRoute(true),
@@ -105,7 +151,9 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: (req, res, user) => {
         const batchId = idParam(req);
         const input = parseInput(deleteSchema, req.body, 'deletion');
-        const result = deleteRaterData(db, { batchId, raterId: idParam(req, 'raterId'), reason: input.reason }, user.email, clock());
+        const raterId = idParam(req, 'raterId');
+        const result = deleteRaterData(db, { batchId, raterId, reason: input.reason }, user.email, clock());
+        lookup.forget(batchId, raterId);
         redirectWithFlash(req, res, `/console/batches/${batchId}/participants`, `Participant data deleted (${result.judgments} judgments removed).`);
       },
     },
@@ -113,24 +161,46 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       method: 'get',
       path: '/batches/:id/participants',
       access: 'admin',
-      handler: (req, res) => {
+      handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
-        const rows = participantRows(batch).map((p) => ({ ...p, ...decideParticipant(p), outcome: outcomeOf(p.rater.status), minutes: minutesSpent(p.rater) }));
-        const counts = Object.fromEntries(DECISIONS.map((d) => [d, rows.filter((r) => r.decision === d).length]));
-        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts });
+        const page = parsePage(req.query, RATERS_PER_PAGE);
+        const served = serveBatchAnalysis(db, batch.id, { now: clock });
+        const q = qualityContext(batch, served);
+        const counts = await decisionCounts(batch, q);
+        const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
+          const p = participantOf(r, q);
+          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
+        });
+        const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
+        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(served) });
       },
     },
     {
       method: 'get',
       path: '/batches/:id/participants.csv',
       access: 'admin',
-      handler: (req, res) => {
+      handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const query = parseInput(csvQuerySchema, req.query, 'query');
-        const csv = participantsCsv(participantRows(batch), query.form, query.amount);
+        // A payment list decides on the data as of now: the analysis worker brings the stored figures up to date
+        // (the event loop serves other requests meanwhile), as the server's export bundles do.
+        const served = await awaitBatchAnalysis(db, batch.id, { now: clock, fresh: true });
+        if (!served) throw new HttpError(404, 'No batch has this id.');
+        if (!served.report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
+        const q = qualityContext(batch, served);
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
-        res.send(csv);
+        // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
+        // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
+        for (let after = 0, header = true; ; header = false) {
+          const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
+          res.write(participantsCsv(part.map((r) => participantOf(r, q)), query.form, query.amount, { header }));
+          const last = part.at(-1);
+          if (!last || part.length < CSV_PART) break;
+          after = last.id;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        res.end();
       },
     },
     {

@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection.js';
 import type { QualityJudgment } from '../analysis/rater-quality.js';
 
-export type RaterRow = {
+/** A rater as the payment lists need them (every column of the raters page but the address share). */
+export type ParticipantRater = {
   id: number;
   /** Opaque; only for the `judge` pseudonym of a rater without a participant id. */
   public_id: string;
@@ -22,28 +23,147 @@ export type RaterRow = {
   finished_at: string | null;
   /** Why a completed rater finished: `cap`, `exhausted`, or `closed`/`paused` (the batch stopped while they worked); null before issue 10. */
   finish_reason: string | null;
-  /** Their judgments of regular pairs (gold pairs left out), valid or not. */
+  /**
+   * Their judgments of regular pairs (gold pairs left out), valid or not, removed pairs included: the counter
+   * `raters.regular_judged` (migration 015), kept by triggers to the count of their first-question rows on regular pairs.
+   */
   regular_judgments: number;
+};
+
+export type RaterRow = ParticipantRater & {
   /** Raters of this batch from the same client address hash, this one included (1 when alone or unknown). */
   address_share: number;
 };
 
-export function listBatchRaters(db: Db, batchId: number): RaterRow[] {
+const RATER_COLUMNS = `id, public_id, provider, participant_id, study_id, session_id, status, onboarding_correct, onboarding_answered,
+  attention_failures, attention_answered, excluded, exclusion_reason, status_before_exclusion, created_at, last_seen_at, finished_at,
+  finish_reason, regular_judged AS regular_judgments`;
+
+/** Raters listed on the console (preview sessions are not raters of the study). */
+export function countBatchRaters(db: Db, batchId: number): number {
+  return db.prepare<{ batchId: number }, number>("SELECT count(*) FROM raters WHERE batch_id = :batchId AND provider <> 'preview'").pluck().get({ batchId }) ?? 0;
+}
+
+/**
+ * One page of a batch's raters in id order. The page starts at the id found by stepping over `offset` entries of the
+ * listing index (migration 020), then reads its own rows; the address share is counted once per address hash on the
+ * page (MATERIALIZED: otherwise SQLite counts again for every row, 100 × 50,000 index entries when a whole study comes
+ * from one address), on the index raters_by_address (migration 002).
+ */
+export function listBatchRatersPage(db: Db, batchId: number, limit: number, offset: number): RaterRow[] {
   return db
-    .prepare<{ batchId: number }, RaterRow>(
-      `SELECT id, public_id, provider, participant_id, study_id, session_id, status, onboarding_correct, onboarding_answered, attention_failures,
-         attention_answered, excluded, exclusion_reason, status_before_exclusion, created_at, last_seen_at, finished_at, finish_reason,
-         (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = raters.id AND j.question_index = 0 AND p.kind = 'regular') AS regular_judgments,
-         CASE WHEN address_hash IS NULL THEN 1 ELSE
-           (SELECT count(*) FROM raters same WHERE same.batch_id = raters.batch_id AND same.address_hash = raters.address_hash) END AS address_share
-       FROM raters WHERE batch_id = :batchId AND provider <> 'preview' ORDER BY id`,
+    .prepare<{ batchId: number; limit: number; offset: number }, RaterRow>(
+      `WITH page AS (
+         SELECT ${RATER_COLUMNS}, address_hash FROM raters
+         WHERE batch_id = :batchId AND provider <> 'preview'
+           AND id >= (SELECT id FROM raters WHERE batch_id = :batchId AND provider <> 'preview' ORDER BY id LIMIT 1 OFFSET :offset)
+         ORDER BY id LIMIT :limit),
+       shares AS MATERIALIZED (
+         SELECT h.address_hash, (SELECT count(*) FROM raters same WHERE same.batch_id = :batchId AND same.address_hash = h.address_hash) AS n
+         FROM (SELECT DISTINCT address_hash FROM page WHERE address_hash IS NOT NULL) h)
+       SELECT page.id, page.public_id, page.provider, page.participant_id, page.study_id, page.session_id, page.status, page.onboarding_correct,
+         page.onboarding_answered, page.attention_failures, page.attention_answered, page.excluded, page.exclusion_reason,
+         page.status_before_exclusion, page.created_at, page.last_seen_at, page.finished_at, page.finish_reason, page.regular_judgments,
+         coalesce(shares.n, 1) AS address_share
+       FROM page LEFT JOIN shares ON shares.address_hash = page.address_hash ORDER BY page.id`,
     )
+    .all({ batchId, limit, offset });
+}
+
+/** Every rater of a batch (the page's columns): the whole list, for tests and small batches. */
+export function listBatchRaters(db: Db, batchId: number): RaterRow[] {
+  return listBatchRatersPage(db, batchId, -1, 0);
+}
+
+/**
+ * Up to `limit` participants of a batch after the rater id `afterId`, in id order (the listing index): the payment CSV
+ * reads its list in parts, answering other requests between them; no judgment is read.
+ */
+export function listParticipantsAfter(db: Db, batchId: number, afterId: number, limit: number): ParticipantRater[] {
+  return db
+    .prepare<{ batchId: number; afterId: number; limit: number }, ParticipantRater>(
+      `SELECT ${RATER_COLUMNS} FROM raters WHERE batch_id = :batchId AND provider <> 'preview' AND id > :afterId ORDER BY id LIMIT :limit`,
+    )
+    .all({ batchId, afterId, limit });
+}
+
+/**
+ * Per rater, their first-question judgments on regular pairs that were removed from the batch: the counter
+ * regular_judged includes them, the analysis does not. Reads only the removed pairs' judgments (index pairs_removed).
+ */
+export function countJudgmentsOnRemovedPairs(db: Db, batchId: number): Map<number, number> {
+  const rows = db
+    .prepare<{ batchId: number }, [number, number]>(
+      // CROSS JOIN and +p.kind: from the removed pairs (index pairs_removed) to their judgments; the planner otherwise
+      // starts from every judgment of the batch (0.3 s at a million) or from every regular pair (pairs_by_batch).
+      `SELECT j.rater_id, count(*) FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
+       WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id`,
+    )
+    .raw()
     .all({ batchId });
+  return new Map(rows);
+}
+
+// The "fails checks" flag of qualityFlags (src/analysis/rater-quality.ts) in SQL: a failed attention check, or an
+// onboarding score under the batch's threshold (the same double division as in JavaScript).
+const FAILS_CHECKS = `(attention_failures > 0 OR (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold))`;
+
+/** How many raters of a batch are on each list decided by their status and checks alone (`quality`: the rest). */
+export type DecisionCounts = { approve: number; review: number; reject: number; quality: number };
+
+/**
+ * The payment decisions that do not depend on quality figures, counted over the whole batch by one aggregate. The
+ * order of the cases is decideParticipant's (src/console/participants-csv.ts); the test "participants page counts"
+ * compares these counts with the full CSV's decisions. `quality`: completed, included, no failed check — their list
+ * depends on the quality flags, decided in code from the stored analysis (listQualityDependentRaters).
+ */
+export function countDecisionsBeforeQuality(db: Db, batchId: number, onboardingThreshold: number | null): DecisionCounts {
+  const rows = db
+    .prepare<{ batchId: number; threshold: number | null }, { decision: keyof DecisionCounts; n: number }>(
+      `SELECT CASE
+           WHEN status IN ('withdrew', 'no_consent') THEN 'review'
+           WHEN excluded = 1 OR status = 'screened_out' THEN 'reject'
+           WHEN status <> 'completed' THEN 'review'
+           WHEN ${FAILS_CHECKS} THEN 'review'
+           ELSE 'quality' END AS decision, count(*) AS n
+       FROM raters WHERE batch_id = :batchId AND provider <> 'preview' GROUP BY 1`,
+    )
+    .all({ batchId, threshold: onboardingThreshold });
+  const counts: DecisionCounts = { approve: 0, review: 0, reject: 0, quality: 0 };
+  for (const r of rows) counts[r.decision] += r.n;
+  return counts;
+}
+
+/** A completed, included rater with no failed check: what their payment decision still needs. */
+export type QualityDependentRater = Pick<ParticipantRater, 'id' | 'finish_reason' | 'regular_judgments'>;
+
+/**
+ * The raters counted as `quality` by countDecisionsBeforeQuality, with what decides their list beside the figures,
+ * read from the index raters_completed_included alone (migration 020).
+ */
+export function listQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null): QualityDependentRater[] {
+  return db
+    .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
+      `SELECT id, finish_reason, regular_judged AS regular_judgments FROM raters
+       WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0
+         AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
+    )
+    .all({ batchId, threshold: onboardingThreshold });
+}
+
+/** Who a rater is, for their `judge` pseudonym: for the raters whose pseudonym is not known yet. */
+export function listRaterIdentities(db: Db, raterIds: number[]): Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>[] {
+  return db
+    .prepare<{ ids: string }, Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>>(
+      'SELECT id, provider, participant_id, public_id FROM raters WHERE id IN (SELECT value FROM json_each(:ids))',
+    )
+    .all({ ids: JSON.stringify(raterIds) });
 }
 
 /**
  * Regular (non-gold) judgments of a batch on pairs still in it, for the rater quality figures: the first question's
- * (one per answered comparison), as attention checks are; a batch's later questions are analysed per question.
+ * (one per answered comparison), as attention checks are; a batch's later questions are analysed per question. Every
+ * judgment of the batch: for tests and tools, never a console page (the pages read the stored analysis, issue 12).
  */
 export function listQualityJudgments(db: Db, batchId: number): QualityJudgment[] {
   return db

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
 import { judgePseudonym } from '../../src/analysis/judge-pseudonym.js';
 import { makeBatchWithJudgments, makeJudgment, makeRater } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
@@ -58,6 +59,8 @@ describe('raters and participants in the console', () => {
     // Make rater 0 see every pair with a on the left, so "a" is always the left choice.
     t.db.prepare("UPDATE judgments SET left_side = 'a', choice = 'left' WHERE rater_id = ?").run(batch.raterIds[0]);
     t.db.prepare('UPDATE judgments SET active_ms = 2000 WHERE rater_id = ?').run(batch.raterIds[0]);
+    // The page shows the figures of the stored analysis (computed by the analysis worker): have it stored first.
+    await awaitBatchAnalysis(t.db, batch.batchId, { now: () => new Date(), fresh: true });
     const researcher = await signIn(t.app, t.db, 'researcher');
     const res = await researcher.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200);
     const row = new RegExp(`<tr class="" data-rater="${batch.raterIds[0]}">([\\s\\S]*?)</tr>`).exec(res.text)?.[1] ?? '';
