@@ -55,8 +55,9 @@ export function entryTokenFrom(req: Request): unknown {
 export function createRaterPages(deps: RaterPagesDeps) {
   const { db, sessionSecret: secret, clock } = deps;
   const markdown = createMarkdown();
-  const wordsMemo = createWordsMemo();
   const nowMs = () => clock().getTime();
+  // Rater pages promise a time from figures at most 10 s old; the console's coordinator view reads them each time.
+  const wordsMemo = createWordsMemo({ ttlMs: 10_000, now: nowMs });
   const comparisonView = createComparisonViewMemo(db, { now: nowMs });
   // A batch's practice and attention pairs, counted for every page's "k of n": they change only when a researcher
   // edits the batch, which a page may then show up to 5 s late (issue 12: two counts of the batch's pairs a page).

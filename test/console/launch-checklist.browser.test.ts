@@ -82,8 +82,9 @@ describe('launch checklist and consent time in Chromium', () => {
     }
   });
 
-  it('the consent page on a phone, once ten raters completed in about 4 minutes each, promises 4 minutes instead of the researcher\'s 30', async () => {
-    const t = buildTestApp();
+  it('the consent page on a phone, once ten raters completed in about 4 minutes each, promises 4 minutes instead of the researcher\'s 30 (from figures at most 10 s old)', async () => {
+    let now = new Date('2026-03-01T10:00:00.000Z');
+    const t = buildTestApp({ clock: () => now });
     const seeded = seedBatch(t.db, { samples: 6, settings: { perRaterCap: 4, judgmentsPerPair: 50, estimatedMinutes: 30 } });
     const server = await serve(t.app);
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
@@ -99,6 +100,10 @@ describe('launch checklist and consent time in Chromium', () => {
       const fresh = await context.browser()!.newContext({ viewport: { width: 390, height: 844 } });
       try {
         const other = await fresh.newPage();
+        // Rater pages take a batch's timing figures as they were for up to 10 s (issue 12): not yet counted here.
+        await other.goto(`${server.url}/r/${seeded.publicId}`);
+        expect(await other.locator('main').textContent()).toContain('About 30 minutes');
+        now = new Date(now.getTime() + 10_001);
         await other.goto(`${server.url}/r/${seeded.publicId}`);
         const text = (await other.locator('main').textContent()) ?? '';
         expect(text).toContain('About 4 minutes');
