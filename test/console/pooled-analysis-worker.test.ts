@@ -1,7 +1,7 @@
 // The console's pooled analysis computed in the analysis worker process, off the request thread (issue 12, point 3):
 // the same report as computed in process, other requests answered meanwhile, refusals as before.
-import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { answeredWhileWorkerComputes } from '../helpers/worker-ordering.js';
 import { seedStoredJudgments } from '../../scripts/bench/support/bench-study.js';
 import { awaitPooledAnalysis, pooledAnalysisRunning } from '../../src/analysis/background-analysis.js';
 import type { PooledReport } from '../../src/analysis/pooled-analysis.js';
@@ -92,23 +92,9 @@ describe('the pooled analysis, computed in the analysis worker', () => {
     // One seeding per database (it names its run): the first round large, the second as made.
     seedStoredJudgments(t.db, ids[0] as number, 20_000);
     const researcher = await signIn(t.app, t.db, 'researcher');
-    const order: string[] = [];
-
-    const pooled = researcher.agent.get(`/console/analysis?batches=${ids.join(',')}`).then((reply) => {
-      order.push('pooled');
-      return reply;
-    });
-    // Wait (bounded) until the server has handed the pooling to the worker.
-    for (let i = 0; i < 600 && !pooledAnalysisRunning(t.db); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(pooledAnalysisRunning(t.db)).toBe(true);
-
-    const health = await request(t.app).get('/healthz');
-    order.push('healthz');
-    expect(health.status).toBe(200);
-    const done = await pooled;
+    const done = await answeredWhileWorkerComputes(t.app, () => pooledAnalysisRunning(t.db), researcher.agent.get(`/console/analysis?batches=${ids.join(',')}`));
     expect(done.status).toBe(200);
     expect(done.text).toContain('Bradley–Terry across all batches');
-    expect(order).toEqual(['healthz', 'pooled']);
   }, 90_000);
 
   it('GET /console/analysis, with one batch id twice, shows the form to choose; with an unknown id, answers 404 naming it, as before', async () => {
