@@ -22,7 +22,8 @@ export const REFRESH_INTERVAL_MS = 5_000;
 const WORKER_IDLE_MS = 30_000;
 
 export type ServedAnalysis = {
-  report: AnalysisReport | null;
+  /** Parsed on first read (a getter): answers that send the stored text (`json`) never parse it. */
+  readonly report: AnalysisReport | null;
   /**
    * The same report as stored (JSON), for answers that send it whole: a million judgments' report is 14 MB, and
    * serializing it again on every request held the raters' requests up (issue 12).
@@ -37,7 +38,7 @@ export type ServedAnalysis = {
   refreshFailed?: true;
 };
 
-type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport; json: string } | null };
+type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -168,27 +169,56 @@ function refreshSoon(db: Db, batchId: number, now: () => Date, intervalMs: numbe
   state.timer.unref();
 }
 
+/**
+ * A stored report's text as the worker writes it (JSON.stringify of a report, whose first key is schema_version): the
+ * check a damaged or foreign row fails without parsing it. Parsing a million judgments' report (14 MB) took 150–400 ms
+ * of the request thread, and the API, which sends the text as stored, does not need it (issue 12).
+ */
+function looksLikeStoredReport(text: string): boolean {
+  return text.startsWith('{"schema_version":') && text.endsWith('}');
+}
+
+/** A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current) computes it again. */
+function dropDamaged(db: Db, batchId: number, computedAt: string, state: BatchState): void {
+  db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: computedAt });
+  state.parsed = null;
+}
+
+/** The stored report, parsed on first need (then remembered with its text); null when the row turns out damaged. */
+function parsedReport(db: Db, batchId: number, state: BatchState): AnalysisReport | null {
+  const parsed = state.parsed;
+  if (!parsed) return null;
+  if (parsed.report === undefined) {
+    const report = readStoredReport(parsed.json, batchId);
+    if (!report) {
+      dropDamaged(db, batchId, parsed.computedAt, state);
+      return null;
+    }
+    parsed.report = report;
+  }
+  return parsed.report;
+}
+
 function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
   const state = batchState(db, batchId);
+  const updating = () => state.running !== null || state.timer !== null;
   const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
   if (row && (state.parsed?.computedAt !== row.computed_at || state.parsed.version !== row.data_version)) {
-    const result = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
-    // The old report goes before the new one is parsed: two of a large batch's reports are not held at once.
+    // The old report goes before the new one is read: two of a large batch's reports are not held at once.
     state.parsed = null;
-    const report = result === undefined ? null : readStoredReport(result, batchId);
-    // A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current)
-    // computes it again, as if it had never been computed.
-    if (result !== undefined && !report) db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: row.computed_at });
-    state.parsed = report && result !== undefined ? { computedAt: row.computed_at, version: row.data_version, report, json: result } : null;
-    if (!report) return { report: null, json: null, computedAt: null, ageSeconds: null, updating: state.running !== null || state.timer !== null };
+    const result = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+    if (result !== undefined && looksLikeStoredReport(result)) state.parsed = { computedAt: row.computed_at, version: row.data_version, report: undefined, json: result };
+    else if (result !== undefined) dropDamaged(db, batchId, row.computed_at, state);
   }
   const parsed = row ? state.parsed : null;
   return {
-    report: parsed?.report ?? null,
+    get report() {
+      return parsed && state.parsed === parsed ? parsedReport(db, batchId, state) : null;
+    },
     json: parsed?.json ?? null,
     computedAt: parsed?.computedAt ?? null,
     ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
-    updating: state.running !== null || state.timer !== null,
+    updating: updating(),
   };
 }
 
@@ -210,11 +240,11 @@ export function serveBatchAnalysis(db: Db, batchId: number, options: ServeOption
  */
 export async function awaitBatchAnalysis(db: Db, batchId: number, options: ServeOptions & { fresh?: boolean }): Promise<ServedAnalysis | null> {
   const served = serveBatchAnalysis(db, batchId, options);
-  if (!served || (served.report && !options.fresh)) return served;
+  if (!served || (served.json !== null && !options.fresh)) return served;
   const state = batchState(db, batchId);
   // A refresh that started before this request may have read older data: wait for it, then run one of our own.
   if (state.running) await state.running;
-  const outcome = options.fresh || !readStored(db, batchId, options.now).report ? await startRefresh(db, batchId, options.now) : null;
+  const outcome = options.fresh || readStored(db, batchId, options.now).json === null ? await startRefresh(db, batchId, options.now) : null;
   if (!db.open) return null;
   const stored = readStored(db, batchId, options.now);
   return outcome === 'failed' ? { ...stored, refreshFailed: true } : stored;
