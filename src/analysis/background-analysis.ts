@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -29,6 +30,11 @@ export type ServedAnalysis = {
    * serializing it again on every request held the raters' requests up (issue 12).
    */
   json: string | null;
+  /**
+   * `json` as UTF-8 bytes, encoded once per stored result, with an entity tag naming that result: sending the text
+   * anew (encoding 14 MB, and Express hashing it for its ETag) held the request thread ~50 ms a request (issue 12).
+   */
+  readonly jsonBytes: { body: Buffer; etag: string } | null;
   computedAt: string | null;
   /** Seconds since the served result was computed, by the injected clock. */
   ageSeconds: number | null;
@@ -38,7 +44,7 @@ export type ServedAnalysis = {
   refreshFailed?: true;
 };
 
-type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string } | null };
+type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string; bytes?: Buffer } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -216,6 +222,11 @@ function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
       return parsed && state.parsed === parsed ? parsedReport(db, batchId, state) : null;
     },
     json: parsed?.json ?? null,
+    get jsonBytes() {
+      if (!parsed) return null;
+      parsed.bytes ??= Buffer.from(parsed.json, 'utf8');
+      return { body: parsed.bytes, etag: `"${createHash('sha1').update(`${parsed.computedAt}|${parsed.version}`).digest('base64url')}"` };
+    },
     computedAt: parsed?.computedAt ?? null,
     ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
     updating: updating(),

@@ -58,6 +58,32 @@ describe('analysis served from the cache, computed in a worker process', () => {
     expect(t.db.prepare('SELECT computed_at FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId)).toBe('2026-03-01T10:00:12.000Z');
   });
 
+  it('GET /api/batches/:id/analysis, sent again with the ETag of the result it got, answers 304 until a newer result is stored, then 200 with a new tag', async () => {
+    const time = handClock();
+    const t = buildTestApp({ clock: time.clock });
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']] });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const token = tokenFor(t.db, admin.email);
+    const get = (query = '', tag?: string) => {
+      const req = request(t.app).get(`/api/batches/${batch.batchId}/analysis${query}`).set('Authorization', `Bearer ${token}`);
+      return tag ? req.set('If-None-Match', tag) : req;
+    };
+    const first = await get().expect(200);
+    const tag = String(first.headers.etag);
+    expect(tag).toMatch(/^"[\w-]+"$/);
+    // The body is the stored text, byte for byte.
+    expect(first.text).toBe(t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId));
+    const same = await get('', tag);
+    expect(same.status).toBe(304);
+    expect(same.text).toBe('');
+
+    t.db.prepare('UPDATE raters SET excluded = 1 WHERE id = ?').run(batch.raterIds[0]);
+    time.advance(12);
+    const fresh = await get('?max_age=0', tag).expect(200);
+    expect((fresh.body as Report).n_judgments).toBe(4);
+    expect(fresh.headers.etag).not.toBe(tag);
+  });
+
   it('GET /api/batches/:id/analysis, with a bad max_age, answers 400 with a message', async () => {
     const t = buildTestApp();
     const batch = makeBatchWithJudgments(t.db, { votes: [['a']] });
