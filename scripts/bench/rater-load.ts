@@ -293,19 +293,19 @@ async function timeBundleExport(origin: string, study: BenchStudy, server: Serve
   agent.destroy();
 }
 
-/** A researcher opening the batch's analysis (JSON API) every second while the raters work. */
+/**
+ * A researcher opening the batch's analysis (JSON API) every second while the raters work, from a process of its own
+ * (support/analysis-opener.ts): reading a 14 MB answer in this process held up the virtual raters' own event loop.
+ */
 function analysisOpener(origin: string, study: BenchStudy, log: string[]) {
   return async (until: number) => {
-    const agent = createAgent(1);
-    const browser = createBrowser(origin, agent);
-    while (performance.now() < until) {
-      const reply = await browser.request('GET', `/api/batches/${study.batchId}/analysis`, undefined, { authorization: `Bearer ${study.apiToken}`, accept: 'application/json' });
-      const n = /"n_judgments":\s*(\d+)/.exec(reply.body)?.[1] ?? '?';
-      const h = reply.headers;
-      log.push(`${reply.status} in ${ms(reply.ms)}: n_judgments ${n}${h.age !== undefined ? `, age ${h.age} s` : ''}${h['x-analysis-updating'] === 'true' ? ', updating' : ''}`);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    agent.destroy();
+    const seconds = Math.max(0, (until - performance.now()) / 1000);
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'support/analysis-opener.ts'), origin, String(study.batchId), study.apiToken, seconds.toFixed(1)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => log.push(line));
+    await new Promise<void>((resolve) => child.once('exit', () => resolve()));
   };
 }
 
