@@ -2,6 +2,7 @@ import type { Db } from '../db/connection.js';
 import { medianOfOrdered } from '../numbers/median.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { type ConsentTime, countWords, estimateConsentTime } from './consent-time.js';
+import { createTtlMemo } from './ttl-memo.js';
 
 /**
  * How many completed raters of a batch (not excluded, with at least one timed regular answer) there are, and the
@@ -69,20 +70,23 @@ function regularPairsSignature(db: Db, batchId: number): string {
  * pairs, 50,000 raters), about a fifth of the server's work per judgment (issue 12); a promise made a few seconds
  * after a rater finished may not count them yet. Made once per app (or command), never module-wide.
  */
+type TimeFacts = { completed: { count: number; medianMs: number | null }; words: number };
+
 export type WordsMemo = {
   words: Map<string, { signature: string; words: number }>;
-  facts: Map<string, { until: number; completed: { count: number; medianMs: number | null }; words: number }>;
-  ttlMs: number;
-  now: () => number;
+  /** A batch's figures within `ttlMs`; null: read each time. */
+  facts: ((key: string, read: () => TimeFacts) => TimeFacts) | null;
 };
 
 export function createWordsMemo(options: { ttlMs?: number; now?: () => number } = {}): WordsMemo {
-  return { words: new Map(), facts: new Map(), ttlMs: options.ttlMs ?? 0, now: options.now ?? Date.now };
+  return { words: new Map(), facts: options.ttlMs ? createTtlMemo<TimeFacts>({ ttlMs: options.ttlMs, max: 200, now: options.now }) : null };
 }
+
+const memoKey = (batchId: number, withGoals: boolean) => `${batchId}:${withGoals ? 1 : 0}`;
 
 function rememberedWords(db: Db, batchId: number, withGoals: boolean, memo: WordsMemo | undefined): number {
   if (!memo) return wordsPerComparison(db, batchId, withGoals);
-  const key = `${batchId}:${withGoals ? 1 : 0}`;
+  const key = memoKey(batchId, withGoals);
   const signature = regularPairsSignature(db, batchId);
   const known = memo.words.get(key);
   if (known && known.signature === signature) return known.words;
@@ -92,16 +96,9 @@ function rememberedWords(db: Db, batchId: number, withGoals: boolean, memo: Word
 }
 
 /** A batch's figures for the time promised: read now, or as remembered within the memo's `ttlMs`. */
-function batchTimeFacts(db: Db, batchId: number, withGoals: boolean, memo: WordsMemo | undefined) {
+function batchTimeFacts(db: Db, batchId: number, withGoals: boolean, memo: WordsMemo | undefined): TimeFacts {
   const read = () => ({ completed: completedRaterMedian(db, batchId), words: rememberedWords(db, batchId, withGoals, memo) });
-  if (!memo || memo.ttlMs <= 0) return read();
-  const key = `${batchId}:${withGoals ? 1 : 0}`;
-  const at = memo.now();
-  const known = memo.facts.get(key);
-  if (known && known.until > at) return known;
-  const facts = { ...read(), until: at + memo.ttlMs };
-  memo.facts.set(key, facts);
-  return facts;
+  return memo?.facts ? memo.facts(memoKey(batchId, withGoals), read) : read();
 }
 
 /** The time promised at consent for a rater shown `comparisons` comparisons of a batch (see consent-time.ts). */
