@@ -93,11 +93,9 @@ function runBatchJob(job: BatchAnalysisJob): AnalysisJobResult {
       return report ? { id: job.id, kind: 'computed', version, result: JSON.stringify(report) } : { id: job.id, kind: 'missing' };
     })();
     if (outcome.kind !== 'computed' || !job.store) return outcome;
-    const writer = connectionTo(job.path, 'write');
-    storeAnalysis(writer, job.batchId, outcome.version, outcome.result, new Date(job.now));
-    // The result's pages go from the write-ahead log into the database file here, in this low-priority process:
-    // otherwise the next rater's answer that crosses the log's checkpoint size copies them on the server's thread.
-    writer.pragma('wal_checkpoint(PASSIVE)');
+    // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
+    // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
+    storeAnalysis(connectionTo(job.path, 'write'), job.batchId, outcome.version, outcome.result, new Date(job.now));
     return { id: job.id, kind: 'stored' };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
