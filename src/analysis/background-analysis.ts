@@ -44,7 +44,7 @@ export type ServedAnalysis = {
   refreshFailed?: true;
 };
 
-type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string; bytes?: Buffer } | null };
+type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string; bytes?: { body: Buffer; etag: string } } | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -207,7 +207,6 @@ function parsedReport(db: Db, batchId: number, state: BatchState): AnalysisRepor
 
 function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
   const state = batchState(db, batchId);
-  const updating = () => state.running !== null || state.timer !== null;
   const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
   if (row && (state.parsed?.computedAt !== row.computed_at || state.parsed.version !== row.data_version)) {
     // The old report goes before the new one is read: two of a large batch's reports are not held at once.
@@ -224,12 +223,12 @@ function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
     json: parsed?.json ?? null,
     get jsonBytes() {
       if (!parsed) return null;
-      parsed.bytes ??= Buffer.from(parsed.json, 'utf8');
-      return { body: parsed.bytes, etag: `"${createHash('sha1').update(`${parsed.computedAt}|${parsed.version}`).digest('base64url')}"` };
+      parsed.bytes ??= { body: Buffer.from(parsed.json, 'utf8'), etag: `"${createHash('sha1').update(`${parsed.computedAt}|${parsed.version}`).digest('base64url')}"` };
+      return parsed.bytes;
     },
     computedAt: parsed?.computedAt ?? null,
     ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
-    updating: updating(),
+    updating: state.running !== null || state.timer !== null,
   };
 }
 
@@ -258,7 +257,8 @@ export async function awaitBatchAnalysis(db: Db, batchId: number, options: Serve
   const outcome = options.fresh || readStored(db, batchId, options.now).json === null ? await startRefresh(db, batchId, options.now) : null;
   if (!db.open) return null;
   const stored = readStored(db, batchId, options.now);
-  return outcome === 'failed' ? { ...stored, refreshFailed: true } : stored;
+  // Assigned, not spread: a spread would read (parse, encode) the lazy report and bytes.
+  return outcome === 'failed' ? Object.assign(stored, { refreshFailed: true as const }) : stored;
 }
 
 /** Whether a refresh of the batch's analysis is running now (for tests and the benchmark). */
