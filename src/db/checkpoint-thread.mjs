@@ -24,9 +24,7 @@ db.pragma('busy_timeout = 0');
 // busy wait it never blocks: a writer or an old reader (an analysis) just makes it a PASSIVE one, to be tried again.
 function checkpoint() {
   const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
-  if (passive.log === 0) return passive;
-  const [restart] = db.pragma('wal_checkpoint(RESTART)');
-  return restart;
+  if (passive.log > 0) db.pragma('wal_checkpoint(RESTART)');
 }
 
 const timer = setInterval(() => {
@@ -43,4 +41,5 @@ parentPort?.on('message', (message) => {
   db.close();
   parentPort?.close();
 });
-parentPort?.postMessage({ kind: 'ready', first: checkpoint() });
+checkpoint();
+parentPort?.postMessage({ kind: 'ready' });
