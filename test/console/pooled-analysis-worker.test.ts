@@ -10,6 +10,7 @@ import { CONSOLE_POOLED_BOOTSTRAP } from '../../src/console/pooled-analysis.rout
 import { signIn } from '../auth/session-helpers.js';
 import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { rejectionOf } from '../helpers/rejection.js';
 
 const NOW = new Date('2026-03-01T10:00:00Z');
 const clock = () => NOW;
@@ -25,14 +26,7 @@ function twoRounds(t: ReturnType<typeof buildTestApp>) {
 const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(1)}%`);
 const ci = (c: [number, number] | null) => (c ? `[${(100 * c[0]).toFixed(1)}, ${(100 * c[1]).toFixed(1)}]` : '—');
 
-async function refusal(promise: Promise<unknown>): Promise<PooledBatchesError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(PooledBatchesError);
-  return error as PooledBatchesError;
-}
+const refusal = (promise: Promise<unknown>) => rejectionOf(promise, PooledBatchesError);
 
 describe('the pooled analysis, computed in the analysis worker', () => {
   it('awaitPooledAnalysis, on a file database, computes in the worker the same report as computePooledAnalysis in process', async () => {

@@ -4,18 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { ExportError, exportToPath } from '../../src/export/export-batch.js';
 import { createTestDb, tempDir } from '../helpers/test-db.js';
 import { makeExportBatch } from './export-fixtures.js';
+import { rejectionOf } from '../helpers/rejection.js';
 
 const onePair = (db: Parameters<typeof makeExportBatch>[0]) =>
   makeExportBatch(db, { comparisons: [['SCRIPT:m', 'AGENTS:m']], pairs: [[0, [{ rater: 0, winner: 'a' }]]] });
 
-async function failure(promise: Promise<unknown>): Promise<ExportError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ExportError);
-  return error as ExportError;
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, ExportError);
 
 describe('export bad input', () => {
   it('exportToPath, for an unknown format, fails with the list of formats and writes nothing', async () => {
