@@ -7,7 +7,7 @@
 // largest, a researcher opening the analysis every second during the load (raters' p99 rises < 50 ms), the console's
 // batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the query plans of the SQL the hot path runs.
 //   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--pairs 600]
-//     [--stored 1000,100000,1000000] [--quick] [--profile] [--no-trace] [--no-analysis] [--analysis-at N]
+//     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N]
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
 // node --cpu-prof, summarised. --analysis-at N: the analysis phase at N stored judgments instead of the largest. The load client is this process; each server is a child process (2 cores shared).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -406,6 +406,8 @@ for (const stored of levels) {
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     console.log(`CPU profile of the server under rater load, ${stored} stored:`);
     if (file) for (const line of summarizeCpuProfile(join(profDir, file))) console.log(line);
+    const keep = option('profile-out', '');
+    if (file && keep) copyFileSync(join(profDir, file), keep);
   }
   rmSync(path, { force: true });
   rmSync(`${path}-wal`, { force: true });

@@ -6,8 +6,6 @@
 // computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
 // status, for the server to raise again.
 import Database from 'better-sqlite3';
-import { execFileSync } from 'node:child_process';
-import { setPriority } from 'node:os';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
@@ -28,24 +26,7 @@ export type AnalysisJobResult =
   | { id: number; kind: 'refused'; name: string; message: string; status: number; code: string }
   | { id: number; kind: 'failed'; message: string };
 
-// The analysis process yields the CPU to the server (2 cores shared with the raters' requests): a long analysis slows
-// itself rather than the raters. Nice 19 still takes a share of a busy core and is not preempted at once when a
-// request wakes up (a million judgments' analysis raised raters' p99 by 100 ms that way); Linux's idle class runs it
-// only on a core nobody else wants. util-linux's chrt sets it where there is one; otherwise nice 19 is what it gets.
-if (process.send) {
-  try {
-    setPriority(19);
-  } catch {
-    // Not allowed here: it runs at the server's priority.
-  }
-  if (process.platform === 'linux') {
-    try {
-      execFileSync('chrt', ['--idle', '--pid', '0', String(process.pid)], { stdio: 'ignore', timeout: 2000 });
-    } catch {
-      // No chrt, or not allowed: nice 19 it is.
-    }
-  }
-}
+// Its priority (Linux's idle class, or nice 19) is set by analysis-worker-boot.mjs before anything else runs.
 
 const connections = new Map<string, Db>();
 
