@@ -1,4 +1,4 @@
-import { getBatchRow } from '../batches/batch.queries.js';
+import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Db } from '../db/connection.js';
@@ -85,7 +85,7 @@ function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number
 function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
   const rater = getRater(db, raterId);
   if (!rater) return { kind: 'not-rating', status: 'unknown' };
-  const batch = getBatchRow(db, rater.batch_id);
+  const batch = cachedBatchRow(db, rater.batch_id);
   if (!batch || batch.state !== 'open') return { kind: 'batch-not-open', state: batch?.state ?? 'unknown' };
   if (rater.status !== 'onboarding' && rater.status !== 'rating') return { kind: 'not-rating', status: rater.status };
   // An excluded rater is never served (issue 10): excluding one ends their session at once (src/rating/rater-admin.ts);

@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
-import { getBatchRowByPublicId } from '../batches/batch.queries.js';
+import { cachedBatchRowByPublicId } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
@@ -22,7 +22,7 @@ export type RaterRouterDeps = { db: Db; sessionSecret: string; clock: Clock; ran
 function withBatch(db: Db, options: { allowDraft?: boolean } = {}): RequestHandler {
   const headers = raterHeaders();
   return (req, res, next) => {
-    const batch = getBatchRowByPublicId(db, String(req.params.batchId));
+    const batch = cachedBatchRowByPublicId(db, String(req.params.batchId));
     res.set('Cache-Control', 'no-store');
     if (!batch || (batch.state === 'draft' && !options.allowDraft)) {
       headers.link(req, res, () => next(new UserFacingError('There is no study at this address. Check the link you were given, or open the study again from your recruitment platform.', 404)));

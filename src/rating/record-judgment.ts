@@ -1,4 +1,4 @@
-import { getBatchRow } from '../batches/batch.queries.js';
+import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { batchQuestions } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
@@ -57,7 +57,7 @@ function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now:
   if (!assignment || assignment.rater_id !== raterId) return reject(404, 'no_assignment', 'This comparison is not one of yours. Go back to your current comparison.');
   if (judgmentExistsFor(db, assignment.id)) return { kind: 'duplicate' };
   const rater = getRater(db, raterId);
-  const batch = getBatchRow(db, assignment.batch_id);
+  const batch = cachedBatchRow(db, assignment.batch_id);
   const pair = getPair(db, assignment.pair_id);
   if (!rater || !batch || !pair) return reject(404, 'no_assignment', 'This comparison no longer exists. Open the study link again to go on.');
   if (batch.state === 'draft') return reject(410, 'batch_closed', 'This study is closed and no longer accepts answers. Thank you for your time; you may close this page.');

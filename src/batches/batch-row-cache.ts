@@ -1,0 +1,80 @@
+import type { Db } from '../db/connection.js';
+import { type BatchRow, getBatchRow, getBatchRowByPublicId } from './batch.queries.js';
+
+// Every rater request reads its batch's row, some twice (issue 12: 2.4 reads per judgment, each decoding a settings
+// text of a few kilobytes; 5% of the rater path's CPU). A batch row changes only when a researcher creates, edits,
+// opens, pauses or closes a batch, so rows are kept per database handle and dropped, all at once, when either
+//  - this handle wrote the batches table: a TEMP trigger (this connection's own, whatever code or SQL wrote) calls
+//    back into JS; a write rolled back afterwards only costs a re-read; or
+//  - another connection committed anything (the CLI, another server process, the analysis worker's results):
+//    SQLite's `PRAGMA data_version` changes then, and reading it costs a microsecond.
+// Rows are kept only when read outside a transaction (committed rows). So a row served from here is the row a query
+// would return at that moment, inside a transaction too.
+
+type RowCache = {
+  /** Bumped by the TEMP triggers on every write to batches through this handle. */
+  writes: number;
+  seenWrites: number;
+  seenDataVersion: number;
+  byId: Map<number, BatchRow>;
+  byPublicId: Map<string, BatchRow>;
+};
+
+const MAX_ROWS = 256;
+const caches = new WeakMap<Db, RowCache>();
+
+/** The handle's cache; null where none can be set up now (then rows are read each time). */
+function cacheOf(db: Db): RowCache | null {
+  const known = caches.get(db);
+  if (known) return known;
+  // A TEMP trigger created inside a transaction would vanish with its rollback, leaving the cache blind.
+  if (db.inTransaction || db.readonly) return null;
+  const cache: RowCache = { writes: 0, seenWrites: -1, seenDataVersion: -1, byId: new Map(), byPublicId: new Map() };
+  db.function('simarena_batches_written', { deterministic: false }, () => {
+    cache.writes += 1;
+    return null;
+  });
+  for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
+    db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS batch_row_cache_${event.toLowerCase()} AFTER ${event} ON main.batches BEGIN SELECT simarena_batches_written(); END`);
+  }
+  caches.set(db, cache);
+  return cache;
+}
+
+/** The cache, emptied first when anything may have changed a batch row since it was filled. */
+function currentCache(db: Db): RowCache | null {
+  const cache = cacheOf(db);
+  if (!cache) return null;
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck().get() ?? -1;
+  if (dataVersion !== cache.seenDataVersion || cache.writes !== cache.seenWrites || cache.byId.size >= MAX_ROWS) {
+    cache.byId.clear();
+    cache.byPublicId.clear();
+    cache.seenDataVersion = dataVersion;
+    cache.seenWrites = cache.writes;
+  }
+  return cache;
+}
+
+function remember(db: Db, cache: RowCache, row: BatchRow | undefined): BatchRow | undefined {
+  // Inside a transaction the row may hold this transaction's own writes, which a rollback takes back: not kept.
+  if (!row || db.inTransaction) return row;
+  // Shared by every caller until the next change: nobody may alter it.
+  const frozen = Object.freeze(row);
+  cache.byId.set(row.id, frozen);
+  cache.byPublicId.set(row.public_id, frozen);
+  return frozen;
+}
+
+/** getBatchRowByPublicId, for the rater path: the same row, read from the database only after a change. */
+export function cachedBatchRowByPublicId(db: Db, publicId: string): BatchRow | undefined {
+  const cache = currentCache(db);
+  if (!cache) return getBatchRowByPublicId(db, publicId);
+  return cache.byPublicId.get(publicId) ?? remember(db, cache, getBatchRowByPublicId(db, publicId));
+}
+
+/** getBatchRow, for the rater path: the same row, read from the database only after a change. */
+export function cachedBatchRow(db: Db, id: number): BatchRow | undefined {
+  const cache = currentCache(db);
+  if (!cache) return getBatchRow(db, id);
+  return cache.byId.get(id) ?? remember(db, cache, getBatchRow(db, id));
+}
