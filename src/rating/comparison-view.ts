@@ -1,3 +1,6 @@
+import ejs from 'ejs';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { listTurns } from '../generation/dialogue.queries.js';
@@ -95,13 +98,41 @@ export function buildComparisonView(
 
 type ViewPair = Parameters<typeof buildComparisonView>[1];
 
+/** A comparison view with the parts of its page that depend on it alone, already rendered (HTML, every text escaped). */
+export type RenderedComparisonView = ComparisonView & { html: { context: string; left: string; right: string } };
+
 /**
- * Comparison views remembered for 30 s: a batch's pairs are shown again and again, and building a view reads six rows
- * and both dialogues' turns (issue 12). Dialogues never change once generated; an edit of a scenario or character
- * reaches raters' pages within the 30 s.
+ * The page parts a view alone decides (views/rater/partials/context.ejs and conversation.ejs), compiled once: rendered
+ * once per remembered view, not on every page (issue 12: both conversations' turns were escaped again on each view).
+ */
+function compileViewParts() {
+  const viewsDir = fileURLToPath(new URL('../../views/', import.meta.url));
+  const compile = (name: string) => {
+    const filename = `${viewsDir}rater/partials/${name}.ejs`;
+    return ejs.compile(readFileSync(filename, 'utf8'), { filename, root: viewsDir });
+  };
+  const context = compile('context');
+  const conversation = compile('conversation');
+  return (view: ComparisonView): RenderedComparisonView => ({
+    ...view,
+    html: {
+      context: context({ view }),
+      left: conversation({ view, id: 'conversation-1', label: 'Conversation 1', turns: view.left }),
+      right: conversation({ view, id: 'conversation-2', label: 'Conversation 2', turns: view.right }),
+    },
+  });
+}
+
+/**
+ * Comparison views remembered for 30 s, with their rendered parts: a batch's pairs are shown again and again, and
+ * building a view reads six rows and both dialogues' turns (issue 12). Dialogues never change once generated; an edit
+ * of a scenario or character reaches raters' pages within the 30 s.
  */
 export function createComparisonViewMemo(db: Db, options: { ttlMs?: number; now?: () => number } = {}) {
-  const memo = createTtlMemo<ComparisonView>({ ttlMs: options.ttlMs ?? 30_000, max: 2_000, now: options.now });
-  return (pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): ComparisonView =>
-    memo(`${pair.dialogue_a_id}|${pair.dialogue_b_id}|${pair.scenario_id}|${pair.cast_id}|${leftSide}|${context}`, () => buildComparisonView(db, pair, leftSide, context));
+  const memo = createTtlMemo<RenderedComparisonView>({ ttlMs: options.ttlMs ?? 30_000, max: 2_000, now: options.now });
+  const render = compileViewParts();
+  return (pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): RenderedComparisonView =>
+    memo(`${pair.dialogue_a_id}|${pair.dialogue_b_id}|${pair.scenario_id}|${pair.cast_id}|${leftSide}|${context}`, () =>
+      render(buildComparisonView(db, pair, leftSide, context)),
+    );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseMarkers } from '../../src/rating/comparison-view.js';
+import { raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 describe('chooseMarkers', () => {
   it('chooseMarkers, for two names with different initials, gives each character its initials', () => {
@@ -12,5 +13,32 @@ describe('chooseMarkers', () => {
 
   it('chooseMarkers, for a missing name, falls back to the character number', () => {
     expect(chooseMarkers(['', 'Mia Hall Jones'])).toEqual(['1', 'MH']);
+  });
+});
+
+describe('the comparison page, from a remembered view', () => {
+  it('GET /r/:batch/c/:id, when model text, the scenario and the characters hold HTML, shows all of it escaped, on a first and a remembered view alike', async () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 1, settings: { context: 'scenario+profiles+goals', perRaterCap: 1, judgmentsPerPair: 2 } });
+    const hostile = (what: string) => `<img src=x onerror="alert('${what}')"><script>alert('${what}')</script>`;
+    t.db.prepare("UPDATE turns SET text = :text WHERE action = 'speak'").run({ text: hostile('turn') });
+    t.db.prepare('UPDATE scenarios SET title = :title, context = :context, goal_1 = :goal').run({ title: hostile('title'), context: hostile('context'), goal: hostile('goal') });
+    t.db.prepare('UPDATE characters SET first_name = :name, secret = :secret').run({ name: hostile('name'), secret: hostile('secret') });
+
+    for (const address of ['198.51.100.7', '198.51.100.8']) {
+      const page = await raterClient(t.app, { address }).startRating(seeded.publicId);
+      expect(page.url).toMatch(/\/c\//);
+      const html = page.res.text;
+      for (const what of ['turn', 'title', 'context', 'goal', 'name', 'secret']) {
+        expect(html).not.toContain(`<script>alert('${what}')</script>`);
+        expect(html).not.toContain(`<img src=x onerror="alert('${what}')">`);
+        // Escaped where shown (goal and context markup is read as plain text first, which drops the script tag).
+        expect(html).toContain(`&lt;img src=x onerror=&#34;alert(&#39;${what}&#39;)&#34;&gt;`);
+      }
+      // Both conversations, each in its own slot, with every turn's text.
+      expect(html.match(/<li class="turn speaker-\d">/g)?.length).toBeGreaterThanOrEqual(2);
+      expect(html).toContain('id="conversation-1"');
+      expect(html).toContain('id="conversation-2"');
+    }
   });
 });
