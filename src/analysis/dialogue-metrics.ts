@@ -1,5 +1,6 @@
 import type { Fact } from '../scenarios/scenario.schema.js';
 import { dialogueLeakage } from './information-leakage.js';
+import { countWords } from '../generation/dialogue-words.js';
 
 export type DialogueForMetrics = {
   mode: string;
@@ -53,10 +54,7 @@ export type ConditionDialogueMetrics = {
 /** The same metrics for the dialogues of one scenario category. */
 export type CategoryDialogueMetrics = ConditionDialogueMetrics & { category: string };
 
-export function countWords(text: string): number {
-  const t = text.trim();
-  return t === '' ? 0 : t.split(/\s+/).length;
-}
+export { countWords };
 
 /** Mean words per spoken turn of one dialogue, NaN when it has no spoken turn. */
 export function wordsPerTurn(turns: { action: string; text: string }[]): number {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connection.js';
 import type { Action, Mode } from './mode.js';
+import { countTurnWords } from './dialogue-words.js';
 
 export type DialogueState = 'pending' | 'running' | 'complete' | 'failed';
 export type DialogueOrigin = 'generated' | 'imported' | 'demo' | 'derived';
@@ -81,6 +82,8 @@ export function replaceTurns(db: Db, dialogueId: number, turns: NewTurn[]): void
   turns.forEach((turn, idx) => {
     insert.run({ dialogueId, idx, speaker: turn.speaker, action: turn.action, text: turn.text, callId: turn.callId ?? null });
   });
+  // Counted once here, not from every turn each time a page promises a time (src/rating/consent-time.queries.ts).
+  db.prepare('UPDATE dialogues SET words = :words WHERE id = :dialogueId').run({ dialogueId, words: countTurnWords(turns) });
 }
 
 export function getDialogue(db: Db, id: number): DialogueRow | undefined {
@@ -177,7 +180,7 @@ export function retryFailedDialogues(db: Db, runId: number): number[] {
     for (const id of ids) {
       db.prepare('DELETE FROM turns WHERE dialogue_id = :id').run({ id });
       db.prepare(
-        `UPDATE dialogues SET
+        `UPDATE dialogues SET words = NULL,
            meta = json_insert(
              CASE WHEN json_type(meta, '$.earlier_failures') = 'array' THEN meta ELSE json_set(meta, '$.earlier_failures', json('[]')) END,
              '$.earlier_failures[#]', json_object('generation', generation, 'reason', failure_reason, 'at', completed_at)),

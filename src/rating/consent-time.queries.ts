@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection.js';
 import { medianOfOrdered } from '../numbers/median.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
-import { type ConsentTime, countWords, estimateConsentTime } from './consent-time.js';
+import { countTurnWords, countWords } from '../generation/dialogue-words.js';
+import { type ConsentTime, estimateConsentTime } from './consent-time.js';
 import { createTtlMemo } from './ttl-memo.js';
 
 /**
@@ -20,32 +21,51 @@ export function completedRaterMedian(db: Db, batchId: number): { count: number; 
 
 /**
  * Mean words of one regular comparison of a batch: both conversations, the scenario's context and (when shown) its
- * goals. Zero when the batch has no regular pair.
+ * goals. Zero when the batch has no regular pair. Each dialogue's words are stored with it (migration 021); one written
+ * before that is counted from its turns here and stored, so that is done once (not on a read-only handle: counted
+ * again next time).
  */
 export function wordsPerComparison(db: Db, batchId: number, withGoals: boolean): number {
   const pairs = db
-    .prepare<{ batchId: number }, { a: number; b: number; context: string; goal_1: string; goal_2: string }>(
-      `SELECT p.dialogue_a_id AS a, p.dialogue_b_id AS b, s.context, s.goal_1, s.goal_2
-       FROM pairs p JOIN scenarios s ON s.id = p.scenario_id
+    .prepare<{ batchId: number }, { a: number; b: number; wordsA: number | null; wordsB: number | null; scenario: string }>(
+      `SELECT p.dialogue_a_id AS a, p.dialogue_b_id AS b, da.words AS wordsA, db.words AS wordsB, p.scenario_id AS scenario
+       FROM pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
        WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL`,
     )
     .all({ batchId });
   if (pairs.length === 0) return 0;
-  const turnTexts = db.prepare<{ id: number }, string>('SELECT text FROM turns WHERE dialogue_id = :id').pluck();
-  const cache = new Map<number, number>();
-  const dialogueWords = (id: number): number => {
-    let words = cache.get(id);
+  const counted = new Map<number, number>();
+  const dialogueWords = (id: number, stored: number | null): number => {
+    if (stored !== null) return stored;
+    let words = counted.get(id);
     if (words === undefined) {
-      words = turnTexts.all({ id }).reduce((sum, text) => sum + countWords(text), 0);
-      cache.set(id, words);
+      words = countTurnWords(db.prepare<{ id: number }, { text: string }>('SELECT text FROM turns WHERE dialogue_id = :id').all({ id }));
+      counted.set(id, words);
+      storeDialogueWords(db, id, words);
     }
     return words;
   };
-  const total = pairs.reduce(
-    (sum, p) => sum + dialogueWords(p.a) + dialogueWords(p.b) + countWords(p.context) + (withGoals ? countWords(p.goal_1) + countWords(p.goal_2) : 0),
-    0,
-  );
+  const scenarioWords = new Map<string, number>();
+  const wordsOfScenario = (id: string): number => {
+    let words = scenarioWords.get(id);
+    if (words === undefined) {
+      const s = db.prepare<{ id: string }, { context: string; goal_1: string; goal_2: string }>('SELECT context, goal_1, goal_2 FROM scenarios WHERE id = :id').get({ id });
+      words = s ? countWords(s.context) + (withGoals ? countWords(s.goal_1) + countWords(s.goal_2) : 0) : 0;
+      scenarioWords.set(id, words);
+    }
+    return words;
+  };
+  const total = pairs.reduce((sum, p) => sum + dialogueWords(p.a, p.wordsA) + dialogueWords(p.b, p.wordsB) + wordsOfScenario(p.scenario), 0);
   return total / pairs.length;
+}
+
+function storeDialogueWords(db: Db, id: number, words: number): void {
+  try {
+    db.prepare('UPDATE dialogues SET words = :words WHERE id = :id AND words IS NULL').run({ id, words });
+  } catch (error) {
+    // A read-only handle (or database) counts again next time; anything else is a real fault.
+    if (!String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_READONLY')) throw error;
+  }
 }
 
 /**

@@ -41,8 +41,4 @@ export function estimateConsentTime(input: ConsentTimeInput): ConsentTime {
   return { minutes: measured, source: 'measured', completedRaters, readingMinutes };
 }
 
-/** Words in a text, counted as runs of non-space characters. */
-export function countWords(text: string): number {
-  const m = text.match(/\S+/g);
-  return m ? m.length : 0;
-}
+export { countWords } from '../generation/dialogue-words.js';

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { countWords, estimateConsentTime } from '../../src/rating/consent-time.js';
-import { completedRaterMedian } from '../../src/rating/consent-time.queries.js';
+import { completedRaterMedian, wordsPerComparison } from '../../src/rating/consent-time.queries.js';
+import Database from 'better-sqlite3';
+import { createTestDb } from '../helpers/test-db.js';
 import { makeJudgment, makeRater } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { raterClient, seedBatch } from './rating-fixtures.js';
@@ -91,5 +93,40 @@ describe('GET /r/:batch consent time', () => {
     for (let i = 0; i < 10; i += 1) completedRater(db, seeded.batchId, seeded.pairIds.slice(2 * i), MIN);
     const consent = await raterClient(app).follow(`/r/${seeded.publicId}`);
     expect(consent.res.text).toContain('About 10 minutes (20 comparisons)');
+  });
+});
+
+describe('words per comparison, stored with each dialogue (migration 021)', () => {
+  it('wordsPerComparison, for a batch whose dialogues were written with their words, gives the mean words of a comparison from the stored counts', () => {
+    const { db } = createTestDb();
+    // 3 pairs: conversations of 6 turns × 8 words and 6 × 12 words (seedBatch), a scenario context, no goals.
+    const seeded = seedBatch(db, { samples: 3 });
+    const stored = db.prepare('SELECT words FROM dialogues WHERE id IN (SELECT dialogue_a_id FROM pairs UNION SELECT dialogue_b_id FROM pairs) ORDER BY words').pluck().all();
+    expect(new Set(stored)).toEqual(new Set([48, 72]));
+    const context = countWords(db.prepare('SELECT context FROM scenarios LIMIT 1').pluck().get() as string);
+    expect(wordsPerComparison(db, seeded.batchId, false)).toBe(48 + 72 + context);
+  });
+
+  it('wordsPerComparison, for dialogues written before their words were stored, counts their turns once and stores the count, also giving the figure on a read-only handle', () => {
+    const { db, path } = createTestDb();
+    const seeded = seedBatch(db, { samples: 3 });
+    const expected = wordsPerComparison(db, seeded.batchId, true);
+    db.prepare('UPDATE dialogues SET words = NULL').run();
+
+    const readOnly = new Database(path, { readonly: true });
+    try {
+      expect(wordsPerComparison(readOnly, seeded.batchId, true)).toBe(expected);
+    } finally {
+      readOnly.close();
+    }
+    expect(db.prepare('SELECT count(*) FROM dialogues WHERE words IS NOT NULL').pluck().get()).toBe(0);
+
+    expect(wordsPerComparison(db, seeded.batchId, true)).toBe(expected);
+    const rows = db.prepare<[], { id: number; words: number | null }>('SELECT id, words FROM dialogues WHERE id IN (SELECT dialogue_a_id FROM pairs UNION SELECT dialogue_b_id FROM pairs)').all();
+    expect(rows.length).toBe(6);
+    for (const row of rows) {
+      const turns = db.prepare('SELECT text FROM turns WHERE dialogue_id = ?').pluck().all(row.id) as string[];
+      expect(row.words).toBe(turns.reduce((sum, text) => sum + countWords(text), 0));
+    }
   });
 });

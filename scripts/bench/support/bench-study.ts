@@ -8,6 +8,7 @@ import { insertUser } from '../../../src/auth/user.queries.js';
 import { transitionBatch } from '../../../src/batches/batch.commands.js';
 import { createBatch } from '../../../src/batches/create-batch.js';
 import { insertDialogue, replaceTurns } from '../../../src/generation/dialogue.queries.js';
+import { countTurnWords } from '../../../src/generation/dialogue-words.js';
 import { insertSimpleRun } from '../../../src/generation/run.queries.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from '../../../src/scenarios/load-library.js';
 import { demoDialoguesFile } from '../../../src/demo/seed-demo.js';
@@ -89,6 +90,9 @@ export async function buildStudy(db: Db, pairs: number): Promise<BenchStudy> {
  * distinct raters who completed PER_RATER_CAP comparisons each, every judgment with its answered assignment, and the
  * pairs' counters (accepted, accepted_left_a) equal to what they count. One transaction; SQL sequences, no JS loop.
  */
+/** The two turns of every dialogue seeded behind stored judgments (their words are stored with them, as replaceTurns does). */
+const STORED_TURNS = ['Could you help me with this?', 'Of course, tell me more.'] as const;
+
 export function seedStoredJudgments(db: Db, batchId: number, count: number): void {
   if (count <= 0) return;
   const k = JUDGMENTS_PER_PAIR;
@@ -123,14 +127,14 @@ export function seedStoredJudgments(db: Db, batchId: number, count: number): voi
     // Integers go into the SQL text: a bound JS number is a REAL, and i / :cap would not divide as integers.
     const v = { b: batchId, run: runId, at, model: BENCH_MODEL, a: CONDITION_A, bb: CONDITION_B, qv: batch.question_version, cmp: batch.comparison_id };
     db.prepare(
-      `${seq(2 * pairs)} INSERT INTO dialogues (id, run_id, scenario_id, cast_id, sample_index, mode, model, origin, state, meta, created_at, completed_at)
-       SELECT ${d0} + i, :run, c.scenario_id, c.id, 1000000 + i / 2, CASE i % 2 WHEN 0 THEN 'SCRIPT' ELSE 'AGENTS' END, :model, 'imported', 'complete', '{}', :at, :at
+      `${seq(2 * pairs)} INSERT INTO dialogues (id, run_id, scenario_id, cast_id, sample_index, mode, model, origin, state, meta, created_at, completed_at, words)
+       SELECT ${d0} + i, :run, c.scenario_id, c.id, 1000000 + i / 2, CASE i % 2 WHEN 0 THEN 'SCRIPT' ELSE 'AGENTS' END, :model, 'imported', 'complete', '{}', :at, :at, ${countTurnWords(STORED_TURNS.map((text) => ({ text })))}
        FROM seq JOIN temp.bench_casts c ON c.n = (i / 2) % ${castCount}`,
     ).run(v);
     db.prepare(
       `${seq(4 * pairs)} INSERT INTO turns (dialogue_id, idx, speaker, action, text)
-       SELECT ${d0} + i / 2, i % 2, 1 + i % 2, 'speak', CASE i % 2 WHEN 0 THEN 'Could you help me with this?' ELSE 'Of course, tell me more.' END FROM seq`,
-    ).run(v);
+       SELECT ${d0} + i / 2, i % 2, 1 + i % 2, 'speak', CASE i % 2 WHEN 0 THEN :turn0 ELSE :turn1 END FROM seq`,
+    ).run({ ...v, turn0: STORED_TURNS[0], turn1: STORED_TURNS[1] });
     db.prepare(
       `${seq(pairs)} INSERT INTO pairs (id, batch_id, comparison_id, kind, dialogue_a_id, dialogue_b_id, scenario_id, cast_id, sample_index)
        SELECT ${p0} + i, :b, :cmp, 'regular', ${d0} + 2 * i, ${d0} + 2 * i + 1, c.scenario_id, c.id, 1000000 + i
