@@ -147,7 +147,7 @@ function installScenario(db: Db, scenario: Scenario, ctx: ScenarioContext): stri
     if (dialogues > 0)
       throw new ScenarioFileError(
         `${origin}: ${newcomer} would replace the scenario "${target}" (${existing.title}), but ${plural(dialogues, 'dialogue')} ` +
-          `(generated or imported) ${dialogues === 1 ? 'uses' : 'use'} it, and ${dialogues === 1 ? 'its raters' : 'their raters'} would read a text the model never saw: ` +
+          `${dialogues === 1 ? 'uses' : 'use'} it, and ${dialogues === 1 ? 'its raters' : 'their raters'} would read a text the model never saw: ` +
           'import it under a fresh slug with --rename instead; nothing was imported',
       );
     const factsDropped = scenario.facts === undefined ? listScenarioFacts(db, target).length : 0;

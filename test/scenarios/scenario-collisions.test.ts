@@ -183,7 +183,7 @@ describe('simarena scenarios import --replace, for a scenario with generated dia
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `error: ${file}: record 2: scenario "mutual-friend-conference-lunch" (Finding a mutual friend over conference lunch) would replace the scenario ` +
-        `"mutual-friend-conference-lunch" (Finding a mutual friend over conference lunch), but ${dialogues} dialogues (generated or imported) use it, ` +
+        `"mutual-friend-conference-lunch" (Finding a mutual friend over conference lunch), but ${dialogues} dialogues use it, ` +
         'and their raters would read a text the model never saw: import it under a fresh slug with --rename instead; nothing was imported',
     );
     expect(snapshot(db)).toEqual(before);
@@ -248,7 +248,7 @@ describe('simarena scenarios import, a Sotopia environment re-imported under the
     expect(replace.code).toBe(1);
     expect(replace.stderr).toBe(
       `error: ${file}: record 1: scenario "lost_cat_poster" (Two neighbours meet in the car park., Sotopia pk ${ENV_PK}) would replace the scenario "lost_cat_poster" ` +
-        '(Two neighbours meet by the lift.), but 1 dialogue (generated or imported) uses it, and its raters would read a text the model never saw: ' +
+        '(Two neighbours meet by the lift.), but 1 dialogue uses it, and its raters would read a text the model never saw: ' +
         'import it under a fresh slug with --rename instead; nothing was imported',
     );
     expect(snapshot(db)).toEqual(before);
