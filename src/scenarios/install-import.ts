@@ -133,8 +133,6 @@ function installScenario(db: Db, scenario: Scenario, ctx: ScenarioContext): stri
     const copy = findEqualScenario(db, [...new Set([target, scenario.id])], scenario);
     if (copy) return unchanged(copy);
   }
-  const dialogues = countDialoguesOfScenario(db, target);
-  const newcomer = `scenario "${scenario.id}" (${scenario.title}${pk ? `, Sotopia pk ${pk}` : ''})`;
   if (ctx.policy === 'rename') {
     let n = 2;
     while (getScenario(db, `${target}-${n}`) || ctx.importedIds.has(`${target}-${n}`)) n++;
@@ -143,6 +141,8 @@ function installScenario(db: Db, scenario: Scenario, ctx: ScenarioContext): stri
     report.scenarioCollisions.renamed.push({ from: target, to: id });
     return id;
   }
+  const dialogues = countDialoguesOfScenario(db, target);
+  const newcomer = `scenario "${scenario.id}" (${scenario.title}${pk ? `, Sotopia pk ${pk}` : ''})`;
   if (ctx.policy === 'replace') {
     if (dialogues > 0)
       throw new ScenarioFileError(
