@@ -44,8 +44,11 @@ export function registerScenarios(program: Command, ctx: CliContext): void {
       'import scenarios: Sotopia EnvironmentProfile/AgentProfile JSON (list files, one profile per <pk>.json file, Redis dumps), or simarena library JSON',
     )
     .argument('<files...>', 'JSON files (environments and agents may be in separate files)')
-    .option('--rename', 'a character whose slug is taken by a different character gets a fresh slug')
-    .option('--replace', 'a character whose slug is taken by a different character replaces it (the scenarios affected are named)')
+    .option('--rename', 'a character or scenario whose slug is taken by a different one gets a fresh slug')
+    .option(
+      '--replace',
+      'a character or scenario whose slug is taken by a different one replaces it (for a character, the scenarios affected are named; a scenario with dialogues is never replaced)',
+    )
     .option('--pairs-per-scenario <n>', 'character pairs cast per Sotopia environment (the published study used 5)', '1')
     .option('--seed <n>', 'seed for pairing characters when agents carry no constraint', '0')
     .option('--category <category>', `category for imported scenarios (${CATEGORIES.join(', ')}); default mixed`)
@@ -69,5 +72,23 @@ export function registerScenarios(program: Command, ctx: CliContext): void {
       for (const r of stored.renamed) ctx.out(`Character "${r.from}" was taken by a different character: imported as "${r.to}".`);
       for (const r of stored.replaced)
         ctx.out(`Replaced character "${r.id}"; scenarios affected: ${r.scenarios.length > 0 ? r.scenarios.join(', ') : 'none'}.`);
+      const scenarioOutcomes = stored.scenarioCollisions;
+      for (const r of scenarioOutcomes.renamed) ctx.out(`Scenario "${r.from}" was taken by a different scenario: imported as "${r.to}".`);
+      for (const r of scenarioOutcomes.replaced)
+        ctx.out(
+          `Replaced scenario "${r.id}" (no dialogues used it)${r.factsDropped > 0 ? `; its ${r.factsDropped} marked fact(s) were dropped: the new record carries none` : ''}.`,
+        );
+      const unchanged = [
+        ...(scenarioOutcomes.unchanged.length > 0 ? [`scenario(s) ${listSome(scenarioOutcomes.unchanged.map((u) => u.id))}`] : []),
+        ...(stored.unchanged.length > 0 ? [`character(s) ${listSome(stored.unchanged)}`] : []),
+      ];
+      if (unchanged.length > 0) ctx.out(`Unchanged, already in the library with the same content: ${unchanged.join('; ')}.`);
+      for (const u of scenarioOutcomes.unchanged.filter((x) => x.castsAdded > 0))
+        ctx.out(`Added ${u.castsAdded} new cast(s) to the unchanged scenario "${u.id}".`);
     });
+}
+
+/** Up to ten names, then how many more (a re-imported Sotopia file may hold hundreds). */
+function listSome(names: string[]): string {
+  return names.length <= 10 ? names.join(', ') : `${names.slice(0, 10).join(', ')} and ${names.length - 10} more`;
 }

@@ -74,15 +74,22 @@ export function upsertScenario(db: Db, scenario: Scenario, source: string, now: 
     source,
     now,
   });
+  addCasts(db, scenario.id, scenario.casts);
+  if (scenario.facts !== undefined) replaceScenarioFacts(db, scenario.id, scenario.facts);
+}
+
+/** Adds the casts a scenario does not have yet (a cast's position is its place in `casts`); returns how many were new. */
+export function addCasts(db: Db, scenarioId: string, casts: [string, string][]): number {
   const insertCast = db.prepare(
     `INSERT INTO casts (scenario_id, character_1_id, character_2_id, position)
      VALUES (:scenarioId, :first, :second, :position)
      ON CONFLICT (scenario_id, character_1_id, character_2_id) DO NOTHING`,
   );
-  scenario.casts.forEach(([first, second], position) => {
-    insertCast.run({ scenarioId: scenario.id, first, second, position });
+  let added = 0;
+  casts.forEach(([first, second], position) => {
+    added += insertCast.run({ scenarioId, first, second, position }).changes;
   });
-  if (scenario.facts !== undefined) replaceScenarioFacts(db, scenario.id, scenario.facts);
+  return added;
 }
 
 /** A scenario's marked private facts, replaced as a whole (they are read together by the dialogue metrics). */
@@ -213,4 +220,12 @@ export function listScenariosCasting(db: Db, characterId: string): string[] {
     )
     .pluck()
     .all({ characterId });
+}
+
+/**
+ * How many dialogues (of any origin and state) were written for a scenario. Read here, beside the scenario,
+ * because an import must not change the text under them, and scenarios may not depend on generation.
+ */
+export function countDialoguesOfScenario(db: Db, scenarioId: string): number {
+  return db.prepare<{ scenarioId: string }, number>('SELECT count(*) FROM dialogues WHERE scenario_id = :scenarioId').pluck().get({ scenarioId }) ?? 0;
 }

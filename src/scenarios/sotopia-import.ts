@@ -66,7 +66,7 @@ export type ImportedLibrary = Library & {
   /** Sotopia pks by the slug given to the record here. */
   pks: { characters: Map<string, string>; scenarios: Map<string, string> };
   /** "FILE: record N" by slug. */
-  origins: Map<string, string>;
+  origins: { characters: Map<string, string>; scenarios: Map<string, string> };
 };
 
 export function slugify(text: string): string {
@@ -140,7 +140,7 @@ function collect(files: { path: string; data: unknown }[]) {
     environments: [] as { record: SotopiaEnvironment; origin: string }[],
     agents: [] as { record: SotopiaAgent; origin: string }[],
     characters: [] as { record: Character; origin: string }[],
-    scenarios: [] as Scenario[],
+    scenarios: [] as { record: Scenario; origin: string }[],
   };
   for (const { path, data } of files) {
     const records = recordsOf(path, data);
@@ -152,7 +152,7 @@ function collect(files: { path: string; data: unknown }[]) {
       if (kind === 'sotopia-environment') out.environments.push({ record: one(sotopiaEnvironmentSchema) as SotopiaEnvironment, origin });
       else if (kind === 'sotopia-agent') out.agents.push({ record: one(sotopiaAgentSchema) as SotopiaAgent, origin });
       else if (kind === 'character') out.characters.push({ record: one(characterSchema) as Character, origin });
-      else if (kind === 'scenario') out.scenarios.push(one(scenarioSchema) as Scenario);
+      else if (kind === 'scenario') out.scenarios.push({ record: one(scenarioSchema) as Scenario, origin });
       else
         throw new ScenarioFileError(
           `${path}: record ${index + 1}: not a Sotopia EnvironmentProfile (needs "codename", "scenario", "agent_goals") or AgentProfile (needs "first_name"), nor a simarena character or scenario`,
@@ -195,9 +195,12 @@ export function importProfiles(files: { path: string; data: unknown }[], options
   const found = collect(files);
   const library: ImportedLibrary = {
     characters: found.characters.map((c) => c.record),
-    scenarios: [...found.scenarios],
+    scenarios: found.scenarios.map((s) => s.record),
     pks: { characters: new Map(), scenarios: new Map() },
-    origins: new Map(found.characters.map((c) => [c.record.id, c.origin])),
+    origins: {
+      characters: new Map(found.characters.map((c) => [c.record.id, c.origin])),
+      scenarios: new Map(found.scenarios.map((s) => [s.record.id, s.origin])),
+    },
   };
   const usedIds = new Set(library.characters.map((c) => c.id));
   const idByPk = new Map<string, string>();
@@ -211,7 +214,7 @@ export function importProfiles(files: { path: string; data: unknown }[], options
       idByPk.set(agent.pk, id);
       library.pks.characters.set(id, agent.pk);
     }
-    library.origins.set(id, origin);
+    library.origins.characters.set(id, origin);
     agentIds.push(id);
     nameOf.set(id, `${agent.first_name} ${agent.last_name}`.trim());
     library.characters.push(toCharacter(agent, id));
@@ -233,7 +236,7 @@ export function importProfiles(files: { path: string; data: unknown }[], options
     for (let n = 2; scenarioIds.has(id); n++) id = `${base}-${n}`;
     scenarioIds.add(id);
     if (env.pk) library.pks.scenarios.set(id, env.pk);
-    library.origins.set(id, origin);
+    library.origins.scenarios.set(id, origin);
     const random = seededRandom(seedFrom(options.seed, env.codename, env.pk ?? ''));
     const constraint = env.agent_constraint;
     let candidates: [string, string][];

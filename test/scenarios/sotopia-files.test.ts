@@ -112,7 +112,11 @@ describe('simarena scenarios import, character collisions', () => {
     const { db, env } = freshDb();
     await cli(['scenarios', 'import', ...profiles], env);
     const again = await cli(['scenarios', 'import', ...profiles], env);
-    expect(again).toMatchObject({ code: 0, stdout: 'Imported 1 scenario(s) and 2 character(s).' });
+    expect(again).toMatchObject({
+      code: 0,
+      stdout:
+        'Imported 1 scenario(s) and 2 character(s).\nUnchanged, already in the library with the same content: scenario(s) lost_cat_poster; character(s) oksana-petrenko, tomasz-wojcik.',
+    });
     expect(count(db, "SELECT count(*) FROM characters WHERE source = 'import'")).toBe(2);
   });
 
@@ -141,7 +145,7 @@ describe('simarena scenarios import, character collisions', () => {
     const result = await cli(['scenarios', 'import', file], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `error: import: scenario "chat": cast ["agent-a", "agent-b"] pairs two characters named "AI Agent"; give one of them another name (a SCRIPT tells its speakers apart by name); nothing was imported`,
+      `error: ${file}: record 3: scenario "chat": cast ["agent-a", "agent-b"] pairs two characters named "AI Agent"; give one of them another name (a SCRIPT tells its speakers apart by name); nothing was imported`,
     );
     expect(count(db, "SELECT count(*) FROM characters WHERE id LIKE 'agent-%'")).toBe(0);
   });
