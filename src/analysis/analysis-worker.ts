@@ -124,7 +124,7 @@ export async function runBundleFilesJob(job: BundleFilesJob, open: () => Db = ()
 /** The stored report, parsed (its text is let go on return); undefined when none is stored, null when it is damaged. */
 function storedReportOf(db: Db, batchId: number) {
   const text = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
-  return text === undefined ? undefined : readStoredReport(text, batchId);
+  return text === undefined ? undefined : readStoredReport(text);
 }
 
 function runWorkerJob(job: WorkerJob): Promise<AnalysisJobResult> {

@@ -197,7 +197,7 @@ function parsedReport(db: Db, batchId: number, state: BatchState): AnalysisRepor
   const parsed = state.parsed;
   if (!parsed) return null;
   if (parsed.report === undefined) {
-    const report = readStoredReport(parsed.json, batchId);
+    const report = readStoredReport(parsed.json);
     if (!report) {
       dropDamaged(db, batchId, parsed.computedAt, state);
       return null;
