@@ -6,7 +6,7 @@
 // computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
 // status, for the server to raise again. The analysis files of an export bundle are written here too, into a folder the
 // server names, for the server to stream into the archive without parsing, rendering or pretty-printing the report.
-import { writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
@@ -112,9 +112,9 @@ export async function runBundleFilesJob(job: BundleFilesJob, open: () => Db = ()
     if (stored === null) return { id: job.id, kind: 'failed', message: `the stored analysis of batch ${job.batchId} is damaged` };
     const report = job.question === undefined ? stored : selectQuestionReport(stored, job.question);
     const json = join(job.dir, 'analysis.json');
-    writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`, { flag: 'wx' });
+    await writeFile(json, `${JSON.stringify(report, null, 2)}\n`, { flag: 'wx' });
     const html = join(job.dir, 'report.html');
-    writeFileSync(html, await renderAnalysisHtml(report), { flag: 'wx' });
+    await writeFile(html, await renderAnalysisHtml(report), { flag: 'wx' });
     return { id: job.id, kind: 'bundle-files', json, html };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
