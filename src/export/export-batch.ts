@@ -208,7 +208,10 @@ export function analysisInWorker(db: Db, now: () => Date): AnalysisOf {
   };
 }
 
-/** The bundle's analysis files, from `analysisOf` (in process when left out), made before the export's snapshot is opened: the cache is written on this connection (in process) or by the worker. */
+/**
+ * The bundle's analysis files, from `analysisOf` (in process when left out), made before the export's snapshot is
+ * opened: the cache is written on this connection (in process) or by the worker.
+ */
 async function withAnalysis(db: Db, options: ExportOptions, deps: ExportDeps): Promise<ExportDeps> {
   if (options.format !== 'bundle' || deps.analysis !== undefined) return deps;
   const batch = resolveBatch(db, options.batch);
