@@ -175,6 +175,37 @@ describe('the export bundle\'s analysis, computed in the analysis worker', () =>
     }
   }, 90_000);
 
+  it('GET /api/batches/:id/export?format=bundle, when the client goes away while the archive streams, ends the export (audited as incomplete) and removes the temporary folder', async () => {
+    const t = buildTestApp();
+    const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
+    // 30,000 judgments: judgments.csv streams for a while after the first bytes reach the client.
+    seedStoredJudgments(t.db, made.batchId, 30_000);
+    const token = tokenFor(t.db, (await makeUser(t.db, 'researcher')).email);
+    const exportAudit = () => t.db.prepare("SELECT details FROM audit_log WHERE action = 'batch.export'").pluck().get() as string | undefined;
+    const server: Server = t.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      let heldWhileStreaming: string[] = [];
+      const client = get({ host: '127.0.0.1', port, path: `/api/batches/${made.batchId}/export?format=bundle`, headers: { Authorization: `Bearer ${token}` } });
+      client.on('error', () => undefined);
+      client.on('response', (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once('data', () => {
+          heldWhileStreaming = bundleTemps();
+          client.destroy();
+        });
+      });
+      expect(await eventually(() => exportAudit() !== undefined)).toBe(true);
+      expect(JSON.parse(exportAudit() as string)).toMatchObject({ format: 'bundle', complete: false });
+      expect(heldWhileStreaming).toHaveLength(1);
+      expect(bundleTemps()).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 90_000);
+
   it('writeExport of a bundle with the analysis from the worker, when its destination fails while the archive is being written, rejects and removes the temporary folder', async () => {
     const t = buildTestApp();
     const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', 'a']] });
