@@ -61,14 +61,15 @@ function connectionTo(path: string, access: 'read' | 'write' = 'read'): Db {
   return db;
 }
 
-export function runAnalysisJob(job: AnalysisJob): AnalysisJobResult {
-  return job.kind === 'pooled' ? runPooledJob(job) : runBatchJob(job);
+/** `open`: the connection to read from; the server's own for a database the worker cannot open (`:memory:`). */
+export function runAnalysisJob(job: AnalysisJob, open: () => Db = () => connectionTo(job.path)): AnalysisJobResult {
+  return job.kind === 'pooled' ? runPooledJob(job, open) : runBatchJob(job, open);
 }
 
 /** Pools the batches in one read transaction (one snapshot of all of them) and returns the report as JSON. */
-function runPooledJob(job: PooledAnalysisJob): AnalysisJobResult {
+function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult {
   try {
-    const db = connectionTo(job.path);
+    const db = open();
     const report = db.transaction(() => computePooledAnalysis(db, job.batchIds, { seed: job.seed, bootstrap: job.bootstrap, now: new Date(job.now) }))();
     return { id: job.id, kind: 'pooled', result: JSON.stringify(report) };
   } catch (error) {
@@ -78,9 +79,9 @@ function runPooledJob(job: PooledAnalysisJob): AnalysisJobResult {
 }
 
 /** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
-function runBatchJob(job: BatchAnalysisJob): AnalysisJobResult {
+function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
   try {
-    const db = connectionTo(job.path);
+    const db = open();
     const outcome = db.transaction((): AnalysisJobResult => {
       const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
       const version = analysisVersion(db, job.batchId, settings);

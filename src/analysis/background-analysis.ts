@@ -133,7 +133,7 @@ function sendJob(db: Db, job: (id: number) => WorkerJob): Promise<AnalysisJobRes
 
 /** Runs one batch's analysis job in the worker, or in process for a database the worker cannot open. */
 function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
-  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }));
+  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }, () => db));
   return sendJob(db, (id) => ({ ...job, id, path: db.name, store: true }));
 }
 

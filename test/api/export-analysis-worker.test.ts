@@ -1,7 +1,7 @@
 // The bundle's analysis when the server exports (API, console download form): computed in the analysis worker process,
 // of the data as of the export (issue 12, point 3); its analysis.json and report.html written by the worker into a
 // temporary folder and copied into the archive by the server, which never parses, pretty-prints or renders the report.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, writeFileSync } from 'node:fs';
 import { type Server, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ import { zipRead } from '../export/export-fixtures.js';
 import { makeBatchWithJudgments, makeJudgment, makeRater } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrate.js';
 
 type Report = { n_judgments: number; question?: { id: string }; questions?: unknown[] };
 
@@ -222,6 +224,24 @@ describe('the export bundle\'s analysis, computed in the analysis worker', () =>
       'no space left on the device',
     );
     expect(heldWhileWriting).toHaveLength(1);
+    expect(bundleTemps()).toEqual([]);
+  });
+
+  it('writeExport of a bundle with the analysis from the worker, for an in-memory database the worker cannot open, writes the analysis files in process and removes the temporary folder', async () => {
+    const db = openDatabase(':memory:');
+    migrate(db);
+    const made = makeBatchWithJudgments(db, { votes: [['a', 'b'], ['b', 'b']] });
+    const zip = join(tempDir(), 'memory.zip');
+    const file = createWriteStream(zip);
+    const closed = new Promise<void>((r) => file.once('close', () => r()));
+    try {
+      await writeExport(db, { batch: String(made.batchId), format: 'bundle' }, file, { analysisOf: analysisInWorker(db, () => new Date()) });
+    } finally {
+      await closed;
+      db.close();
+    }
+    expect((JSON.parse(zipRead(zip, 'analysis.json').toString('utf8')) as Report).n_judgments).toBe(4);
+    expect(zipRead(zip, 'report.html').toString('utf8')).toContain('<svg');
     expect(bundleTemps()).toEqual([]);
   });
 });
