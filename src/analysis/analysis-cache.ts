@@ -1,5 +1,4 @@
 import type { Db } from '../db/connection.js';
-import { JsonColumnError, parseJsonColumn } from '../db/json-column.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { storedAnalysisReportSchema } from './analysis-report.schema.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
@@ -90,7 +89,7 @@ export function getBatchAnalysis(
   const cached = db
     .prepare<{ b: number }, { data_version: string; result: string }>('SELECT data_version, result FROM analysis_cache WHERE batch_id = :b')
     .get({ b: batchId });
-  const stored = cached && cached.data_version === version ? readStoredReport(cached.result, batchId) : null;
+  const stored = cached && cached.data_version === version ? readStoredReport(cached.result) : null;
   if (stored) return pick(stored);
   const report = computeBatchAnalysis(db, batchId, { now, seed, bootstrap, targetHalfWidth: target });
   if (!report) return null;
@@ -98,14 +97,19 @@ export function getBatchAnalysis(
   return pick(report);
 }
 
-/** A cached report read through its schema; null (to be recomputed) when the stored text is damaged or of another shape. */
-export function readStoredReport(result: string, batchId: number): AnalysisReport | null {
+/**
+ * A cached report checked against its schema; null (to be recomputed) when the stored text is damaged or of another
+ * shape. The report is returned as stored, not as zod's copy (which puts the checked keys first): a bundle's
+ * analysis.json is then the same text whether its report was just computed or read back.
+ */
+export function readStoredReport(result: string): AnalysisReport | null {
+  let stored: unknown;
   try {
-    return parseJsonColumn(storedAnalysisReportSchema, result, `analysis_cache.result of batch ${batchId}`);
-  } catch (error) {
-    if (error instanceof JsonColumnError) return null;
-    throw error;
+    stored = JSON.parse(result);
+  } catch {
+    return null;
   }
+  return storedAnalysisReportSchema.safeParse(stored).success ? (stored as AnalysisReport) : null;
 }
 
 /** The cache key of a batch's analysis: the computation's version, the batch's data version and the settings. */

@@ -4,24 +4,40 @@
 // that it did: a report of a million judgments is 14 MB of JSON, which carried through the server (message, copy,
 // store) raised its peak memory by about 100 MB. A pooled analysis (several batches, the console's pooled page) is
 // computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
-// status, for the server to raise again.
+// status, for the server to raise again. The analysis files of an export bundle are written here too, into a folder the
+// server names, for the server to stream into the archive without parsing, rendering or pretty-printing the report.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
+import { analysisVersion, computeBatchAnalysis, readStoredReport, storeAnalysis } from './analysis-cache.js';
 import { computePooledAnalysis } from './pooled-batches.js';
+import { selectQuestionReport } from './question-reports.js';
+import { renderAnalysisHtml } from './report-html.js';
 
 /** `store`: the job writes its result to analysis_cache itself (the worker); otherwise it returns it (in process). */
 export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string; store: boolean };
 /** Several batches pooled (src/analysis/pooled-batches.ts); the report comes back as JSON, never stored. */
 export type PooledAnalysisJob = { kind: 'pooled'; id: number; path: string; batchIds: number[]; seed: number; bootstrap: number; now: string };
 export type AnalysisJob = BatchAnalysisJob | PooledAnalysisJob;
+/**
+ * An export bundle's analysis.json and report.html (src/export/bundle-export.ts), written into `dir` from the batch's
+ * stored analysis (one question's with `question`, an id the server has checked against the batch). At a million
+ * judgments the report is 14 MB: parsed, pretty-printed and rendered in the server it raised its peak memory past
+ * 300 MB and held its event loop ~0.45 s (issue 12).
+ */
+export type BundleFilesJob = { kind: 'bundle-files'; id: number; path: string; batchId: number; question?: string; dir: string };
+/** Everything the worker process is sent. */
+export type WorkerJob = AnalysisJob | BundleFilesJob;
 export type AnalysisJobResult =
   | { id: number; kind: 'unchanged' }
   | { id: number; kind: 'stored' }
   | { id: number; kind: 'computed'; version: string; result: string }
   | { id: number; kind: 'missing' }
   | { id: number; kind: 'pooled'; result: string }
+  /** The paths of the bundle's two files, written. */
+  | { id: number; kind: 'bundle-files'; json: string; html: string }
   /** A UserFacingError of the computation (PooledBatchesError: fewer than two batches, an unknown one): the person's message. */
   | { id: number; kind: 'refused'; name: string; message: string; status: number; code: string }
   | { id: number; kind: 'failed'; message: string };
@@ -45,14 +61,15 @@ function connectionTo(path: string, access: 'read' | 'write' = 'read'): Db {
   return db;
 }
 
-export function runAnalysisJob(job: AnalysisJob): AnalysisJobResult {
-  return job.kind === 'pooled' ? runPooledJob(job) : runBatchJob(job);
+/** `open`: the connection to read from; the server's own for a database the worker cannot open (`:memory:`). */
+export function runAnalysisJob(job: AnalysisJob, open: () => Db = () => connectionTo(job.path)): AnalysisJobResult {
+  return job.kind === 'pooled' ? runPooledJob(job, open) : runBatchJob(job, open);
 }
 
 /** Pools the batches in one read transaction (one snapshot of all of them) and returns the report as JSON. */
-function runPooledJob(job: PooledAnalysisJob): AnalysisJobResult {
+function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult {
   try {
-    const db = connectionTo(job.path);
+    const db = open();
     const report = db.transaction(() => computePooledAnalysis(db, job.batchIds, { seed: job.seed, bootstrap: job.bootstrap, now: new Date(job.now) }))();
     return { id: job.id, kind: 'pooled', result: JSON.stringify(report) };
   } catch (error) {
@@ -62,9 +79,9 @@ function runPooledJob(job: PooledAnalysisJob): AnalysisJobResult {
 }
 
 /** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
-function runBatchJob(job: BatchAnalysisJob): AnalysisJobResult {
+function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
   try {
-    const db = connectionTo(job.path);
+    const db = open();
     const outcome = db.transaction((): AnalysisJobResult => {
       const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
       const version = analysisVersion(db, job.batchId, settings);
@@ -83,14 +100,54 @@ function runBatchJob(job: BatchAnalysisJob): AnalysisJobResult {
   }
 }
 
+/**
+ * Writes the bundle's analysis.json (the text a bundle has always carried: the report pretty-printed) and report.html
+ * from the stored analysis, read through its schema as the server reads it. `missing` when none is stored; a damaged
+ * row is a failure (the server's next refresh computes it again). `open`: the connection to read from (the server's
+ * own for a database the worker cannot open).
+ */
+export async function runBundleFilesJob(job: BundleFilesJob, open: () => Db = () => connectionTo(job.path)): Promise<AnalysisJobResult> {
+  try {
+    const stored = storedReportOf(open(), job.batchId);
+    if (stored === undefined) return { id: job.id, kind: 'missing' };
+    if (stored === null) return { id: job.id, kind: 'failed', message: `the stored analysis of batch ${job.batchId} is damaged` };
+    const report = job.question === undefined ? stored : selectQuestionReport(stored, job.question);
+    const json = join(job.dir, 'analysis.json');
+    await writeFile(json, `${JSON.stringify(report, null, 2)}\n`, { flag: 'wx' });
+    const html = join(job.dir, 'report.html');
+    await writeFile(html, await renderAnalysisHtml(report), { flag: 'wx' });
+    return { id: job.id, kind: 'bundle-files', json, html };
+  } catch (error) {
+    return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The stored report, parsed (its text is let go on return); undefined when none is stored, null when it is damaged. */
+function storedReportOf(db: Db, batchId: number) {
+  const text = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+  return text === undefined ? undefined : readStoredReport(text);
+}
+
+function runWorkerJob(job: WorkerJob): Promise<AnalysisJobResult> {
+  return job.kind === 'bundle-files' ? runBundleFilesJob(job) : Promise.resolve(runAnalysisJob(job));
+}
+
 if (process.send) {
-  process.on('message', (job: AnalysisJob) => {
-    const result = runAnalysisJob(job);
-    // The server may have stopped while this job ran: then there is nobody to tell, and nothing more to do.
-    if (!process.connected) process.exit(0);
-    process.send?.(result, (error: Error | null) => {
-      if (error) process.exit(0);
-    });
+  // One job at a time, in the order they came: a bundle's files are rendered asynchronously, and a batch analysis
+  // started meanwhile would run beside them (two large reports in memory at once) and answer out of turn.
+  let queue: Promise<void> = Promise.resolve();
+  process.on('message', (job: WorkerJob) => {
+    queue = queue
+      .then(() => runWorkerJob(job))
+      .then((result) => {
+        // The server may have stopped while this job ran: then there is nobody to tell, and nothing more to do.
+        if (!process.connected) process.exit(0);
+        process.send?.(result, (error: Error | null) => {
+          if (error) process.exit(0);
+        });
+      })
+      // Jobs never reject; a broken channel does (send throws): the server then fails the jobs it waits for.
+      .catch(() => process.exit(1));
   });
   // The server went away (stopped, crashed): nothing is left to compute for.
   process.on('disconnect', () => process.exit(0));

@@ -6,7 +6,7 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { readStoredReport, storeAnalysis } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
-import { type AnalysisJob, type AnalysisJobResult, type BatchAnalysisJob, runAnalysisJob } from './analysis-worker.js';
+import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, runAnalysisJob, runBundleFilesJob, type WorkerJob } from './analysis-worker.js';
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
@@ -55,6 +55,8 @@ type HandleState = {
   batches: Map<number, BatchState>;
   /** Pooled analyses sent to the worker and not answered yet. */
   pooledRunning: number;
+  /** Export bundles' analysis files asked of the worker and not answered yet. */
+  bundleFilesRunning: number;
 };
 
 const handles = new WeakMap<Db, HandleState>();
@@ -62,7 +64,7 @@ const handles = new WeakMap<Db, HandleState>();
 function handleState(db: Db): HandleState {
   let state = handles.get(db);
   if (!state) {
-    state = { worker: null, hold: () => undefined, idle: null, waiting: new Map(), nextId: 1, batches: new Map(), pooledRunning: 0 };
+    state = { worker: null, hold: () => undefined, idle: null, waiting: new Map(), nextId: 1, batches: new Map(), pooledRunning: 0, bundleFilesRunning: 0 };
     handles.set(db, state);
   }
   return state;
@@ -118,7 +120,7 @@ function workerOf(handle: HandleState): ChildProcess {
 const sharedWithWorker = (db: Db) => !db.memory && Boolean(db.name);
 
 /** Sends one job (numbered here) to the worker; resolves with its answer. */
-function sendJob(db: Db, job: (id: number) => AnalysisJob): Promise<AnalysisJobResult> {
+function sendJob(db: Db, job: (id: number) => WorkerJob): Promise<AnalysisJobResult> {
   const handle = handleState(db);
   const id = handle.nextId++;
   return new Promise((resolve) => {
@@ -131,7 +133,7 @@ function sendJob(db: Db, job: (id: number) => AnalysisJob): Promise<AnalysisJobR
 
 /** Runs one batch's analysis job in the worker, or in process for a database the worker cannot open. */
 function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
-  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }));
+  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }, () => db));
   return sendJob(db, (id) => ({ ...job, id, path: db.name, store: true }));
 }
 
@@ -195,7 +197,7 @@ function parsedReport(db: Db, batchId: number, state: BatchState): AnalysisRepor
   const parsed = state.parsed;
   if (!parsed) return null;
   if (parsed.report === undefined) {
-    const report = readStoredReport(parsed.json, batchId);
+    const report = readStoredReport(parsed.json);
     if (!report) {
       dropDamaged(db, batchId, parsed.computedAt, state);
       return null;
@@ -297,4 +299,33 @@ export async function awaitPooledAnalysis(db: Db, batchIds: number[], options: P
 /** Whether a pooled analysis is being computed in the worker now (for tests). */
 export function pooledAnalysisRunning(db: Db): boolean {
   return (handles.get(db)?.pooledRunning ?? 0) > 0;
+}
+
+/**
+ * Has the worker write an export bundle's analysis.json and report.html into `dir` from the batch's stored analysis
+ * (one question's with `question`): the server then streams two files and never parses, pretty-prints or renders a
+ * report of 14 MB (issue 12). Answers `bundle-files` with their paths, `missing` when no result is stored, `failed`.
+ * Called after awaitBatchAnalysis stored the result to use; the worker runs jobs in order. In process for `:memory:`.
+ */
+export async function writeBundleFiles(db: Db, batchId: number, question: string | undefined, dir: string): Promise<AnalysisJobResult> {
+  const job: Omit<BundleFilesJob, 'id'> = { kind: 'bundle-files', path: db.name, batchId, dir, ...(question === undefined ? {} : { question }) };
+  const handle = handleState(db);
+  if (!sharedWithWorker(db)) return runBundleFilesJob({ ...job, id: handle.nextId++ }, () => db);
+  handle.bundleFilesRunning++;
+  try {
+    return await sendJob(db, (id) => ({ ...job, id }));
+  } finally {
+    handle.bundleFilesRunning--;
+  }
+}
+
+/** Whether the worker is writing an export bundle's analysis files now (for tests). */
+export function bundleFilesRunning(db: Db): boolean {
+  return (handles.get(db)?.bundleFilesRunning ?? 0) > 0;
+}
+
+/** Whether this server process has parsed the batch's stored report (for tests: an export bundle must not). */
+export function storedReportParsed(db: Db, batchId: number): boolean {
+  const parsed = handles.get(db)?.batches.get(batchId)?.parsed;
+  return parsed != null && parsed.report !== undefined;
 }

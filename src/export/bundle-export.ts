@@ -5,11 +5,15 @@ import { type FileDigest, type FolderSink, writeText } from './folder-sink.js';
 import { writeJudgmentsCsv } from './judgments-export.js';
 import { runCard } from './simulation-cards.js';
 
-/** What the bundle needs from the analysis module: the report for a batch, and its HTML rendering. */
-export type BundleAnalysis = {
-  report: (ctx: ExportContext) => unknown;
-  html: (report: unknown) => string;
-};
+/** Writes one file's content to `out`, waiting for it to drain when its buffer is full (FolderSink.file's writer). */
+export type ContentWriter = (out: NodeJS.WritableStream) => Promise<void>;
+
+/**
+ * What the bundle adds from the analysis module: analysis.json (the report pretty-printed) and report.html, each as
+ * a writer: from strings when the analysis is computed in process (the CLI), from files the analysis worker wrote when
+ * the server exports (src/export/export-batch.ts), so the server never holds or renders a large report.
+ */
+export type BundleAnalysis = { json: ContentWriter; html: ContentWriter };
 
 /**
  * The whole batch in one archive: judgments, dialogues, simulation cards, the analysis (when given) and a manifest
@@ -35,9 +39,8 @@ export async function writeBundle(ctx: ExportContext, sink: FolderSink, analysis
     files.push(await sink.file(`simulation-cards/run-${run.id}.md`, writeText(card.markdown)));
   }
   if (analysis) {
-    const report = analysis.report(ctx);
-    files.push(await sink.file('analysis.json', writeText(`${JSON.stringify(report, null, 2)}\n`)));
-    files.push(await sink.file('report.html', writeText(analysis.html(report))));
+    files.push(await sink.file('analysis.json', analysis.json));
+    files.push(await sink.file('report.html', analysis.html));
   }
   const manifest = {
     ...ctx.meta,

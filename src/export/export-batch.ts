@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { getBatchAnalysis } from '../analysis/analysis-cache.js';
-import type { AnalysisReport } from '../analysis/analysis-report.js';
-import { awaitBatchAnalysis } from '../analysis/background-analysis.js';
-import { selectQuestionReport } from '../analysis/question-reports.js';
+import { awaitBatchAnalysis, writeBundleFiles } from '../analysis/background-analysis.js';
 import { renderAnalysisHtml } from '../analysis/report-html.js';
 import type { Db } from '../db/connection.js';
 import { writeAcute } from './acute-export.js';
@@ -20,12 +20,12 @@ import {
   type ExportOptionsInput,
   exportOptionsSchema,
 } from './export.schema.js';
-import { type FileDigest, type FolderSink, archiveSink, directorySink } from './folder-sink.js';
+import { type FileDigest, type FolderSink, archiveSink, directorySink, writeText } from './folder-sink.js';
 import { writeHf } from './hf-export.js';
 import { writeJudgmentsCsv, writeJudgmentsJsonl } from './judgments-export.js';
 import { writePreferences } from './preferences-export.js';
 import { writeSotopia } from './sotopia-export.js';
-import { endStream } from './stream-write.js';
+import { copyFileInto, endStream } from './stream-write.js';
 
 // The one entry point for exports: the CLI calls exportToPath, the API and the console call writeExport with the
 // HTTP response. Options are validated here, at the edge, whoever the caller is.
@@ -34,16 +34,23 @@ export { EXPORT_FORMATS, ExportError, exportOptionsSchema };
 export type { ExportFormat, ExportMeta, ExportOptions, ExportOptionsInput };
 
 /**
- * A batch's analysis report of the data as of now (one question's with `question`, an id already checked against the
- * batch); null when there is no such batch. Chosen by the caller: see analysisInProcess and analysisInWorker.
+ * A bundle's analysis files, with what to do once the export is over, whatever happened (`release`: remove the
+ * temporary folder the worker wrote them into).
  */
-export type AnalysisOf = (batchId: number, question: string | undefined) => Promise<AnalysisReport | null>;
+export type AnalysisFiles = BundleAnalysis & { release?: () => void };
 
 /**
- * `analysis`: what the bundle adds as analysis.json and report.html; left out, it is computed by `analysisOf` (in
- * process when that is left out too); null: none.
+ * A batch's analysis files (analysis.json, report.html) of the data as of now (one question's with `question`, an id
+ * already checked against the batch); null when there is no such batch. Chosen by the caller: see analysisInProcess
+ * and analysisInWorker.
  */
-export type ExportDeps = { now?: () => Date; analysis?: BundleAnalysis | null; analysisOf?: AnalysisOf };
+export type AnalysisOf = (batchId: number, question: string | undefined) => Promise<AnalysisFiles | null>;
+
+/**
+ * `analysis`: what the bundle adds as analysis.json and report.html; left out, it is made by `analysisOf` (in
+ * process when that is left out too); null: none. Its `release` is called when the export is over.
+ */
+export type ExportDeps = { now?: () => Date; analysis?: AnalysisFiles | null; analysisOf?: AnalysisOf };
 export type ExportResult = { format: ExportFormat; rows: number; meta: ExportMeta; files?: FileDigest[] };
 
 type FileWriter = (ctx: ExportContext, out: NodeJS.WritableStream) => Promise<number>;
@@ -114,6 +121,14 @@ export function exportFilename(batch: { id: number }, format: ExportFormat): str
 export async function writeExport(db: Db, input: ExportOptionsInput | ExportOptions, output: NodeJS.WritableStream, given: ExportDeps = {}): Promise<ExportResult> {
   const options = parseExportOptions(input);
   const deps = await withAnalysis(db, options, given);
+  try {
+    return await writeExportOf(db, options, output, deps);
+  } finally {
+    deps.analysis?.release?.();
+  }
+}
+
+async function writeExportOf(db: Db, options: ExportOptions, output: NodeJS.WritableStream, deps: ExportDeps): Promise<ExportResult> {
   const snapshot = openSnapshot(db);
   try {
     const ctx = buildContext(snapshot.db, options, (deps.now ?? (() => new Date()))());
@@ -151,46 +166,60 @@ export function buildExportMeta(db: Db, input: ExportOptionsInput | ExportOption
 }
 
 /**
- * The analysis computed on the caller's thread (served from analysis_cache when the batch's data has not changed):
- * for the CLI, which has no requests to keep answering.
+ * The analysis computed on the caller's thread (served from analysis_cache when the batch's data has not changed),
+ * rendered and pretty-printed there: for the CLI, which has no requests to keep answering.
  */
 export function analysisInProcess(db: Db, now: () => Date): AnalysisOf {
-  return async (batchId, question) => getBatchAnalysis(db, batchId, { now, question });
+  return async (batchId, question) => {
+    const report = getBatchAnalysis(db, batchId, { now, question });
+    if (!report) return null;
+    const html = await renderAnalysisHtml(report);
+    return { json: writeText(`${JSON.stringify(report, null, 2)}\n`), html: writeText(html) };
+  };
 }
+
+const analysisUnavailable = () => new ExportError('The analysis for the bundle could not be computed just now; try again in a moment.', 503);
 
 /**
  * The analysis computed in the analysis worker process (src/analysis/background-analysis.ts), for exports the server
  * runs: a million judgments' analysis would hold its request thread for seconds (issue 12). `fresh`: the worker checks
  * the stored result's data version and recomputes unless it is current, so the bundle carries the analysis of the data
- * as of the export's start, as getBatchAnalysis gives it in process.
+ * as of the export's start, as getBatchAnalysis gives it in process. The worker then writes analysis.json and
+ * report.html into a temporary folder, which the bundle copies from and `release` removes: the server never parses
+ * the stored report (`served.report` is not read), pretty-prints it or renders its HTML (14 MB at 1M judgments: its
+ * peak memory went past 300 MB and its event loop stalled ~0.45 s).
  */
 export function analysisInWorker(db: Db, now: () => Date): AnalysisOf {
   return async (batchId, question) => {
     const served = await awaitBatchAnalysis(db, batchId, { now, fresh: true });
     if (!served) return null;
-    if (!served.report || served.refreshFailed) throw new ExportError('The analysis for the bundle could not be computed just now; try again in a moment.', 503);
-    return question === undefined ? served.report : selectQuestionReport(served.report, question);
+    if (served.json === null || served.refreshFailed) throw analysisUnavailable();
+    const dir = await mkdtemp(join(tmpdir(), 'simarena-bundle-'));
+    const release = () => rmSync(dir, { recursive: true, force: true });
+    try {
+      const written = await writeBundleFiles(db, batchId, question, dir);
+      if (written.kind === 'failed') process.emitWarning(`the analysis files of batch ${batchId}'s bundle could not be written: ${written.message}`);
+      if (written.kind !== 'bundle-files') throw analysisUnavailable();
+      return { json: (out) => copyFileInto(out, written.json), html: (out) => copyFileInto(out, written.html), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
   };
 }
 
 /**
- * The analysis report and its HTML page for the bundle, from `analysisOf` (in process when left out). Computed before
- * the export's snapshot is opened: the cache is written on this connection (in process) or by the worker.
+ * The bundle's analysis files, from `analysisOf` (in process when left out), made before the export's snapshot is
+ * opened: the cache is written on this connection (in process) or by the worker.
  */
-export async function bundleAnalysis(db: Db, batchId: number, now: () => Date, question?: string, analysisOf: AnalysisOf = analysisInProcess(db, now)): Promise<BundleAnalysis | null> {
-  const report = await analysisOf(batchId, question);
-  if (!report) return null;
-  const html = await renderAnalysisHtml(report);
-  return { report: () => report, html: () => html };
-}
-
 async function withAnalysis(db: Db, options: ExportOptions, deps: ExportDeps): Promise<ExportDeps> {
   if (options.format !== 'bundle' || deps.analysis !== undefined) return deps;
   const batch = resolveBatch(db, options.batch);
   exportQuestion(batch, options);
+  const analysisOf = deps.analysisOf ?? analysisInProcess(db, deps.now ?? (() => new Date()));
   // A bundle of one question (`question` given, checked against the batch just above) carries that question's
   // analysis; otherwise every question's.
-  return { ...deps, analysis: await bundleAnalysis(db, batch.id, deps.now ?? (() => new Date()), options.question, deps.analysisOf) };
+  return { ...deps, analysis: await analysisOf(batch.id, options.question) };
 }
 
 /** The sidecar record of a single-file export: provenance plus the number of rows written. */
@@ -229,6 +258,14 @@ function waitClose(stream: NodeJS.WritableStream): Promise<void> {
 export async function exportToPath(db: Db, input: ExportOptionsInput | ExportOptions, path: string, given: ExportDeps = {}): Promise<ExportResult & { paths: string[] }> {
   const options = parseExportOptions(input);
   const deps = await withAnalysis(db, options, given);
+  try {
+    return await exportToPathOf(db, options, path, deps);
+  } finally {
+    deps.analysis?.release?.();
+  }
+}
+
+async function exportToPathOf(db: Db, options: ExportOptions, path: string, deps: ExportDeps): Promise<ExportResult & { paths: string[] }> {
   const target = resolve(path);
   const snapshot = openSnapshot(db);
   const temps: string[] = [];

@@ -62,6 +62,14 @@ export function archiveSink(output: NodeJS.WritableStream, kind: 'zip' | 'tar.gz
     // archiver reports a missing or unreadable entry as a warning; an export has no such entry, so treat it as fatal.
     archive.on('warning', fail);
     output.once('error', fail);
+    // An HTTP response whose client went away closes without an error, and takes no more: nothing would drain again.
+    let finished = false;
+    output.once('finish', () => (finished = true));
+    const gone = () => fail(new Error('the destination closed before the export finished'));
+    output.once('close', () => {
+      if (!finished) gone();
+    });
+    if ((output as { destroyed?: boolean }).destroyed === true) gone();
   });
   failed.catch(() => {});
   archive.pipe(output);
@@ -77,8 +85,17 @@ export function archiveSink(output: NodeJS.WritableStream, kind: 'zip' | 'tar.gz
         tap.once('error', reject);
       });
       archive.append(tap, { name });
-      await Promise.race([write(tap).then(() => tap.end()), failed]);
-      await Promise.race([consumed, failed]);
+      const writing = write(tap).then(() => tap.end());
+      writing.catch(() => {});
+      try {
+        await Promise.race([writing, failed]);
+        await Promise.race([consumed, failed]);
+      } catch (error) {
+        // The writer may be waiting for the tap to drain, which it never will now: closing the tap ends its wait (and
+        // so closes a file it was copying).
+        tap.destroy();
+        throw error;
+      }
       return { path: name, ...digest() };
     },
     async finish() {

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import { neutraliseCsvCell } from '../analysis/csv-cell.js';
 
@@ -5,7 +6,7 @@ import { neutraliseCsvCell } from '../analysis/csv-cell.js';
  * Writes one chunk and waits for the stream to drain when its buffer is full (backpressure), so an export of a
  * million rows holds one row at a time. Rejects when the destination fails or closes (a client that went away).
  */
-export async function writeChunk(out: NodeJS.WritableStream, chunk: string): Promise<void> {
+export async function writeChunk(out: NodeJS.WritableStream, chunk: string | Uint8Array): Promise<void> {
   if (isDestroyed(out)) throw new Error('the destination closed before the export finished');
   if (out.write(chunk)) return;
   if (isDestroyed(out)) throw new Error('the destination closed before the export finished');
@@ -35,6 +36,14 @@ export async function writeChunk(out: NodeJS.WritableStream, chunk: string): Pro
 
 function isDestroyed(out: NodeJS.WritableStream): boolean {
   return (out as { destroyed?: boolean }).destroyed === true;
+}
+
+/**
+ * Copies a file into `out` one read buffer at a time, waiting for `out` to drain: a bundle's 14 MB analysis file is
+ * never held whole. The file is closed whether the copy finishes or `out` fails.
+ */
+export async function copyFileInto(out: NodeJS.WritableStream, path: string): Promise<void> {
+  for await (const chunk of createReadStream(path)) await writeChunk(out, chunk as Buffer);
 }
 
 /** Ends a stream and waits until everything written is flushed. */

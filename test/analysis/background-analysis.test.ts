@@ -1,11 +1,14 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { answeredWhileWorkerComputes } from '../helpers/worker-ordering.js';
-import { analysisRunning } from '../../src/analysis/background-analysis.js';
+import { analysisRunning, awaitBatchAnalysis, writeBundleFiles } from '../../src/analysis/background-analysis.js';
 import { seedStoredJudgments } from '../../scripts/bench/support/bench-study.js';
 import { signIn, tokenFor } from '../auth/session-helpers.js';
 import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { tempDir } from '../helpers/test-db.js';
 
 type Report = { n_judgments: number };
 
@@ -102,5 +105,30 @@ describe('analysis served from the cache, computed in a worker process', () => {
     const done = await answeredWhileWorkerComputes(t.app, () => analysisRunning(t.db, batch.batchId), analysis);
     expect(done.status).toBe(200);
     expect((done.body as Report).n_judgments).toBe(30_002);
+  }, 90_000);
+
+  it('writeBundleFiles, sent to the worker just before another batch\'s analysis, is answered first with both files written: the worker runs one job at a time, the rendering of a report included', async () => {
+    const t = buildTestApp();
+    const large = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
+    seedStoredJudgments(t.db, large.batchId, 30_000);
+    const small = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
+    expect((await awaitBatchAnalysis(t.db, large.batchId, { now: () => new Date(), fresh: true }))?.json).not.toBeNull();
+    const dir = tempDir();
+    const order: string[] = [];
+    // The bundle's files are rendered asynchronously in the worker; a batch job run meanwhile would answer before them.
+    const files = writeBundleFiles(t.db, large.batchId, undefined, dir).then((result) => {
+      order.push(result.kind);
+      return result;
+    });
+    const analysed = awaitBatchAnalysis(t.db, small.batchId, { now: () => new Date(), fresh: true }).then((served) => {
+      order.push('batch analysis');
+      return served;
+    });
+    const [written, served] = await Promise.all([files, analysed]);
+    expect(order).toEqual(['bundle-files', 'batch analysis']);
+    expect(written).toMatchObject({ kind: 'bundle-files', json: join(dir, 'analysis.json'), html: join(dir, 'report.html') });
+    expect((JSON.parse(readFileSync(join(dir, 'analysis.json'), 'utf8')) as Report).n_judgments).toBe(30_002);
+    expect(existsSync(join(dir, 'report.html'))).toBe(true);
+    expect(served?.json).not.toBeNull();
   }, 90_000);
 });

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExportError, exportToPath } from '../../src/export/export-batch.js';
+import { writeText } from '../../src/export/folder-sink.js';
 import { createTestDb, tempDir } from '../helpers/test-db.js';
 import { makeExportBatch } from './export-fixtures.js';
 import { rejectionOf } from '../helpers/rejection.js';
@@ -59,14 +60,22 @@ describe('export bad input', () => {
     const { db } = createTestDb();
     const made = onePair(db);
     const dir = tempDir();
+    // analysis.json's writer fails after judgments.csv, dialogues.jsonl and the cards went into the archive.
+    let released = 0;
     const analysis = {
-      report: () => {
+      json: async (out: NodeJS.WritableStream) => {
+        out.write('{"schema_version":');
         throw new Error('analysis broke');
       },
-      html: () => '',
+      html: writeText('<html></html>'),
+      release: () => {
+        released += 1;
+      },
     };
     await expect(exportToPath(db, { batch: String(made.batchId), format: 'bundle' }, join(dir, 'b.zip'), { analysis })).rejects.toThrow('analysis broke');
     expect(readdirSync(dir)).toEqual([]);
+    // The analysis files' owner is told the export is over, once.
+    expect(released).toBe(1);
   });
 
   it('exportToPath, when a file format fails halfway (a dialogue lost its cast), leaves no partial file and no sidecar', async () => {
