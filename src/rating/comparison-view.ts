@@ -98,8 +98,11 @@ export function buildComparisonView(
 
 type ViewPair = Parameters<typeof buildComparisonView>[1];
 
-/** A comparison view with the parts of its page that depend on it alone, already rendered (HTML, every text escaped). */
-export type RenderedComparisonView = ComparisonView & { html: { context: string; left: string; right: string } };
+/**
+ * The parts of a comparison page that depend on its view alone, already rendered (HTML, every text escaped): all the
+ * page needs of the view, so the view itself (both dialogues' turn objects) is not kept beside it.
+ */
+export type RenderedComparisonView = { html: { context: string; left: string; right: string } };
 
 /**
  * The page parts a view alone decides (views/rater/partials/context.ejs and conversation.ejs), compiled once: rendered
@@ -114,7 +117,6 @@ function compileViewParts() {
   const context = compile('context');
   const conversation = compile('conversation');
   return (view: ComparisonView): RenderedComparisonView => ({
-    ...view,
     html: {
       context: context({ view }),
       left: conversation({ view, id: 'conversation-1', label: 'Conversation 1', turns: view.left }),
