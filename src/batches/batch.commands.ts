@@ -123,7 +123,8 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
       deletePairSet(db, batchId);
       writePairSet(db, batchId, next, plan, random, deps.now);
     }
-    const questionVersion = changed.includes('question') ? row.question_version + 1 : row.question_version;
+    // Any question's text or rules, not only the first's (`question` mirrors the first of `questions`).
+    const questionVersion = changed.includes('question') || changed.includes('questions') ? row.question_version + 1 : row.question_version;
     updateBatchSettingsRow(db, batchId, next.name, JSON.stringify(next), questionVersion);
     recordAudit(db, { actor: deps.actor, action: 'batch.update', targetType: 'batch', targetId: batchId, details: { changed } }, deps.now);
     return toBatchView(db, requireBatch(db, batchId));

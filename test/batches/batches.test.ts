@@ -143,6 +143,23 @@ describe('batch lifecycle and settings', () => {
     expect(updated.questionVersion).toBe(2);
   });
 
+  it('updateBatchSettings, before judgments, raises the question version when a later question of several changes, and not for other settings', () => {
+    const { db } = createTestDb();
+    seedRun(db);
+    const questions = [
+      { id: 'natural', text: 'Which one sounds more natural?' },
+      { id: 'goals', text: 'Which one pursues its goals better?', allowTie: true, reason: 'off' },
+    ];
+    const { batchId } = createBatch(db, settings({ questions }), deps);
+    const current = getBatch(db, batchId)?.settings;
+    expect(getBatch(db, batchId)?.questionVersion).toBe(1);
+    expect(updateBatchSettings(db, batchId, { ...current, pay: '£5.00' }, deps).questionVersion).toBe(1);
+    const second = { ...questions[1], text: 'Which character pursues their goal more clearly?' };
+    const updated = updateBatchSettings(db, batchId, { ...getBatch(db, batchId)?.settings, questions: [questions[0], second] }, deps);
+    expect(updated.settings.questions?.[1]?.text).toBe('Which character pursues their goal more clearly?');
+    expect(updated.questionVersion).toBe(2);
+  });
+
   it('updateBatchSettings, before judgments, forms the pair set again when the scenarios change', () => {
     const { db } = createTestDb();
     seedRun(db);
