@@ -22,8 +22,8 @@ export function completedRaterMedian(db: Db, batchId: number): { count: number; 
 /**
  * Mean words of one regular comparison of a batch: both conversations, the scenario's context and (when shown) its
  * goals. Zero when the batch has no regular pair. Each dialogue's words are stored with it (migration 021); one written
- * before that is counted from its turns here and stored, so that is done once (not on a read-only handle: counted
- * again next time).
+ * before that is counted from its turns here and stored, so that is done once (where storing fails, e.g. on a
+ * read-only handle, it is counted again next time).
  */
 export function wordsPerComparison(db: Db, batchId: number, withGoals: boolean): number {
   const pairs = db
@@ -63,8 +63,9 @@ function storeDialogueWords(db: Db, id: number, words: number): void {
   try {
     db.prepare('UPDATE dialogues SET words = :words WHERE id = :id AND words IS NULL').run({ id, words });
   } catch (error) {
-    // A read-only handle (or database) counts again next time; anything else is a real fault.
-    if (!String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_READONLY')) throw error;
+    // Storing is only a saving: a read-only handle, a full disk or a busy database must not fail the page that asked
+    // (it is counted again next time). Anything but SQLite's own refusal is a fault of the code.
+    if (!String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_')) throw error;
   }
 }
 
