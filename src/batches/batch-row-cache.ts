@@ -34,8 +34,15 @@ function cacheOf(db: Db): RowCache | null {
     cache.writes += 1;
     return null;
   });
-  for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
-    db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS batch_row_cache_${event.toLowerCase()} AFTER ${event} ON main.batches BEGIN SELECT simarena_batches_written(); END`);
+  try {
+    db.transaction(() => {
+      for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
+        db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS batch_row_cache_${event.toLowerCase()} AFTER ${event} ON main.batches BEGIN SELECT simarena_batches_written(); END`);
+      }
+    })();
+  } catch {
+    // No triggers (the temporary store refused them): rows are read each time, as without this cache.
+    return null;
   }
   caches.set(db, cache);
   return cache;
