@@ -22,11 +22,14 @@ type RowCache = {
 
 const MAX_ROWS = 256;
 const caches = new WeakMap<Db, RowCache>();
+/** Handles whose triggers could not be made: not tried again. */
+const unavailable = new WeakSet<Db>();
 
 /** The handle's cache; null where none can be set up now (then rows are read each time). */
 function cacheOf(db: Db): RowCache | null {
   const known = caches.get(db);
   if (known) return known;
+  if (unavailable.has(db)) return null;
   // A TEMP trigger created inside a transaction would vanish with its rollback, leaving the cache blind.
   if (db.inTransaction || db.readonly) return null;
   const cache: RowCache = { writes: 0, seenWrites: -1, seenDataVersion: -1, byId: new Map(), byPublicId: new Map() };
@@ -42,6 +45,7 @@ function cacheOf(db: Db): RowCache | null {
     })();
   } catch {
     // No triggers (the temporary store refused them): rows are read each time, as without this cache.
+    unavailable.add(db);
     return null;
   }
   caches.set(db, cache);
