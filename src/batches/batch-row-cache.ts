@@ -33,18 +33,19 @@ function cacheOf(db: Db): RowCache | null {
   // A TEMP trigger created inside a transaction would vanish with its rollback, leaving the cache blind.
   if (db.inTransaction || db.readonly) return null;
   const cache: RowCache = { writes: 0, seenWrites: -1, seenDataVersion: -1, byId: new Map(), byPublicId: new Map() };
-  db.function('simarena_batches_written', { deterministic: false }, () => {
-    cache.writes += 1;
-    return null;
-  });
   try {
+    db.function('simarena_batches_written', { deterministic: false }, () => {
+      cache.writes += 1;
+      return null;
+    });
     db.transaction(() => {
       for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
         db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS batch_row_cache_${event.toLowerCase()} AFTER ${event} ON main.batches BEGIN SELECT simarena_batches_written(); END`);
       }
     })();
   } catch {
-    // No triggers (the temporary store refused them): rows are read each time, as without this cache.
+    // No function or triggers (the connection or its temporary store refused them): rows are read each time, as
+    // without this cache.
     unavailable.add(db);
     return null;
   }
