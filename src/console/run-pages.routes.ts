@@ -57,11 +57,8 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
   };
 
   /** The run's minimum of spoken turns (`--min-spoken-turns`); null for runs made before it existed (no minimum). */
-  const minSpokenTurnsOf = (runId: number): number | null => {
-    const row = getRun(db, runId);
-    if (!row?.settings) return null;
-    return parseJsonColumn(cardSettingsSchema, row.settings, `runs.settings of run ${runId}`).minSpokenTurns ?? null;
-  };
+  const minSpokenTurnsOf = (row: { id: number; settings: string | null }): number | null =>
+    row.settings ? (parseJsonColumn(cardSettingsSchema, row.settings, `runs.settings of run ${row.id}`).minSpokenTurns ?? null) : null;
 
   const renderForm = (res: Response, form: Record<string, unknown>, extra: { errors?: FieldErrors; estimate?: unknown } = {}) =>
     renderPage(res, 'run-form', { title: 'New generation run', modes: MODES, categories: scenarioCatalogue(db), form, errors: extra.errors ?? {}, estimate: extra.estimate ?? null });
@@ -140,7 +137,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
         const row = getRun(db, runId);
         const cardHtml = row?.simulation_card ? markdown.render(simulationCardMarkdown(buildSimulationCard(db, runId))) : null;
         const evaluations = listRunEvaluations(db, runId);
-        const minSpokenTurns = run.kind === 'generation' ? minSpokenTurnsOf(runId) : null;
+        const minSpokenTurns = run.kind === 'generation' && row ? minSpokenTurnsOf(row) : null;
         renderPage(res, 'run', { title: `Run ${run.name}`, run, minSpokenTurns, dialogues: listRunDialogues(db, runId, page.perPage, page.offset), page, cardHtml, evaluations });
       },
     },
