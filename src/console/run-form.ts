@@ -26,6 +26,8 @@ export const runFormSchema = z.object({
   concurrency: num(z.number().int('must be a whole number').min(1).max(256)),
   maxTurns: num(z.number().int('must be a whole number').min(1).max(200)),
   seed: num(z.number().int('must be a whole number').min(0).max(2 ** 31 - 1)),
+  // As `generate --min-spoken-turns`: blank means the engine's default (4).
+  minSpokenTurns: num(z.number().int('must be a whole number').min(0, 'must be 0 or more').max(200, 'must be 200 or fewer')),
 });
 export type RunForm = z.output<typeof runFormSchema>;
 
@@ -78,6 +80,7 @@ export function checkRunForm(db: Db, config: Config, body: unknown, createdBy: s
     concurrency: form.concurrency,
     maxTurns: form.maxTurns,
     seed: form.seed,
+    minSpokenTurns: form.minSpokenTurns,
     pricePromptPerMTok: endpoint.price?.promptPerMTok ?? null,
     priceCompletionPerMTok: endpoint.price?.completionPerMTok ?? null,
     createdBy,

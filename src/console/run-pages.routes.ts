@@ -6,7 +6,10 @@ import { createRun } from '../generation/create-run.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { MODES } from '../generation/mode.js';
-import { getRun } from '../generation/run.queries.js';
+import { getRun, runHasLiveWorker } from '../generation/run.queries.js';
+import { requeueFailedDialogues } from '../generation/requeue-failed-dialogues.js';
+import { cardSettingsSchema } from '../generation/run-columns.schema.js';
+import { parseJsonColumn } from '../db/json-column.js';
 import { listRunEvaluations } from '../evaluation/evaluation.queries.js';
 import { buildSimulationCard, simulationCardMarkdown } from '../generation/simulation-card.js';
 import { HttpError } from '../web/http-error.js';
@@ -27,6 +30,12 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock, config, runs: supervisor } = deps;
   const markdown = new MarkdownIt({ html: false, linkify: false });
 
+  /** Being generated now: here (the supervisor) or by another process with a fresh heartbeat (e.g. the CLI). */
+  const isGenerating = (runId: number) => {
+    const row = getRun(db, runId);
+    return supervisor.isLive(runId) || (row !== undefined && runHasLiveWorker(row, clock()));
+  };
+
   const runJson = (runId: number) => {
     const run = findRunWithCounts(db, runId);
     if (!run) throw new HttpError(404, 'No run has this id.');
@@ -38,10 +47,18 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
       live,
       in_flight: progress?.inFlight ?? 0,
       remaining_ms: progress?.remainingMs ?? null,
-      actions: runActions({ kind: serialized.kind, state: serialized.state, live }),
+      actions: {
+        ...runActions({ kind: serialized.kind, state: serialized.state, live }),
+        // The same conditions POST /runs/:id/retry-failed checks, so the button is offered only when it would work.
+        retry_failed: serialized.kind === 'generation' && run.failed > 0 && !isGenerating(runId),
+      },
       updated_at: clock().toISOString(),
     };
   };
+
+  /** The run's minimum of spoken turns (`--min-spoken-turns`); null for runs made before it existed (no minimum). */
+  const minSpokenTurnsOf = (row: { id: number; settings: string | null }): number | null =>
+    row.settings ? (parseJsonColumn(cardSettingsSchema, row.settings, `runs.settings of run ${row.id}`).minSpokenTurns ?? null) : null;
 
   const renderForm = (res: Response, form: Record<string, unknown>, extra: { errors?: FieldErrors; estimate?: unknown } = {}) =>
     renderPage(res, 'run-form', { title: 'New generation run', modes: MODES, categories: scenarioCatalogue(db), form, errors: extra.errors ?? {}, estimate: extra.estimate ?? null });
@@ -120,7 +137,8 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
         const row = getRun(db, runId);
         const cardHtml = row?.simulation_card ? markdown.render(simulationCardMarkdown(buildSimulationCard(db, runId))) : null;
         const evaluations = listRunEvaluations(db, runId);
-        renderPage(res, 'run', { title: `Run ${run.name}`, run, dialogues: listRunDialogues(db, runId, page.perPage, page.offset), page, cardHtml, evaluations });
+        const minSpokenTurns = run.kind === 'generation' && row ? minSpokenTurnsOf(row) : null;
+        renderPage(res, 'run', { title: `Run ${run.name}`, run, minSpokenTurns, dialogues: listRunDialogues(db, runId, page.perPage, page.offset), page, cardHtml, evaluations });
       },
     },
     {
@@ -145,6 +163,29 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
         if (!['paused', 'interrupted', 'failed', 'cancelled', 'pending'].includes(run.state)) throw new HttpError(409, `This run is ${run.state}; there is nothing to resume.`);
         supervisor.start(runId, endpointFor(run.endpoint_name ?? 'default', run.model ?? ''), user.email);
         redirectWithFlash(req, res, `/console/runs/${runId}`, 'Run resumed.');
+      },
+    },
+    {
+      // As `simarena generate --resume RUN --retry-failed`: the failed dialogues are queued again as new generations,
+      // then the run resumes through the supervisor (per-endpoint limit, pause at shutdown) like the Resume button.
+      method: 'post',
+      path: '/runs/:id/retry-failed',
+      access: 'admin',
+      handler: (req, res, user) => {
+        const runId = idParam(req);
+        const run = findRunWithCounts(db, runId);
+        if (!run) throw new HttpError(404, 'No run has this id.');
+        if (run.kind !== 'generation') throw new HttpError(409, 'Only generation runs can generate dialogues again.');
+        if (isGenerating(runId))
+          throw new HttpError(409, 'This run is being generated right now; pause it or let it finish, then generate its failed dialogues again.');
+        if (run.failed === 0) throw new HttpError(409, 'This run has no failed dialogues; there is nothing to generate again.');
+        // Everything that could refuse the resume is checked before any dialogue is queued again, so a refusal changes nothing.
+        const endpoint = endpointFor(run.endpoint_name ?? 'default', run.model ?? '');
+        supervisor.checkRoom(endpoint.name);
+        const again = requeueFailedDialogues(db, runId, user.email, clock());
+        supervisor.start(runId, endpoint, user.email);
+        const count = again.length === 1 ? '1 failed dialogue' : `${again.length} failed dialogues`;
+        redirectWithFlash(req, res, `/console/runs/${runId}`, `${count} queued again; the run is generating them (earlier attempts stay on record).`);
       },
     },
   ];
