@@ -17,7 +17,8 @@ import {
   purgeExpiredReservations,
   type RaterRow,
   recordRaterSession,
-  reservablePairs,
+  iterateReservablePairs,
+  type ReservablePair,
 } from './rating.queries.js';
 
 // Who may enter a batch, and what they are promised (issue 10): one rater per provider identity, no rater before
@@ -117,18 +118,27 @@ export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, no
   purgeExpiredReservations(db, batch.id, now);
   const chosen: number[] = [];
   const samples = new Set<string>();
-  for (const pair of reservablePairs(db, { batchId: batch.id, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample })) {
-    if (chosen.length >= settings.perRaterCap) break;
-    if (!settings.allowSameSample && samples.has(pair.sample)) continue;
+  const take = (pair: ReservablePair) => {
+    if (chosen.length >= settings.perRaterCap || (!settings.allowSameSample && samples.has(pair.sample))) return;
     samples.add(pair.sample);
     chosen.push(pair.id);
+  };
+  // Least filled first, pairs of samples met in onboarding after all others: read in load order, the others are taken
+  // as they come and those set aside, so the reading stops as soon as the cap is reached without them (the usual
+  // case); only when the others run short are the set-aside ones taken, in the same order.
+  const primed: ReservablePair[] = [];
+  for (const pair of iterateReservablePairs(db, { batchId: batch.id, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample })) {
+    if (pair.met_in_gold === 1) primed.push(pair);
+    else take(pair);
+    if (chosen.length >= settings.perRaterCap) break;
   }
+  for (const pair of primed) take(pair);
   return chosen;
 }
 
 /**
  * How many pairs planPromise would choose now, without choosing them: the open places of a new rater (the very pairs
- * reservablePairs lists, one per scenario sample unless the batch allows more), counted only up to the per-rater cap.
+ * iterateReservablePairs lists, one per scenario sample unless the batch allows more), counted only up to the per-rater cap.
  * The entry page needs just this number; choosing (with its ordering of every open pair) waits for consent.
  */
 export function promiseSize(db: Db, batch: BatchRow, settings: BatchSettings, now: Date): number {

@@ -538,24 +538,23 @@ export type ReservablePair = { id: number; load: number; sample: string; met_in_
 
 /**
  * Regular pairs a new rater could be promised: open under K (counting live leases and every reservation), with
- * their scenario sample. Pairs of a sample the rater will meet in an onboarding pair (every rater meets all of them
- * before their first regular pair) come last (`met_in_gold`), as assignment serves them (candidateRegularPairs):
- * they are promised only when nothing else is left, so they stay reachable; then least filled first.
+ * their scenario sample and whether the rater will meet that sample in an onboarding pair (every rater meets all of
+ * them before their first regular pair: `met_in_gold`), least filled first, then by id. An iterator over the index
+ * pairs_open_by_load (migration 022): the caller reads only as far as it needs, not every open pair of the batch.
  */
-export function reservablePairs(db: Db, params: { batchId: number; k: number; allowSameSample: boolean }): ReservablePair[] {
+export function iterateReservablePairs(db: Db, params: { batchId: number; k: number; allowSameSample: boolean }): IterableIterator<ReservablePair> {
   return db
     .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, ReservablePair>(
       `SELECT p.id,
-         p.accepted + p.leased
-           + p.reserved AS load,
+         p.accepted + p.leased + p.reserved AS load,
          p.scenario_id || '|' || p.cast_id || '|' || p.sample_index AS sample,
          EXISTS (SELECT 1 FROM pairs g WHERE g.batch_id = p.batch_id AND g.kind = 'onboarding' AND g.removed_at IS NULL
            AND g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold
-       FROM pairs p
+       FROM pairs p INDEXED BY pairs_open_by_load
        WHERE ${OPEN_REGULAR_PAIR}
-       ORDER BY met_in_gold, load, p.id`,
+       ORDER BY p.accepted + p.leased + p.reserved, p.id`,
     )
-    .all({ batchId: params.batchId, raterId: -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0 });
+    .iterate({ batchId: params.batchId, raterId: -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0 });
 }
 
 export function insertReservations(db: Db, raterId: number, batchId: number, pairIds: readonly number[], expiresAt: Date): void {
