@@ -4,7 +4,7 @@ import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
 import type { DialogueForMetrics } from './dialogue-metrics.js';
 import { wordsPerTurn } from './dialogue-metrics.js';
-import { judgePseudonym } from './judge-pseudonym.js';
+import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID, findQuestion } from '../batches/batch.schema.js';

@@ -88,9 +88,9 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
     const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
     const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
     const raters = listQualityDependentRaters(db, batch.id, q.threshold);
-    // Pseudonyms are computed once per rater (an HMAC each), so only raters not seen before are read and named here,
-    // in parts with other requests answered between them (the first visit of a 50,000-rater batch names them all).
-    const unnamedIds = raters.filter((r) => q.judges.known(r.id) === undefined).map((r) => r.id);
+    // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
+    // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).
+    const unnamedIds = raters.filter((r) => r.judge === null && q.judges.known(r.id) === undefined).map((r) => r.id);
     const unnamed = unnamedIds.length > 0 ? listRaterIdentities(db, unnamedIds) : [];
     for (let i = 0; i < unnamed.length; i += NAMING_PART) {
       for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
@@ -100,7 +100,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
     // checks passed (the query keeps only those), so the flags left are the figures' own.
     const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
     for (const r of raters) {
-      const judge = q.judges.known(r.id);
+      const judge = r.judge ?? q.judges.known(r.id);
       const figures = judge === undefined ? undefined : q.figures.get(judge);
       const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
       const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);

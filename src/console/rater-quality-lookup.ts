@@ -1,5 +1,5 @@
 import type { AnalysisReport } from '../analysis/analysis-report.js';
-import { judgePseudonym } from '../analysis/judge-pseudonym.js';
+import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import type { RaterQualityRow } from '../analysis/rater-quality.js';
 import type { Db } from '../db/connection.js';
 import { getBatchRow } from '../batches/batch.queries.js';
@@ -39,7 +39,8 @@ export function qualityByJudge(report: AnalysisReport): Map<string, StoredRaterQ
 /**
  * Lookups kept for the life of an app (they belong to its routes, not to the module): the figures by pseudonym, built
  * once per stored report (a stored report is parsed once and served as the same object until a newer one is stored);
- * and each rater's pseudonym, computed once per rater (an HMAC: 50,000 of them take about 0.1 s).
+ * and the pseudonym of each rater from before it was stored at consent (migration 023), computed once per rater (an
+ * HMAC: 50,000 of them take about 0.1 s).
  */
 export function createRaterQualityLookup(db: Db) {
   const byReport = new WeakMap<AnalysisReport, Map<string, StoredRaterQuality>>();
@@ -60,7 +61,8 @@ export function createRaterQualityLookup(db: Db) {
       const names = known.names;
       return {
         /** The rater's pseudonym, computed on first use. */
-        of(r: Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>): string {
+        of(r: Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'> & { judge?: string | null }): string {
+          if (r.judge) return r.judge;
           let name = names.get(r.id);
           if (name === undefined) {
             name = judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id });

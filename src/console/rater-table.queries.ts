@@ -6,6 +6,8 @@ export type ParticipantRater = {
   id: number;
   /** Opaque; only for the `judge` pseudonym of a rater without a participant id. */
   public_id: string;
+  /** Their pseudonym as stored at consent (migration 023); null for raters from before, named when needed. */
+  judge: string | null;
   provider: string;
   participant_id: string | null;
   study_id: string | null;
@@ -37,7 +39,7 @@ export type RaterRow = ParticipantRater & {
 
 const RATER_COLUMNS = `id, public_id, provider, participant_id, study_id, session_id, status, onboarding_correct, onboarding_answered,
   attention_failures, attention_answered, excluded, exclusion_reason, status_before_exclusion, created_at, last_seen_at, finished_at,
-  finish_reason, regular_judged AS regular_judgments`;
+  finish_reason, regular_judged AS regular_judgments, judge`;
 
 /** Raters listed on the console (preview sessions are not raters of the study). */
 export function countBatchRaters(db: Db, batchId: number): number {
@@ -135,16 +137,16 @@ export function countDecisionsBeforeQuality(db: Db, batchId: number, onboardingT
 }
 
 /** A completed, included rater with no failed check: what their payment decision still needs. */
-export type QualityDependentRater = Pick<ParticipantRater, 'id' | 'finish_reason' | 'regular_judgments'>;
+export type QualityDependentRater = Pick<ParticipantRater, 'id' | 'finish_reason' | 'regular_judgments' | 'judge'>;
 
 /**
  * The raters counted as `quality` by countDecisionsBeforeQuality, with what decides their list beside the figures,
- * read from the index raters_completed_included alone (migration 020).
+ * found by the index raters_completed_included (migration 020).
  */
 export function listQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null): QualityDependentRater[] {
   return db
     .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
-      `SELECT id, finish_reason, regular_judged AS regular_judgments FROM raters
+      `SELECT id, finish_reason, regular_judged AS regular_judgments, judge FROM raters
        WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0
          AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
     )

@@ -2,7 +2,7 @@ import { convMetadata, estimateTokens } from './arena-style.js';
 import { createDialogueLoader, promptText } from './dialogue-loader.js';
 import type { ExportContext } from './export-context.js';
 import { iterateJudgments } from './export.queries.js';
-import { judgePseudonym } from '../analysis/judge-pseudonym.js';
+import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import { jsonArrayWriter } from './stream-write.js';
 
 // Chatbot Arena battles, shaped like its public releases (clean_battle JSON): a plain JSON list so the Elo and

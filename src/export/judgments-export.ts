@@ -1,6 +1,6 @@
 import type { ExportContext } from './export-context.js';
 import { type JudgmentExportRow, iterateJudgments } from './export.queries.js';
-import { judgePseudonym } from '../analysis/judge-pseudonym.js';
+import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import { csvLine, jsonLine, writeChunk } from './stream-write.js';
 
 // One row per judgment. Column names follow Chatbot Arena's releases (model_a, model_b, winner, judge); model_a is

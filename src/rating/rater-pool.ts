@@ -3,6 +3,7 @@ import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { newPublicId } from '../web/ids.js';
 import type { EntryIdentity } from './rater-token.js';
+import { judgePseudonym } from './judge-pseudonym.js';
 import {
   countActiveRatersFromAddress,
   countRatersFromAddress,
@@ -205,13 +206,14 @@ export function admitRater(
       if (limited) return limited;
       const pairIds = input.agree ? planPromise(db, batch, settings, now) : [];
       if (input.agree && pairIds.length === 0) return { kind: 'full' };
+      const participantId = entry.kind === 'link' ? newPublicId(9) : entry.participantId;
       const id = insertRater(
         db,
         {
           batchId: batch.id,
           publicId: input.raterPublicId,
           provider: entry.kind,
-          participantId: entry.kind === 'link' ? newPublicId(9) : entry.participantId,
+          participantId,
           personKey: entry.kind === 'link' ? null : entry.participantId,
           studyId: entry.kind === 'link' ? null : entry.studyId,
           sessionId: entry.kind === 'link' ? entry.nonce : entry.sessionId,
@@ -220,6 +222,7 @@ export function admitRater(
           addressHash: input.addressHash,
           status: input.agree ? 'instructions' : 'no_consent',
           promised: input.agree ? pairIds.length : null,
+          judge: judgePseudonym(batch.judge_salt, { provider: entry.kind, participantId, raterPublicId: input.raterPublicId }),
         },
         now,
       );

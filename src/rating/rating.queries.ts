@@ -86,6 +86,8 @@ export type NewRater = {
   addressHash?: string | null;
   status?: RaterStatus;
   promised?: number | null;
+  /** The rater's pseudonym in the batch (judgePseudonym of the batch's salt and this identity). */
+  judge?: string | null;
 };
 
 export function insertRater(db: Db, rater: NewRater, now: Date): number {
@@ -93,9 +95,9 @@ export function insertRater(db: Db, rater: NewRater, now: Date): number {
     db
       .prepare(
         `INSERT INTO raters (batch_id, public_id, provider, participant_id, study_id, session_id, submit_to, status, user_agent, created_at, last_seen_at,
-           person_key, address_hash, promised, finished_at)
+           person_key, address_hash, promised, judge, finished_at)
          VALUES (:batchId, :publicId, :provider, :participantId, :studyId, :sessionId, :submitTo, :status, :userAgent, :now, :now,
-           :personKey, :addressHash, :promised, CASE WHEN :status = 'no_consent' THEN :now END)`,
+           :personKey, :addressHash, :promised, :judge, CASE WHEN :status = 'no_consent' THEN :now END)`,
       )
       .run({
         ...rater,
@@ -103,6 +105,7 @@ export function insertRater(db: Db, rater: NewRater, now: Date): number {
         personKey: rater.personKey ?? null,
         addressHash: rater.addressHash ?? null,
         promised: rater.promised ?? null,
+        judge: rater.judge ?? null,
         now: now.toISOString(),
       }).lastInsertRowid,
   );

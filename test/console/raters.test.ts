@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
-import { judgePseudonym } from '../../src/analysis/judge-pseudonym.js';
+import { judgePseudonym } from '../../src/rating/judge-pseudonym.js';
 import { makeBatchWithJudgments, makeJudgment, makeRater } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { signIn, tokenFor } from '../auth/session-helpers.js';

@@ -9,6 +9,7 @@ import { transitionBatch } from '../../../src/batches/batch.commands.js';
 import { createBatch } from '../../../src/batches/create-batch.js';
 import { insertDialogue, replaceTurns } from '../../../src/generation/dialogue.queries.js';
 import { countTurnWords } from '../../../src/generation/dialogue-words.js';
+import { judgePseudonym } from '../../../src/rating/judge-pseudonym.js';
 import { insertSimpleRun } from '../../../src/generation/run.queries.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from '../../../src/scenarios/load-library.js';
 import { demoDialoguesFile } from '../../../src/demo/seed-demo.js';
@@ -144,6 +145,12 @@ export function seedStoredJudgments(db: Db, batchId: number, count: number): voi
       `${seq(raters)} INSERT INTO raters (id, batch_id, public_id, provider, participant_id, study_id, session_id, status, created_at, last_seen_at, finished_at)
        SELECT ${r0} + i, :b, 'bench-rater-' || ${r0} || '-' || i, 'prolific', printf('%024x', ${r0} + i), 'benchstudy', printf('bench%d', ${r0} + i), 'completed', :at, :at, :at FROM seq`,
     ).run(v);
+    // Their pseudonyms, as consent stores them (migration 023).
+    const salt = db.prepare<{ b: number }, string>('SELECT judge_salt FROM batches WHERE id = :b').pluck().get({ b: batchId }) ?? '';
+    const setJudge = db.prepare('UPDATE raters SET judge = :judge WHERE id = :id');
+    for (const r of db.prepare<{ r0: number }, { id: number; participant_id: string; public_id: string }>('SELECT id, participant_id, public_id FROM raters WHERE id >= :r0').all({ r0 })) {
+      setJudge.run({ id: r.id, judge: judgePseudonym(salt, { provider: 'prolific', participantId: r.participant_id, raterPublicId: r.public_id }) });
+    }
     // Judgment i: pair i % pairs, rater i / cap (distinct pairs per rater since cap <= pairs; distinct raters per pair).
     db.prepare(
       `${seq(count)} INSERT INTO assignments (id, public_id, batch_id, pair_id, rater_id, left_side, state, leased_at, expires_at)

@@ -1,0 +1,55 @@
+// A rater's `judge` pseudonym is stored at consent (migration 023): the console's payment lists read it instead of
+// naming every rater again after each start (issue 12). It must be the very pseudonym the exports and the analysis use.
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { listQualityDependentRaters } from '../../src/console/rater-table.queries.js';
+import { makeUser, tokenFor } from '../auth/session-helpers.js';
+import { makeRater } from '../helpers/factories.js';
+import { raterClient, seedBatch, testApp } from './rating-fixtures.js';
+
+describe('the judge pseudonym stored with a rater', () => {
+  it('POST /r/:batch/consent, for a plain-link and a Prolific rater, stores the judge pseudonym that the judgments API then names their answers by', async () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 4, settings: { perRaterCap: 1, judgmentsPerPair: 2 } });
+    const prolific = seedBatch(t.db, { samples: 4, settings: { perRaterCap: 1, judgmentsPerPair: 2, provider: { kind: 'prolific' } } });
+    const token = tokenFor(t.db, (await makeUser(t.db, 'researcher')).email);
+    const cases = [
+      { batch: seeded, query: '' },
+      { batch: prolific, query: `?PROLIFIC_PID=${'a1'.repeat(12)}&STUDY_ID=${'b2'.repeat(12)}&SESSION_ID=${'c3'.repeat(12)}` },
+    ];
+    for (const { batch, query } of cases) {
+      const rater = raterClient(t.app, { address: '203.0.113.9' });
+      const page = await rater.startRating(batch.publicId, query);
+      expect(page.url).toMatch(/\/c\//);
+      const answered = await rater.submit(page.res.text, { choice: 'left' });
+      expect(answered.status).toBe(303);
+      const stored = t.db.prepare('SELECT judge FROM raters WHERE batch_id = ?').pluck().all(batch.batchId) as (string | null)[];
+      expect(stored).toHaveLength(1);
+      expect(stored[0]).toMatch(/^[0-9a-f]{16}$/);
+      const api = await request(t.app).get(`/api/batches/${batch.batchId}/judgments`).set('Authorization', `Bearer ${token}`).expect(200);
+      const judges = new Set((api.body as { data: { judge: string }[] }).data.map((j) => j.judge));
+      expect([...judges]).toEqual([stored[0]]);
+    }
+  });
+
+  it("the payment lists' query, for raters with and without a stored pseudonym, gives it where stored and null otherwise, on its index", () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 2 });
+    const named = makeRater(t.db, { batchId: seeded.batchId, status: 'completed' });
+    const older = makeRater(t.db, { batchId: seeded.batchId, status: 'completed' });
+    t.db.prepare("UPDATE raters SET judge = '0123456789abcdef' WHERE id = ?").run(named);
+    const rows = listQualityDependentRaters(t.db, seeded.batchId, null);
+    expect(rows.map((r) => [r.id, r.judge]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+      [named, '0123456789abcdef'],
+      [older, null],
+    ]);
+    const plan = t.db
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT id, finish_reason, regular_judged AS regular_judgments, judge FROM raters
+         WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0
+           AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
+      )
+      .all({ batchId: seeded.batchId, threshold: null }) as { detail: string }[];
+    expect(plan.map((p) => p.detail).join('\n')).toContain('USING INDEX raters_completed_included');
+  });
+});
