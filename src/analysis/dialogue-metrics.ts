@@ -54,8 +54,6 @@ export type ConditionDialogueMetrics = {
 /** The same metrics for the dialogues of one scenario category. */
 export type CategoryDialogueMetrics = ConditionDialogueMetrics & { category: string };
 
-export { countWords };
-
 /** Mean words per spoken turn of one dialogue, NaN when it has no spoken turn. */
 export function wordsPerTurn(turns: { action: string; text: string }[]): number {
   let words = 0;

@@ -1,4 +1,4 @@
-import { countWords } from '../analysis/dialogue-metrics.js';
+import { countWords } from '../generation/dialogue-words.js';
 import { characterName } from './dialogue-text.js';
 import type { ExportContext } from './export-context.js';
 import { type CallRow, listDialogueCalls } from '../generation/call.queries.js';

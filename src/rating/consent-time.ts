@@ -40,5 +40,3 @@ export function estimateConsentTime(input: ConsentTimeInput): ConsentTime {
   if (readingMinutes > measured) return { minutes: readingMinutes, source: 'reading', completedRaters, readingMinutes };
   return { minutes: measured, source: 'measured', completedRaters, readingMinutes };
 }
-
-export { countWords } from '../generation/dialogue-words.js';

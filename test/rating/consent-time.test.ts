@@ -2,7 +2,8 @@
 // the median of their total active time on regular comparisons, never below the reading time of what is shown.
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
-import { countWords, estimateConsentTime } from '../../src/rating/consent-time.js';
+import { countWords } from '../../src/generation/dialogue-words.js';
+import { estimateConsentTime } from '../../src/rating/consent-time.js';
 import { completedRaterMedian, wordsPerComparison } from '../../src/rating/consent-time.queries.js';
 import Database from 'better-sqlite3';
 import { createTestDb } from '../helpers/test-db.js';
