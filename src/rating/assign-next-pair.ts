@@ -21,6 +21,7 @@ import {
   insertAssignment,
   liveLeaseOf,
   purgeExpiredReservations,
+  type RaterRow,
   raterProgress,
   releaseReservation,
   reservedCandidatePairs,
@@ -30,9 +31,10 @@ import {
 /**
  * `redirecting`: the lease is made by an answer whose response redirects the browser straight to its page, so it is
  * leased as viewed, for the full lease time (the page then writes nothing). Otherwise (consent, a reload, GET /next)
- * it is a short hold until its page is served.
+ * it is a short hold until its page is served. `rater`: the rater's row as the caller read it inside the transaction
+ * this one joins (an answer's), so it is not read again.
  */
-export type AssignDeps = { now: Date; random: () => number; redirecting?: boolean };
+export type AssignDeps = { now: Date; random: () => number; redirecting?: boolean; rater?: RaterRow };
 
 export type AssignOutcome =
   | { kind: 'assigned'; assignment: AssignmentRow; resumed: boolean }
@@ -83,7 +85,7 @@ function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number
 }
 
 function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
-  const rater = getRater(db, raterId);
+  const rater = deps.rater ?? getRater(db, raterId);
   if (!rater) return { kind: 'not-rating', status: 'unknown' };
   const batch = cachedBatchRow(db, rater.batch_id);
   if (!batch || batch.state !== 'open') return { kind: 'batch-not-open', state: batch?.state ?? 'unknown' };

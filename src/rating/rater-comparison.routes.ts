@@ -223,7 +223,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
         answered = getRaterByPublicId(db, rater.public_id);
         if (!answered || pages.stepOf(answered) !== 'next' || b.state !== 'open' || isHitDone(batchOf(res).settings, answered)) return recorded;
         try {
-          next = assignNextPair(db, answered.id, { now: clock(), random, redirecting: true });
+          next = assignNextPair(db, answered.id, { now: clock(), random, redirecting: true, rater: answered });
         } catch {
           nextFailed = true;
         }
