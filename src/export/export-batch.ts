@@ -120,12 +120,7 @@ export function exportFilename(batch: { id: number }, format: ExportFormat): str
  */
 export async function writeExport(db: Db, input: ExportOptionsInput | ExportOptions, output: NodeJS.WritableStream, given: ExportDeps = {}): Promise<ExportResult> {
   const options = parseExportOptions(input);
-  const deps = await withAnalysis(db, options, given);
-  try {
-    return await writeExportOf(db, options, output, deps);
-  } finally {
-    deps.analysis?.release?.();
-  }
+  return withAnalysisReleased(db, options, given, (deps) => writeExportOf(db, options, output, deps));
 }
 
 async function writeExportOf(db: Db, options: ExportOptions, output: NodeJS.WritableStream, deps: ExportDeps): Promise<ExportResult> {
@@ -222,6 +217,16 @@ async function withAnalysis(db: Db, options: ExportOptions, deps: ExportDeps): P
   return { ...deps, analysis: await analysisOf(batch.id, options.question) };
 }
 
+/** Runs an export with its bundle's analysis files made first (withAnalysis) and released when it is over, whatever happened. */
+async function withAnalysisReleased<T>(db: Db, options: ExportOptions, given: ExportDeps, run: (deps: ExportDeps) => Promise<T>): Promise<T> {
+  const deps = await withAnalysis(db, options, given);
+  try {
+    return await run(deps);
+  } finally {
+    deps.analysis?.release?.();
+  }
+}
+
 /** The sidecar record of a single-file export: provenance plus the number of rows written. */
 export function sidecarJson(meta: ExportMeta, rows: number): string {
   return `${JSON.stringify({ ...meta, rows }, null, 2)}\n`;
@@ -257,12 +262,7 @@ function waitClose(stream: NodeJS.WritableStream): Promise<void> {
  */
 export async function exportToPath(db: Db, input: ExportOptionsInput | ExportOptions, path: string, given: ExportDeps = {}): Promise<ExportResult & { paths: string[] }> {
   const options = parseExportOptions(input);
-  const deps = await withAnalysis(db, options, given);
-  try {
-    return await exportToPathOf(db, options, path, deps);
-  } finally {
-    deps.analysis?.release?.();
-  }
+  return withAnalysisReleased(db, options, given, (deps) => exportToPathOf(db, options, path, deps));
 }
 
 async function exportToPathOf(db: Db, options: ExportOptions, path: string, deps: ExportDeps): Promise<ExportResult & { paths: string[] }> {
