@@ -131,6 +131,17 @@ function sendJob(db: Db, job: (id: number) => WorkerJob): Promise<AnalysisJobRes
   });
 }
 
+/** Sends a job counted under `counter` while it is out (what the tests' "is it running" inspectors read). */
+async function sendCountedJob(db: Db, counter: 'pooledRunning' | 'bundleFilesRunning', job: (id: number) => WorkerJob): Promise<AnalysisJobResult> {
+  const handle = handleState(db);
+  handle[counter]++;
+  try {
+    return await sendJob(db, job);
+  } finally {
+    handle[counter]--;
+  }
+}
+
 /** Runs one batch's analysis job in the worker, or in process for a database the worker cannot open. */
 function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
   if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }, () => db));
@@ -279,14 +290,7 @@ export type PooledOptions = { now: Date; bootstrap: number; seed?: number };
 export async function awaitPooledAnalysis(db: Db, batchIds: number[], options: PooledOptions): Promise<PooledReport> {
   const settings = { seed: options.seed ?? DEFAULT_SEED, bootstrap: options.bootstrap };
   if (!sharedWithWorker(db)) return computePooledAnalysis(db, batchIds, { ...settings, now: options.now });
-  const handle = handleState(db);
-  handle.pooledRunning++;
-  let result: AnalysisJobResult;
-  try {
-    result = await sendJob(db, (id) => ({ kind: 'pooled', id, path: db.name, batchIds, ...settings, now: options.now.toISOString() }));
-  } finally {
-    handle.pooledRunning--;
-  }
+  const result = await sendCountedJob(db, 'pooledRunning', (id) => ({ kind: 'pooled', id, path: db.name, batchIds, ...settings, now: options.now.toISOString() }));
   if (result.kind === 'pooled') return JSON.parse(result.result) as PooledReport;
   if (result.kind === 'refused') {
     // Pooling's own refusal is raised again as itself; another feature's (damaged stored data...) keeps its message and status.
@@ -309,14 +313,8 @@ export function pooledAnalysisRunning(db: Db): boolean {
  */
 export async function writeBundleFiles(db: Db, batchId: number, question: string | undefined, dir: string): Promise<AnalysisJobResult> {
   const job: Omit<BundleFilesJob, 'id'> = { kind: 'bundle-files', path: db.name, batchId, dir, ...(question === undefined ? {} : { question }) };
-  const handle = handleState(db);
-  if (!sharedWithWorker(db)) return runBundleFilesJob({ ...job, id: handle.nextId++ }, () => db);
-  handle.bundleFilesRunning++;
-  try {
-    return await sendJob(db, (id) => ({ ...job, id }));
-  } finally {
-    handle.bundleFilesRunning--;
-  }
+  if (!sharedWithWorker(db)) return runBundleFilesJob({ ...job, id: handleState(db).nextId++ }, () => db);
+  return sendCountedJob(db, 'bundleFilesRunning', (id) => ({ ...job, id }));
 }
 
 /** Whether the worker is writing an export bundle's analysis files now (for tests). */
