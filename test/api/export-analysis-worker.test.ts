@@ -2,8 +2,7 @@
 // of the data as of the export (issue 12, point 3); its analysis.json and report.html written by the worker into a
 // temporary folder and copied into the archive by the server, which never parses, pretty-prints or renders the report.
 import { createWriteStream, readdirSync, writeFileSync } from 'node:fs';
-import { type Server, get } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { get } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import request from 'supertest';
@@ -16,6 +15,7 @@ import { makeTwoQuestionBatch } from '../analysis/two-question-fixture.js';
 import { makeUser, signIn, tokenFor } from '../auth/session-helpers.js';
 import { zipRead } from '../export/export-fixtures.js';
 import { makeBatchWithJudgments, makeJudgment, makeRater } from '../helpers/factories.js';
+import { serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -161,19 +161,16 @@ describe('the export bundle\'s analysis, computed in the analysis worker', () =>
     const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
     seedStoredJudgments(t.db, made.batchId, 30_000);
     const token = tokenFor(t.db, (await makeUser(t.db, 'researcher')).email);
-    const server: Server = t.app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
+    const server = await serve(t.app);
     try {
-      const { port } = server.address() as AddressInfo;
-      const client = get({ host: '127.0.0.1', port, path: `/api/batches/${made.batchId}/export?format=bundle`, headers: { Authorization: `Bearer ${token}` } });
+      const client = get(`${server.url}/api/batches/${made.batchId}/export?format=bundle`, { headers: { Authorization: `Bearer ${token}` } });
       client.on('error', () => undefined);
       expect(await eventually(() => bundleFilesRunning(t.db))).toBe(true);
       expect(bundleTemps()).toHaveLength(1);
       client.destroy();
       expect(await eventually(() => bundleTemps().length === 0)).toBe(true);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   }, 90_000);
 
@@ -184,12 +181,10 @@ describe('the export bundle\'s analysis, computed in the analysis worker', () =>
     seedStoredJudgments(t.db, made.batchId, 30_000);
     const token = tokenFor(t.db, (await makeUser(t.db, 'researcher')).email);
     const exportAudit = () => t.db.prepare("SELECT details FROM audit_log WHERE action = 'batch.export'").pluck().get() as string | undefined;
-    const server: Server = t.app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
+    const server = await serve(t.app);
     try {
-      const { port } = server.address() as AddressInfo;
       let heldWhileStreaming: string[] = [];
-      const client = get({ host: '127.0.0.1', port, path: `/api/batches/${made.batchId}/export?format=bundle`, headers: { Authorization: `Bearer ${token}` } });
+      const client = get(`${server.url}/api/batches/${made.batchId}/export?format=bundle`, { headers: { Authorization: `Bearer ${token}` } });
       client.on('error', () => undefined);
       client.on('response', (res) => {
         expect(res.statusCode).toBe(200);
@@ -203,8 +198,7 @@ describe('the export bundle\'s analysis, computed in the analysis worker', () =>
       expect(heldWhileStreaming).toHaveLength(1);
       expect(bundleTemps()).toEqual([]);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   }, 90_000);
 
