@@ -23,6 +23,14 @@ async function waitForState(db: Db, runId: number, states: string[], timeoutMs =
   }
 }
 
+type Admin = Awaited<ReturnType<typeof signIn>>;
+
+/** Starts a run from the console's form as an admin (303 to its page) and gives its id. */
+async function startRunFromForm(admin: Admin, db: Db, fields: Record<string, string | string[]>): Promise<number> {
+  await admin.agent.post('/console/runs/new').type('form').send({ _csrf: admin.csrf, ...fields }).expect(303);
+  return db.prepare('SELECT id FROM runs WHERE name = ?').pluck().get(fields.name) as number;
+}
+
 describe('generation runs from the console', () => {
   it('POST /console/runs/new, with a model on the configured endpoint, generates in the background and the run page follows it', async () => {
     fake = await startFakeLlm();
@@ -52,12 +60,7 @@ describe('generation runs from the console', () => {
     const t = buildTestApp({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'test-key' } });
     const scenarios = installTestLibrary(t.db, ['stranger', 'friend', 'family']);
     const admin = await signIn(t.app, t.db, 'admin');
-    await admin.agent
-      .post('/console/runs/new')
-      .type('form')
-      .send({ _csrf: admin.csrf, name: 'pausable', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' })
-      .expect(303);
-    const runId = t.db.prepare("SELECT id FROM runs WHERE name = 'pausable'").pluck().get() as number;
+    const runId = await startRunFromForm(admin, t.db, { name: 'pausable', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' });
     const second = await admin.agent.post('/console/runs/new').type('form').send({ _csrf: admin.csrf, scenarios: 'all', modes: ['SCRIPT'], model: 'fake-model' });
     expect(second.status).toBe(409);
     expect(second.text).toContain('Another run is being generated on the endpoint');
@@ -75,12 +78,7 @@ describe('generation runs from the console', () => {
     const t = buildTestApp({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'test-key' } });
     const scenarios = installTestLibrary(t.db, ['stranger', 'friend']);
     const admin = await signIn(t.app, t.db, 'admin');
-    await admin.agent
-      .post('/console/runs/new')
-      .type('form')
-      .send({ _csrf: admin.csrf, name: 'shutdown', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' })
-      .expect(303);
-    const runId = t.db.prepare("SELECT id FROM runs WHERE name = 'shutdown'").pluck().get() as number;
+    const runId = await startRunFromForm(admin, t.db, { name: 'shutdown', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' });
     await (t.app.locals.runSupervisor as RunSupervisor).pauseAll();
     expect(t.db.prepare('SELECT state FROM runs WHERE id = ?').pluck().get(runId)).toBe('paused');
     expect(t.db.prepare("SELECT count(*) FROM dialogues WHERE run_id = ? AND state = 'running'").pluck().get(runId)).toBe(0);
@@ -118,12 +116,7 @@ describe('the minimum of spoken turns from the console', () => {
     const admin = await signIn(t.app, t.db, 'admin');
     const form = await admin.agent.get('/console/runs/new').expect(200);
     expect(form.text).toContain('name="minSpokenTurns" min="0" max="200" step="1" value="4"');
-    await admin.agent
-      .post('/console/runs/new')
-      .type('form')
-      .send({ _csrf: admin.csrf, name: 'six-turns', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '10', minSpokenTurns: '6' })
-      .expect(303);
-    const runId = t.db.prepare("SELECT id FROM runs WHERE name = 'six-turns'").pluck().get() as number;
+    const runId = await startRunFromForm(admin, t.db, { name: 'six-turns', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '10', minSpokenTurns: '6' });
     expect(JSON.parse(t.db.prepare('SELECT settings FROM runs WHERE id = ?').pluck().get(runId) as string)).toMatchObject({ minSpokenTurns: 6 });
     expect(await waitForState(t.db, runId, ['complete', 'failed'])).toBe('complete');
     const reason = "only 5 spoken turn(s), fewer than the run's minimum of 6 (--min-spoken-turns)";
@@ -163,12 +156,7 @@ describe('generating a run\'s failed dialogues again from the console', () => {
     const t = buildTestApp({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'test-key' } });
     const scenarios = installTestLibrary(t.db, options.scenarios ?? ['stranger']);
     const admin = await signIn(t.app, t.db, 'admin');
-    await admin.agent
-      .post('/console/runs/new')
-      .type('form')
-      .send({ _csrf: admin.csrf, name: 'holes', scenarios: scenarios.join(','), modes: ['SCRIPT', 'AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' })
-      .expect(303);
-    const runId = t.db.prepare("SELECT id FROM runs WHERE name = 'holes'").pluck().get() as number;
+    const runId = await startRunFromForm(admin, t.db, { name: 'holes', scenarios: scenarios.join(','), modes: ['SCRIPT', 'AGENTS'], model: 'fake-model', maxTurns: '6', concurrency: '1' });
     return { t, admin, runId, supervisor: t.app.locals.runSupervisor as RunSupervisor, fix: () => (fixed = true) };
   }
 
