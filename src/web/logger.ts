@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
 import pino, { type Logger } from 'pino';
-import { pinoHttp, type HttpLogger } from 'pino-http';
+import { pinoHttp } from 'pino-http';
 
 export function createLogger(level: string): Logger {
   return pino({ level, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] });
@@ -44,8 +45,17 @@ type SerializedRequest = { id?: unknown; method?: string; url?: string; remoteAd
 /**
  * The access log: method, redacted URL, status (and redacted redirect target) and timing, with the user agent and
  * (redacted) referrer; never the parsed query or route parameters, which would repeat what the URL redaction removed.
+ * Its lines are info lines: with the log level above info there is no access log, and requests only get the logger for
+ * errors (whose lines name the redacted URL themselves). pino-http would otherwise still serialize every request into a
+ * child logger that writes nothing, 2-3% of the rater path's CPU (issue 12).
  */
-export function createHttpLogger(logger: Logger): HttpLogger<IncomingMessage, ServerResponse> {
+export function createHttpLogger(logger: Logger): RequestHandler {
+  if (!logger.isLevelEnabled('info')) {
+    return (req, _res, next) => {
+      req.log = logger;
+      next();
+    };
+  }
   return pinoHttp({
     logger,
     autoLogging: { ignore: (req) => req.url === '/healthz' },

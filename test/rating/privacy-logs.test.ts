@@ -13,7 +13,7 @@ import { TEST_SECRET } from '../helpers/test-app.js';
 import { createTestDb } from '../helpers/test-db.js';
 import { raterClient, seedBatch } from './rating-fixtures.js';
 
-function appWithCapturedLog() {
+function appWithCapturedLog(level: 'info' | 'warn' = 'info') {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -22,8 +22,8 @@ function appWithCapturedLog() {
     },
   });
   const { db, path } = createTestDb();
-  const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'info' });
-  const app = createApp({ db, config, logger: pino({ level: 'info' }, sink), sessionSecret: TEST_SECRET });
+  const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: level });
+  const app = createApp({ db, config, logger: pino({ level }, sink), sessionSecret: TEST_SECRET });
   return { app, db, lines };
 }
 
@@ -47,6 +47,25 @@ describe('privacy in logs', () => {
     for (const secret of [PID, 'session9', decodeURIComponent(rt).split('.')[0] ?? 'x', rt, assignment, 'pt=']) expect(text).not.toContain(secret);
     expect(text).not.toContain('"query"');
     expect(text).toContain(`/r/${seeded.publicId}/c/:assignment?[redacted]`);
+  });
+
+  it('with the log level at warn, a rater walking to a comparison and answering writes no access log line, and a rater page failing on damaged data still logs its error with the redacted URL', async () => {
+    const { app, db, lines } = appWithCapturedLog('warn');
+    const seeded = seedBatch(db, { settings: { provider: { kind: 'prolific' } } });
+    const rater = raterClient(app);
+    const page = await rater.startRating(seeded.publicId, `?PROLIFIC_PID=${PID}&STUDY_ID=study9&SESSION_ID=session9`);
+    await rater.submit(page.res.text, { choice: 'left' });
+    expect(lines).toEqual([]);
+
+    // Valid JSON of the wrong shape: the column's CHECK lets it through, its zod schema does not.
+    db.prepare('UPDATE batches SET settings = :settings WHERE public_id = :publicId').run({ settings: '{"provider":7}', publicId: seeded.publicId });
+    const failed = await rater.get(page.url);
+    expect(failed.status).toBe(500);
+    expect(lines).toHaveLength(1);
+    const logged = JSON.parse(lines[0] as string) as { level: number; url: string; msg: string };
+    expect(logged.level).toBe(50);
+    expect(logged.url).toBe(`/r/${seeded.publicId}/c/:assignment?[redacted]`);
+    expect(lines[0]).not.toContain(PID);
   });
 
   it('redactUrl, for rater routes and token-carrying console links, keeps the route and drops the identifying parts', () => {
