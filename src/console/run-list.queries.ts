@@ -32,22 +32,19 @@ export type RunListRow = {
   cost: number | null;
 };
 
+// The counts come from run_totals (migration 024), kept by triggers: counting a run's calls means reading each call's
+// whole request and response, too slow for a page that polls (issue 12).
 const RUN_LIST_SQL = `
   SELECT r.id, r.name, r.kind, r.state, r.model, r.modes, r.endpoint_name, r.samples, r.scenario_selector, r.error,
     r.created_by, r.created_at, r.started_at, r.finished_at, r.heartbeat_at, r.simulation_card,
-    coalesce(d.total, 0) AS dialogues, coalesce(d.complete, 0) AS complete, coalesce(d.failed, 0) AS failed, coalesce(d.running, 0) AS running,
-    coalesce(c.calls, 0) AS calls, coalesce(c.failed_calls, 0) AS failed_calls,
-    coalesce(c.prompt_tokens, 0) AS prompt_tokens, coalesce(c.completion_tokens, 0) AS completion_tokens,
+    coalesce(t.dialogues, 0) AS dialogues, coalesce(t.complete, 0) AS complete, coalesce(t.failed, 0) AS failed, coalesce(t.running, 0) AS running,
+    coalesce(t.calls, 0) AS calls, coalesce(t.calls - t.ok_calls, 0) AS failed_calls,
+    coalesce(t.prompt_tokens, 0) AS prompt_tokens, coalesce(t.completion_tokens, 0) AS completion_tokens,
     CASE WHEN r.price_prompt_per_mtok IS NULL AND r.price_completion_per_mtok IS NULL THEN NULL
-      ELSE (coalesce(c.prompt_tokens, 0) * coalesce(r.price_prompt_per_mtok, 0) + coalesce(c.completion_tokens, 0) * coalesce(r.price_completion_per_mtok, 0)) / 1e6
+      ELSE (coalesce(t.prompt_tokens, 0) * coalesce(r.price_prompt_per_mtok, 0) + coalesce(t.completion_tokens, 0) * coalesce(r.price_completion_per_mtok, 0)) / 1e6
     END AS cost
   FROM runs r
-  LEFT JOIN (SELECT run_id, count(*) AS total, sum(state = 'complete') AS complete, sum(state = 'failed') AS failed,
-      sum(state IN ('pending', 'running')) AS running
-    FROM dialogues GROUP BY run_id) d ON d.run_id = r.id
-  LEFT JOIN (SELECT run_id, count(*) AS calls, sum(status <> 'ok') AS failed_calls, sum(prompt_tokens) AS prompt_tokens,
-      sum(completion_tokens) AS completion_tokens
-    FROM llm_calls GROUP BY run_id) c ON c.run_id = r.id`;
+  LEFT JOIN run_totals t ON t.run_id = r.id`;
 
 export function listRunsWithCounts(db: Db, limit: number, offset: number): RunListRow[] {
   return db.prepare<{ limit: number; offset: number }, RunListRow>(`${RUN_LIST_SQL} ORDER BY r.id DESC LIMIT :limit OFFSET :offset`).all({ limit, offset });

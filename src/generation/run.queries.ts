@@ -160,13 +160,9 @@ export function listRunSummaries(db: Db): RunSummaryRow[] {
   return db
     .prepare<[], RunSummaryRow>(
       `SELECT ${RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')},
-         (SELECT count(*) FROM dialogues d WHERE d.run_id = r.id) AS dialogues,
-         (SELECT count(*) FROM dialogues d WHERE d.run_id = r.id AND d.state = 'complete') AS complete,
-         (SELECT count(*) FROM dialogues d WHERE d.run_id = r.id AND d.state = 'failed') AS failed,
-         (SELECT count(*) FROM llm_calls c WHERE c.run_id = r.id) AS calls,
-         (SELECT coalesce(sum(prompt_tokens), 0) FROM llm_calls c WHERE c.run_id = r.id) AS prompt_tokens,
-         (SELECT coalesce(sum(completion_tokens), 0) FROM llm_calls c WHERE c.run_id = r.id) AS completion_tokens
-       FROM runs r ORDER BY r.id`,
+         coalesce(t.dialogues, 0) AS dialogues, coalesce(t.complete, 0) AS complete, coalesce(t.failed, 0) AS failed,
+         coalesce(t.calls, 0) AS calls, coalesce(t.prompt_tokens, 0) AS prompt_tokens, coalesce(t.completion_tokens, 0) AS completion_tokens
+       FROM runs r LEFT JOIN run_totals t ON t.run_id = r.id ORDER BY r.id`,
     )
     .all();
 }
