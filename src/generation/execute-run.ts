@@ -296,7 +296,7 @@ function finishDialogue(e: Engine, dialogueId: number, result: { turns: NewTurn[
   // A spoken turn is one raters read as a line: a character says or does something ("none" and "leave" are not).
   const spoken = result.turns.filter((t) => t.action === 'speak' || t.action === 'non-verbal' || t.action === 'action').length;
   if (spoken < minimum) {
-    const reason = `only ${spoken} spoken turn(s), fewer than the run's minimum of ${minimum} (--min-spoken-turns)`;
+    const reason = `only ${spoken} spoken turn(s), fewer than the minimum of ${minimum} set for this run`;
     failDialogueWithTurns(e.db, dialogueId, { ...result, reason }, e.clock());
     return 'failed';
   }

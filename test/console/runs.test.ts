@@ -119,7 +119,7 @@ describe('the minimum of spoken turns from the console', () => {
     const runId = await startRunFromForm(admin, t.db, { name: 'six-turns', scenarios: scenarios.join(','), modes: ['AGENTS'], model: 'fake-model', maxTurns: '10', minSpokenTurns: '6' });
     expect(JSON.parse(t.db.prepare('SELECT settings FROM runs WHERE id = ?').pluck().get(runId) as string)).toMatchObject({ minSpokenTurns: 6 });
     expect(await waitForState(t.db, runId, ['complete', 'failed'])).toBe('complete');
-    const reason = "only 5 spoken turn(s), fewer than the run's minimum of 6 (--min-spoken-turns)";
+    const reason = "only 5 spoken turn(s), fewer than the minimum of 6 set for this run";
     expect(dialoguesOf(t.db, runId)).toEqual([expect.objectContaining({ state: 'failed', failure_reason: reason })]);
     const page = await admin.agent.get(`/console/runs/${runId}`).expect(200);
     expect(page.text).toContain('<span data-testid="min-spoken-turns">minimum 6 spoken turns</span>');

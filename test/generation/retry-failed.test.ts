@@ -119,7 +119,7 @@ describe('the minimum of spoken turns and the SCRIPT cut', () => {
     const outcome = await executeRun(db, runId, { llm: llmFor(fake), backoff: fastBackoff });
     expect(outcome).toMatchObject({ state: 'complete', complete: 0, failed: 1 });
     const [d] = listRunDialogues(db, runId);
-    expect(d).toMatchObject({ state: 'failed', failure_reason: "only 0 spoken turn(s), fewer than the run's minimum of 4 (--min-spoken-turns)" });
+    expect(d).toMatchObject({ state: 'failed', failure_reason: "only 0 spoken turn(s), fewer than the minimum of 4 set for this run" });
     expect(JSON.parse(d?.meta ?? '{}')).toEqual({ script_cut: { original_turns: 5, kept_turns: 1, cut_at: 'leave' } });
     // Kept for inspection, but a failed dialogue never enters a batch.
     expect(listTurns(db, d?.id ?? 0).map((t) => t.action)).toEqual(['leave']);
@@ -141,6 +141,6 @@ describe('the minimum of spoken turns and the SCRIPT cut', () => {
     const runId = createRun(db, { scenarios: 'all', modes: ['agents'], model: 'm', baseUrl: fake.baseUrl }, now);
     await executeRun(db, runId, { llm: llmFor(fake), backoff: fastBackoff });
     const [d] = listRunDialogues(db, runId);
-    expect(d).toMatchObject({ state: 'failed', end_reason: 'left', failure_reason: "only 3 spoken turn(s), fewer than the run's minimum of 4 (--min-spoken-turns)" });
+    expect(d).toMatchObject({ state: 'failed', end_reason: 'left', failure_reason: "only 3 spoken turn(s), fewer than the minimum of 4 set for this run" });
   });
 });
