@@ -33,6 +33,9 @@ export function createApp(deps: AppDeps): Express {
   const { db, config, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
+  // Pages are made per request and never stored (no-store): Express's default ETag hashed each whole body for nothing,
+  // 15 KB per comparison page (issue 12). Routes that can answer 304 set their own tag (the stored analysis).
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy ? 1 : false);
   app.set('view engine', 'ejs');
   app.set('views', viewsDir);

@@ -387,6 +387,8 @@ describe('rater flow over HTTP (plain link)', () => {
     const seeded = seedBatch(db);
     const res = await raterClient(app).follow(`/r/${seeded.publicId}`);
     expect(res.res.headers['cache-control']).toBe('no-store');
+    // Never stored, so no validator is computed for it.
+    expect(res.res.headers.etag).toBeUndefined();
     const csp = String(res.res.headers['content-security-policy']);
     expect(csp).toContain("form-action 'self'");
     expect(csp).toContain("frame-ancestors 'self'");
