@@ -12,11 +12,13 @@ import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { analysisVersion, computeBatchAnalysis, readStoredReport, storeAnalysis } from './analysis-cache.js';
+import { drawPlots, storePlots } from './analysis-plots.queries.js';
+import type { AnalysisReport } from './analysis-report.js';
 import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
 import { renderAnalysisHtml } from './report-html.js';
 
-/** `store`: the job writes its result to analysis_cache itself (the worker); otherwise it returns it (in process). */
+/** `store`: the job writes its result (and its plots) to the database itself (the worker); otherwise it returns it (in process). */
 export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string; store: boolean };
 /** Several batches pooled (src/analysis/pooled-batches.ts); the report comes back as JSON, never stored. */
 export type PooledAnalysisJob = { kind: 'pooled'; id: number; path: string; batchIds: number[]; seed: number; bootstrap: number; now: string };
@@ -79,21 +81,46 @@ function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult
 }
 
 /** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
+type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null };
+
+function computeBatchJob(job: BatchAnalysisJob, open: () => Db): Computed {
+  const db = open();
+  return db.transaction((): Computed => {
+    const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
+    const version = analysisVersion(db, job.batchId, settings);
+    const stored = db.prepare<{ b: number }, { data_version: string }>('SELECT data_version FROM analysis_cache WHERE batch_id = :b').get({ b: job.batchId });
+    if (stored?.data_version === version) return { outcome: { id: job.id, kind: 'unchanged' }, report: null };
+    const report = computeBatchAnalysis(db, job.batchId, { ...settings, now: new Date(job.now) });
+    return report ? { outcome: { id: job.id, kind: 'computed', version, result: JSON.stringify(report) }, report } : { outcome: { id: job.id, kind: 'missing' }, report: null };
+  })();
+}
+
+/** In process (a database the worker cannot open): the result goes back to be stored by the caller; no plots. */
 function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
   try {
-    const db = open();
-    const outcome = db.transaction((): AnalysisJobResult => {
-      const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
-      const version = analysisVersion(db, job.batchId, settings);
-      const stored = db.prepare<{ b: number }, { data_version: string }>('SELECT data_version FROM analysis_cache WHERE batch_id = :b').get({ b: job.batchId });
-      if (stored?.data_version === version) return { id: job.id, kind: 'unchanged' };
-      const report = computeBatchAnalysis(db, job.batchId, { ...settings, now: new Date(job.now) });
-      return report ? { id: job.id, kind: 'computed', version, result: JSON.stringify(report) } : { id: job.id, kind: 'missing' };
-    })();
-    if (outcome.kind !== 'computed' || !job.store) return outcome;
+    return computeBatchJob(job, open).outcome;
+  } catch (error) {
+    return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * In the worker: computes, draws the console's plots from the report while it is at hand, and stores both in one
+ * transaction, so that a plot served is always of the report served (issue 12: drawing them on the request thread took
+ * up to 285 ms a plot at a million judgments). Plots that fail to draw are left out: the console draws those itself.
+ */
+async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResult> {
+  try {
+    const { outcome, report } = computeBatchJob(job, () => connectionTo(job.path));
+    if (outcome.kind !== 'computed' || !report) return outcome;
+    const plots = await drawPlots(report).catch(() => []);
+    const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
-    storeAnalysis(connectionTo(job.path, 'write'), job.batchId, outcome.version, outcome.result, new Date(job.now));
+    db.transaction(() => {
+      storeAnalysis(db, job.batchId, outcome.version, outcome.result, new Date(job.now));
+      storePlots(db, job.batchId, outcome.version, plots);
+    })();
     return { id: job.id, kind: 'stored' };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };
@@ -129,7 +156,8 @@ function storedReportOf(db: Db, batchId: number) {
 }
 
 function runWorkerJob(job: WorkerJob): Promise<AnalysisJobResult> {
-  return job.kind === 'bundle-files' ? runBundleFilesJob(job) : Promise.resolve(runAnalysisJob(job));
+  if (job.kind === 'bundle-files') return runBundleFilesJob(job);
+  return job.kind !== 'pooled' && job.store ? runStoredBatchJob(job) : Promise.resolve(runAnalysisJob(job));
 }
 
 if (process.send) {

@@ -36,6 +36,8 @@ export type ServedAnalysis = {
    */
   readonly jsonBytes: { body: Buffer; etag: string } | null;
   computedAt: string | null;
+  /** The served result's data version (analysis_cache.data_version): its stored plots carry the same. */
+  version: string | null;
   /** Seconds since the served result was computed, by the injected clock. */
   ageSeconds: number | null;
   /** A newer result is being computed (or checked for) right now, or is scheduled. */
@@ -240,6 +242,7 @@ function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
       return parsed.bytes;
     },
     computedAt: parsed?.computedAt ?? null,
+    version: parsed?.version ?? null,
     ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
     updating: state.running !== null || state.timer !== null,
   };

@@ -2,6 +2,7 @@ import { awaitBatchAnalysis } from '../analysis/background-analysis.js';
 import { findBatchForAnalysis, resolveAnalysisQuestion, UnknownQuestionError } from '../analysis/batch-judgments.queries.js';
 import { selectQuestionReport } from '../analysis/question-reports.js';
 import type { Db } from '../db/connection.js';
+import { plotQuestionOf, storedPlot } from '../analysis/analysis-plots.queries.js';
 import { isPlotName, PLOT_NAMES, renderPlot } from '../analysis/plots.js';
 import { paperTables } from '../analysis/paper-report-tables.js';
 import type { RouteSpec } from '../auth/route-table.js';
@@ -73,7 +74,11 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         const served = await awaitBatchAnalysis(db, batchId, { now: clock });
         if (!served) throw new HttpError(404, 'No batch has this id.');
         if (!served.report) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
-        const svg = await renderPlot(selectQuestionReport(served.report, asked), raw);
+        const shown = selectQuestionReport(served.report, asked);
+        // Drawn by the analysis worker beside the report (migration 026); drawn here only when the stored result has no
+        // plots (stored before they were, or by a process without the worker).
+        const stored = served.version === null ? undefined : storedPlot(db, batchId, served.version, plotQuestionOf(shown), raw);
+        const svg = stored ?? (await renderPlot(shown, raw));
         res.type('image/svg+xml');
         if (req.query.download === '1') res.attachment(`batch-${batchId}-${raw}.svg`);
         res.send(svg);
