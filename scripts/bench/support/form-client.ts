@@ -62,6 +62,19 @@ export function createBrowser(origin: string, agent: http.Agent): Browser {
   };
 }
 
+/** A browser signed in to the console as this account (through the login form, as a person would). */
+export async function consoleBrowser(origin: string, agent: http.Agent, account: { email: string; password: string }): Promise<Browser> {
+  const browser = createBrowser(origin, agent);
+  const page = await browser.request('GET', '/console/login');
+  const form = findForms(page.body)[0];
+  if (!form) throw new Error('no login form at /console/login');
+  const fields = form.fields.filter(([n]) => n !== 'email' && n !== 'password');
+  fields.push(['email', account.email], ['password', account.password]);
+  const reply = await browser.request('POST', form.action, fields);
+  if (reply.status >= 400) throw new Error(`login failed with ${reply.status}`);
+  return browser;
+}
+
 const decode = (s: string) => s.replace(/&amp;/g, '&').replace(/&#39;/g, "'").replace(/&#34;|&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
 
 function attr(tag: string, name: string): string | null {
