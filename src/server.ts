@@ -79,12 +79,14 @@ if (interrupted.length > 0) logger.warn({ runs: interrupted }, 'generation runs 
 // The log's checkpoints run in a thread of their own, never on a rater's request (src/db/background-checkpoint.ts).
 const checkpoints = db.memory
   ? null
-  : await startBackgroundCheckpoints(db, { onError: (message) => logger.warn({ problem: message }, 'background checkpoints failed; the server checkpoints on its own commits again') }).catch(
-      (error: Error) => {
-        logger.warn({ err: error }, 'could not start background checkpoints; the server checkpoints on its own commits');
-        return null;
-      },
-    );
+  : await startBackgroundCheckpoints(db, {
+      // Once per run of failures (the thread retries every 200 ms), and once when they succeed again.
+      onError: (problem) => logger.warn({ problem }, 'background checkpoints failed; the server checkpoints on its own commits meanwhile'),
+      onRecovered: (failedAttempts) => logger.info({ failedAttempts }, 'background checkpoints succeed again; the server no longer checkpoints on its own commits'),
+    }).catch((error: Error) => {
+      logger.warn({ err: error }, 'could not start background checkpoints; the server checkpoints on its own commits');
+      return null;
+    });
 
 const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
 const app = createApp({ db, config, logger, sessionSecret, clock: systemClock });

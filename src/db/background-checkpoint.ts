@@ -6,52 +6,100 @@ const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 const LOG_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export type BackgroundCheckpoints = {
+  /** How many of the thread's checkpoints in a row have failed until now; 0 while they succeed. */
+  failedAttempts: () => number;
   /** Ends the thread; the handle goes back to checkpointing on its own commits. */
   stop: () => Promise<void>;
 };
+
+export type BackgroundCheckpointOptions = {
+  intervalMs?: number;
+  /**
+   * The thread could not start (the promise rejects with the same reason), its checkpoints began to fail, or it ended:
+   * the handle checkpoints on its own commits meanwhile. Called once per run of failures, with the first one's reason.
+   */
+  onError?: (problem: string) => void;
+  /** The thread's checkpoints succeed again after `failedAttempts` failures in a row; the handle stops checkpointing. */
+  onRecovered?: (failedAttempts: number) => void;
+};
+
+type ThreadMessage = { kind: 'ready' | 'recovered' } | { kind: 'error' | 'failed'; message: string };
 
 /**
  * Moves the write-ahead log's checkpoints off the request thread. With SQLite's default, the commit that crosses 1,000
  * pages of log copies them into the database file and syncs it, on whichever request made that commit; after a long
  * reader (an analysis of a million judgments) that is a log of hundreds of megabytes, copied on a rater's request
  * (issue 12). Here a thread with its own connection checkpoints every `intervalMs` instead, and the server's handle
- * stops checkpointing. If the thread fails, the handle checkpoints on its own again, so the log never grows unbounded.
+ * stops checkpointing. While the thread's checkpoints fail (a locked or damaged file) or after it ended, the handle
+ * checkpoints on its own commits again, so the log never grows unbounded; once they succeed again, the thread takes
+ * them back.
  */
-export function startBackgroundCheckpoints(db: Db, options: { intervalMs?: number; onError?: (message: string) => void } = {}): Promise<BackgroundCheckpoints> {
+export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpointOptions = {}): Promise<BackgroundCheckpoints> {
   const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), { workerData: { path: db.name, intervalMs: options.intervalMs ?? 200 } });
   worker.unref();
+  let state: 'starting' | 'running' | 'not-started' = 'starting';
   let stopped = false;
-  const takeBack = () => {
-    if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+  let exited = false;
+  let failedAttempts = 0;
+  let threadError: string | undefined;
+  const checkpointOnCommits = (on: boolean) => {
+    if (db.open) db.pragma(`wal_autocheckpoint = ${on ? SQLITE_AUTOCHECKPOINT_PAGES : 0}`);
   };
+  let stopping: Promise<void> | undefined;
   const stop = () =>
-    new Promise<void>((resolve) => {
-      if (stopped) return resolve();
+    (stopping ??= new Promise<void>((resolve) => {
       stopped = true;
-      takeBack();
+      checkpointOnCommits(true);
+      // A thread that already ended sends no 'exit' again.
+      if (exited) return resolve();
       // Held until it has ended: a shutdown waiting only for this must not see an empty event loop and exit early.
       worker.ref();
       worker.once('exit', () => resolve());
       worker.postMessage('stop');
-    });
+    }));
+  const checkpoints: BackgroundCheckpoints = { failedAttempts: () => failedAttempts, stop };
   return new Promise((resolve, reject) => {
-    const fail = (message: string) => {
-      takeBack();
-      options.onError?.(message);
-      reject(new Error(message));
+    const failToStart = (problem: string) => {
+      if (state !== 'starting') return;
+      state = 'not-started';
+      checkpointOnCommits(true);
+      options.onError?.(problem);
+      reject(new Error(problem));
     };
-    worker.on('message', (message: { kind: 'ready' } | { kind: 'error' | 'failed'; message: string }) => {
+    worker.on('message', (message: ThreadMessage) => {
+      // Once stopped, the handle checkpoints on its own for good: a 'recovered' still on its way must not undo that.
+      if (stopped) return;
       if (message.kind === 'ready') {
-        db.pragma('wal_autocheckpoint = 0');
+        state = 'running';
+        checkpointOnCommits(false);
         // A long reader (an analysis) can let the log grow large; once copied and started over, it is cut back.
-        db.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
-        resolve({ stop });
-      } else if (message.kind === 'failed') fail(message.message);
-      else options.onError?.(message.message);
+        if (db.open) db.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
+        resolve(checkpoints);
+      } else if (message.kind === 'failed') failToStart(message.message);
+      else if (message.kind === 'error') {
+        // The thread retries every interval; one report per run of failures, not one per attempt.
+        failedAttempts += 1;
+        if (failedAttempts > 1) return;
+        checkpointOnCommits(true);
+        options.onError?.(message.message);
+      } else {
+        const attempts = failedAttempts;
+        failedAttempts = 0;
+        checkpointOnCommits(false);
+        options.onRecovered?.(attempts);
+      }
     });
-    worker.on('error', (error: Error & { code?: string }) => fail(error.message || String(error.code)));
-    worker.on('exit', () => {
-      if (!stopped) takeBack();
+    worker.on('error', (error: Error & { code?: string }) => {
+      const problem = error.message || String(error.code);
+      if (state === 'starting') failToStart(problem);
+      else threadError = problem;
+    });
+    worker.on('exit', (code) => {
+      exited = true;
+      if (stopped || state === 'not-started') return;
+      if (state === 'starting') return failToStart(threadError ?? `the checkpoint thread ended before it started (exit code ${code})`);
+      checkpointOnCommits(true);
+      options.onError?.(`the checkpoint thread ended: ${threadError ?? `exit code ${code}`}`);
     });
   });
 }

@@ -27,10 +27,16 @@ function checkpoint() {
   if (passive.log > 0) db.pragma('wal_checkpoint(RESTART)');
 }
 
+// Each failure is posted (the server counts them and warns once per run of failures); the first success after a run
+// is posted once, so the server can stop checkpointing on its own commits again.
+let failing = false;
 const timer = setInterval(() => {
   try {
     checkpoint();
+    if (failing) parentPort?.postMessage({ kind: 'recovered' });
+    failing = false;
   } catch (error) {
+    failing = true;
     parentPort?.postMessage({ kind: 'error', message: reasonOf(error) });
   }
 }, intervalMs);

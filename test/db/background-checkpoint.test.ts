@@ -1,5 +1,5 @@
-import { mkdtempSync, openSync, readSync, closeSync, renameSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, openSync, readSync, closeSync, renameSync, statSync, writeSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from '../../src/db/background-checkpoint.js';
@@ -53,6 +53,52 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
+/**
+ * Makes every checkpoint of the file fail as in the incident ("database disk image is malformed") until `restore()`,
+ * without touching the log or the database file: the wal-index header at the start of the -shm file (two equal copies
+ * of 48 bytes in native byte order, checksummed; https://www.sqlite.org/walformat.html) is rewritten, checksum and all,
+ * to say twice the real page size, and a checkpoint refuses a log of another page size as corrupt before it copies any
+ * page. (A connection in `locking_mode = EXCLUSIVE` cannot do it: it needs an exclusive lock on the database file,
+ * which it never gets while the server's handle and the thread hold their shared ones; and `PRAGMA wal_checkpoint`
+ * reports a busy log in its result instead of failing.) Nothing may write to the database meanwhile.
+ */
+function damageLogIndex(path: string): { restore: () => void } {
+  const fd = openSync(`${path}-shm`, 'r+');
+  const original = Buffer.alloc(96);
+  readSync(fd, original, 0, 96, 0);
+  const header = Buffer.from(original.subarray(0, 48));
+  const le = endianness() === 'LE';
+  const u32 = (at: number) => (le ? header.readUInt32LE(at) : header.readUInt32BE(at));
+  const setU32 = (value: number, at: number) => (le ? header.writeUInt32LE(value, at) : header.writeUInt32BE(value, at));
+  const checksum = () => {
+    let s1 = 0;
+    let s2 = 0;
+    for (let at = 0; at < 40; at += 8) {
+      s1 = (s1 + u32(at) + s2) >>> 0;
+      s2 = (s2 + u32(at + 4) + s1) >>> 0;
+    }
+    return [s1, s2];
+  };
+  // This reading of the format holds for this SQLite: both copies agree, and the checksum is the one computed here.
+  expect(original.subarray(48, 96)).toEqual(original.subarray(0, 48));
+  expect(checksum()).toEqual([u32(40), u32(44)]);
+  // SQLite compares the page size only when the log holds frames.
+  expect(u32(16)).toBeGreaterThan(0);
+  const pageSize = le ? header.readUInt16LE(14) : header.readUInt16BE(14);
+  if (le) header.writeUInt16LE(pageSize * 2, 14);
+  else header.writeUInt16BE(pageSize * 2, 14);
+  const [s1, s2] = checksum();
+  setU32(s1 ?? 0, 40);
+  setU32(s2 ?? 0, 44);
+  writeSync(fd, Buffer.concat([header, header]), 0, 96, 0);
+  return {
+    restore: () => {
+      writeSync(fd, original, 0, 96, 0);
+      closeSync(fd);
+    },
+  };
+}
+
 describe('background checkpoints', () => {
   it("copy the log into the database file from their own thread while the server's handle no longer checkpoints, and keep the log from growing without end", async () => {
     const { db, path } = fileDb();
@@ -88,6 +134,55 @@ describe('background checkpoints', () => {
     const before = pagesInFile(path);
     writeCommits(db);
     expect(pagesInFile(path)).toBe(before);
+  });
+
+  it("startBackgroundCheckpoints, when the thread's checkpoints fail after it started and later succeed again, hands them to the server's handle with one warning meanwhile and takes them back with one recovery report", async () => {
+    const { db, path } = fileDb();
+    const problems: string[] = [];
+    const recoveries: number[] = [];
+    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, onError: (m) => problems.push(m), onRecovered: (n) => recoveries.push(n) });
+    writeCommits(db, 5);
+    const damage = damageLogIndex(path);
+    // Many attempts, all failing: one warning, with the reason; the handle checkpoints on its own commits meanwhile.
+    await until(() => checkpoints.failedAttempts() >= 20);
+    expect(problems).toEqual([expect.stringMatching(/database disk image is malformed/)]);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(recoveries).toEqual([]);
+    damage.restore();
+    await until(() => recoveries.length > 0);
+    expect(recoveries).toEqual([expect.any(Number)]);
+    expect(recoveries[0]).toBeGreaterThanOrEqual(20);
+    expect(checkpoints.failedAttempts()).toBe(0);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    // The thread checkpoints again (the handle does not): the file catches up with new commits; nothing more reported.
+    writeCommits(db);
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    await until(() => pagesInFile(path) === pages);
+    expect(problems).toHaveLength(1);
+    expect(recoveries).toHaveLength(1);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    await checkpoints.stop();
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  });
+
+  it("stop(), when called during a run of failed checkpoints (and twice), ends the thread and leaves the server's handle checkpointing on its own commits, with no recovery reported", async () => {
+    const { db, path } = fileDb();
+    const problems: string[] = [];
+    const recoveries: number[] = [];
+    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, onError: (m) => problems.push(m), onRecovered: (n) => recoveries.push(n) });
+    writeCommits(db, 5);
+    const damage = damageLogIndex(path);
+    await until(() => checkpoints.failedAttempts() >= 3);
+    await Promise.all([checkpoints.stop(), checkpoints.stop()]);
+    damage.restore();
+    await checkpoints.stop();
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(problems).toHaveLength(1);
+    expect(recoveries).toEqual([]);
+    // With the thread ended, only the handle's own checkpoints (a commit past 1,000 pages of log) can move the file on.
+    const before = pagesInFile(path);
+    writeCommits(db);
+    expect(pagesInFile(path)).toBeGreaterThan(before);
   });
 
   it('a thread that cannot open the database leaves the handle checkpointing on its own commits, with the reason', async () => {
