@@ -112,7 +112,8 @@ describe('background checkpoints', () => {
     await until(() => pagesInFile(path) === pages);
     // Once the log is copied, the log starts over (its header counts the restarts), though commits keep coming: five
     // more rounds as large as the first, written as a server writes (a few commits, then other work for 2 ms), stay
-    // within twice the log the first round left, where a log that never started over would be six times as long.
+    // within three times the log the first round left, where a log that never started over would be six times as long
+    // (twice was seen exceeded by a few percent on a busy machine, the thread being scheduled late).
     const logAfterFirst = statSync(`${path}-wal`).size;
     const restartsBefore = logRestarts(path);
     for (let round = 0; round < 5; round++) {
@@ -122,7 +123,7 @@ describe('background checkpoints', () => {
       }
     }
     expect(logRestarts(path)).toBeGreaterThan(restartsBefore);
-    expect(statSync(`${path}-wal`).size).toBeLessThan(2 * logAfterFirst);
+    expect(statSync(`${path}-wal`).size).toBeLessThan(3 * logAfterFirst);
     await checkpoints.stop();
     // Stopped: the handle checkpoints on its own commits again, as SQLite does by default.
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
