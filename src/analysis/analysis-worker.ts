@@ -80,9 +80,9 @@ function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult
   }
 }
 
-/** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
 type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null };
 
+/** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
 function computeBatchJob(job: BatchAnalysisJob, open: () => Db): Computed {
   const db = open();
   return db.transaction((): Computed => {
