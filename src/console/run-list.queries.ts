@@ -1,6 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { runModeNamesSchema } from '../generation/run-columns.schema.js';
+import type { RunState } from '../generation/run.queries.js';
 
 // Read-only SQL for the console's run pages and GET /api/runs.
 
@@ -8,7 +9,7 @@ export type RunListRow = {
   id: number;
   name: string;
   kind: string;
-  state: string;
+  state: RunState;
   model: string | null;
   modes: string;
   endpoint_name: string | null;
@@ -20,6 +21,7 @@ export type RunListRow = {
   started_at: string | null;
   finished_at: string | null;
   heartbeat_at: string | null;
+  worker_pid: number | null;
   simulation_card: string | null;
   dialogues: number;
   complete: number;
@@ -36,7 +38,7 @@ export type RunListRow = {
 // whole request and response, too slow for a page that polls (issue 12).
 const RUN_LIST_SQL = `
   SELECT r.id, r.name, r.kind, r.state, r.model, r.modes, r.endpoint_name, r.samples, r.scenario_selector, r.error,
-    r.created_by, r.created_at, r.started_at, r.finished_at, r.heartbeat_at, r.simulation_card,
+    r.created_by, r.created_at, r.started_at, r.finished_at, r.heartbeat_at, r.worker_pid, r.simulation_card,
     coalesce(t.dialogues, 0) AS dialogues, coalesce(t.complete, 0) AS complete, coalesce(t.failed, 0) AS failed, coalesce(t.running, 0) AS running,
     coalesce(t.calls, 0) AS calls, coalesce(t.calls - t.ok_calls, 0) AS failed_calls,
     coalesce(t.prompt_tokens, 0) AS prompt_tokens, coalesce(t.completion_tokens, 0) AS completion_tokens,

@@ -18,7 +18,7 @@ import type { FieldErrors } from '../web/field-errors.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parsePage } from './pagination.js';
-import { countRuns, findRunWithCounts, listRunDialogues, listRunsWithCounts, serializeRun } from './run-list.queries.js';
+import { countRuns, findRunWithCounts, listRunDialogues, listRunsWithCounts, type RunListRow, serializeRun } from './run-list.queries.js';
 import { runActions } from './lifecycle-actions.js';
 import { checkRunForm } from './run-form.js';
 import { scenarioCatalogue } from './scenario-catalogue.js';
@@ -31,10 +31,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
   const markdown = new MarkdownIt({ html: false, linkify: false });
 
   /** Being generated now: here (the supervisor) or by another process with a fresh heartbeat (e.g. the CLI). */
-  const isGenerating = (runId: number) => {
-    const row = getRun(db, runId);
-    return supervisor.isLive(runId) || (row !== undefined && runHasLiveWorker(row, clock()));
-  };
+  const isGenerating = (run: RunListRow) => supervisor.isLive(run.id) || runHasLiveWorker(run, clock());
 
   const runJson = (runId: number) => {
     const run = findRunWithCounts(db, runId);
@@ -50,7 +47,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
       actions: {
         ...runActions({ kind: serialized.kind, state: serialized.state, live }),
         // The same conditions POST /runs/:id/retry-failed checks, so the button is offered only when it would work.
-        retry_failed: serialized.kind === 'generation' && run.failed > 0 && !isGenerating(runId),
+        retry_failed: serialized.kind === 'generation' && run.failed > 0 && !isGenerating(run),
       },
       updated_at: clock().toISOString(),
     };
@@ -176,7 +173,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
         const run = findRunWithCounts(db, runId);
         if (!run) throw new HttpError(404, 'No run has this id.');
         if (run.kind !== 'generation') throw new HttpError(409, 'Only generation runs can generate dialogues again.');
-        if (isGenerating(runId))
+        if (isGenerating(run))
           throw new HttpError(409, 'This run is being generated right now; pause it or let it finish, then generate its failed dialogues again.');
         if (run.failed === 0) throw new HttpError(409, 'This run has no failed dialogues; there is nothing to generate again.');
         // Everything that could refuse the resume is checked before any dialogue is queued again, so a refusal changes nothing.
