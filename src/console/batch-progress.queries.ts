@@ -26,7 +26,7 @@ const BATCH_LIST_SQL = `
     (SELECT count(*) FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS pairs,
     (SELECT coalesce(sum(min(p.accepted, coalesce(json_extract(b.settings, '$.judgmentsPerPair'), 3))), 0)
        FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS accepted,
-    (SELECT count(*) FROM raters r WHERE r.batch_id = b.id AND r.provider <> 'preview') AS raters
+    coalesce((SELECT c.raters FROM batch_rater_counts c WHERE c.batch_id = b.id), 0) AS raters
   FROM batches b`;
 
 export function listBatchesWithProgress(db: Db, limit: number, offset: number): BatchListRow[] {
@@ -115,13 +115,14 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     .prepare("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k")
     .pluck()
     .get({ batchId, k }) as number;
+  // Totals from batch_rater_counts (migration 025); the active ones among the raters still in progress alone.
   const raters = db
     .prepare<{ batchId: number; since: string }, { total: number; active: number; completed: number; excluded: number }>(
-      `SELECT count(*) AS total,
-         coalesce(sum(last_seen_at >= :since AND status IN ('consent', 'instructions', 'onboarding', 'rating')), 0) AS active,
-         coalesce(sum(status = 'completed'), 0) AS completed,
-         coalesce(sum(excluded), 0) AS excluded
-       FROM raters WHERE batch_id = :batchId AND provider <> 'preview'`,
+      `SELECT coalesce(c.raters, 0) AS total,
+         (SELECT count(*) FROM raters r INDEXED BY raters_in_progress
+          WHERE r.batch_id = :batchId AND r.status IN ('consent', 'instructions', 'onboarding', 'rating') AND r.provider <> 'preview' AND r.last_seen_at >= :since) AS active,
+         coalesce(c.completed, 0) AS completed, coalesce(c.excluded, 0) AS excluded
+       FROM (SELECT :batchId AS batch_id) AS b LEFT JOIN batch_rater_counts c ON c.batch_id = b.batch_id`,
     )
     .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 };
   const judgments = judgmentCounts(db, batchId).regular;
