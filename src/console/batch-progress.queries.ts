@@ -102,6 +102,26 @@ export function batchMedianSeconds(db: Db, batchId: number): number | null {
   return median === null ? null : Math.round(median / 100) / 10;
 }
 
+export type RaterCounts = { total: number; active: number; completed: number; excluded: number };
+
+/**
+ * A batch's raters (preview ones left out), those active now, completed and excluded: the totals from
+ * batch_rater_counts (migration 025), the active ones among the raters still in progress alone.
+ */
+export function batchRaterCounts(db: Db, batchId: number, now: Date): RaterCounts {
+  return (
+    db
+      .prepare<{ batchId: number; since: string }, RaterCounts>(
+        `SELECT coalesce(c.raters, 0) AS total,
+           (SELECT count(*) FROM raters r INDEXED BY raters_in_progress
+            WHERE r.batch_id = :batchId AND r.status IN ('consent', 'instructions', 'onboarding', 'rating') AND r.provider <> 'preview' AND r.last_seen_at >= :since) AS active,
+           coalesce(c.completed, 0) AS completed, coalesce(c.excluded, 0) AS excluded
+         FROM (SELECT :batchId AS batch_id) AS b LEFT JOIN batch_rater_counts c ON c.batch_id = b.batch_id`,
+      )
+      .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 }
+  );
+}
+
 /**
  * The live figures of a batch page: judgments accepted against needed, pairs complete, raters active now, median time
  * per judgment, attention-check pass rate, and the current win rate of each comparison (excluded raters left out;
@@ -115,16 +135,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     .prepare("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k")
     .pluck()
     .get({ batchId, k }) as number;
-  // Totals from batch_rater_counts (migration 025); the active ones among the raters still in progress alone.
-  const raters = db
-    .prepare<{ batchId: number; since: string }, { total: number; active: number; completed: number; excluded: number }>(
-      `SELECT coalesce(c.raters, 0) AS total,
-         (SELECT count(*) FROM raters r INDEXED BY raters_in_progress
-          WHERE r.batch_id = :batchId AND r.status IN ('consent', 'instructions', 'onboarding', 'rating') AND r.provider <> 'preview' AND r.last_seen_at >= :since) AS active,
-         coalesce(c.completed, 0) AS completed, coalesce(c.excluded, 0) AS excluded
-       FROM (SELECT :batchId AS batch_id) AS b LEFT JOIN batch_rater_counts c ON c.batch_id = b.batch_id`,
-    )
-    .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 };
+  const raters = batchRaterCounts(db, batchId, now);
   const judgments = judgmentCounts(db, batchId).regular;
   const attention = db
     .prepare<{ batchId: number }, { n: number; passed: number | null }>(
