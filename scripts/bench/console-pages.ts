@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from '../../src/api/api-judgments.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { listRunChoices } from '../../src/console/batch-form.queries.js';
-import { batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
+import { batchMedianSeconds, batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
@@ -76,6 +76,18 @@ const oldRunChoices = db.prepare(
    FROM runs r ORDER BY r.id DESC`,
 );
 
+const oldMiddle = db
+  .prepare(
+    `SELECT j.active_ms FROM judgments j WHERE j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms IS NOT NULL
+     ORDER BY j.active_ms LIMIT 2 OFFSET :offset`,
+  )
+  .pluck();
+const timed = db.prepare('SELECT timed FROM batch_judgment_counts WHERE batch_id = ?').pluck().get(batchId) as number;
+const oldMedianSeconds = () => {
+  const [lower = 0, upper = lower] = oldMiddle.all({ batchId, offset: Math.floor((timed - 1) / 2) }) as number[];
+  return Math.round((timed % 2 === 1 ? lower : (lower + upper) / 2) / 100) / 10;
+};
+
 const total = countBatchJudgmentsForApi(db, batchId);
 const lastPage = Math.max(0, Math.ceil(total / PER_PAGE) - 1);
 const now = new Date();
@@ -91,6 +103,7 @@ const raters = oldRaters.get({ batchId, since }) as { total: number; completed: 
 if (progress?.raters !== raters.total || progress.raters_completed !== raters.completed || progress.raters_excluded !== raters.excluded || progress.raters_active !== raters.active) {
   throw new Error('the rater counts differ');
 }
+if (oldMedianSeconds() !== batchMedianSeconds(db, batchId)) throw new Error('the medians differ');
 
 const rows: [string, number, number][] = [
   // "now" includes turning the rows into the API's records (JSON-ready objects); "before" is the SQL alone.
@@ -98,6 +111,7 @@ const rows: [string, number, number][] = [
   [`API judgments, page ${lastPage + 1} (the last)`, time(() => oldPage.all({ ...scope, limit: PER_PAGE, offset: lastPage * PER_PAGE })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, lastPage * PER_PAGE))],
   ['API judgments, the total on every page', time(() => oldCount.get(scope)), time(() => countBatchJudgmentsForApi(db, batchId))],
   ['batch raters: total, active, completed, excluded', time(() => oldRaters.get({ batchId, since })), time(() => batchRaterCounts(db, batchId, now))],
+  ['median time per judgment (batch pages, poll)', time(oldMedianSeconds), time(() => batchMedianSeconds(db, batchId))],
   ['run choices (new-batch form, dialogue browser)', time(() => oldRunChoices.all()), time(() => listRunChoices(db))],
 ];
 const progressMs = time(() => batchProgress(db, batchId, now));

@@ -87,3 +87,41 @@ END;
 -- Raters active now (seen in the last minutes while consenting or rating) are counted among the raters still in
 -- progress alone, found by this index; it holds no time, so a rater being seen does not write to it.
 CREATE INDEX raters_in_progress ON raters (batch_id) WHERE status IN ('consent', 'instructions', 'onboarding', 'rating') AND provider <> 'preview';
+
+-- The median time per judgment (batch page, progress.json, raters and participants pages) was read by skipping half of
+-- the batch's timed judgments in the index judgments_by_active_time: 12 ms per poll at a million. These counts per
+-- second of active time (the judgments the median counts: first question, not gold, timed) say which second holds the
+-- middle, and the index is entered there. Kept by the triggers below. Read by src/console/batch-progress.queries.ts.
+CREATE TABLE active_time_buckets (
+  batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+  second INTEGER NOT NULL CHECK (second >= 0),   -- active_ms / 1000
+  judgments INTEGER NOT NULL DEFAULT 0 CHECK (judgments >= 0),
+  PRIMARY KEY (batch_id, second)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO active_time_buckets (batch_id, second, judgments)
+SELECT batch_id, active_ms / 1000, count(*) FROM judgments
+WHERE question_index = 0 AND is_gold = 0 AND active_ms IS NOT NULL
+GROUP BY batch_id, active_ms / 1000;
+
+CREATE TRIGGER active_time_buckets_added AFTER INSERT ON judgments
+WHEN NEW.question_index = 0 AND NEW.is_gold = 0 AND NEW.active_ms IS NOT NULL
+BEGIN
+  INSERT INTO active_time_buckets (batch_id, second, judgments) VALUES (NEW.batch_id, NEW.active_ms / 1000, 1)
+  ON CONFLICT (batch_id, second) DO UPDATE SET judgments = judgments + 1;
+END;
+
+CREATE TRIGGER active_time_buckets_removed AFTER DELETE ON judgments
+WHEN OLD.question_index = 0 AND OLD.is_gold = 0 AND OLD.active_ms IS NOT NULL
+BEGIN
+  UPDATE active_time_buckets SET judgments = judgments - 1 WHERE batch_id = OLD.batch_id AND second = OLD.active_ms / 1000;
+END;
+
+CREATE TRIGGER active_time_buckets_changed AFTER UPDATE OF batch_id, question_index, is_gold, active_ms ON judgments
+BEGIN
+  UPDATE active_time_buckets SET judgments = judgments - 1
+  WHERE batch_id = OLD.batch_id AND second = OLD.active_ms / 1000 AND OLD.question_index = 0 AND OLD.is_gold = 0;
+  INSERT INTO active_time_buckets (batch_id, second, judgments)
+  SELECT NEW.batch_id, NEW.active_ms / 1000, 1 WHERE NEW.question_index = 0 AND NEW.is_gold = 0 AND NEW.active_ms IS NOT NULL
+  ON CONFLICT (batch_id, second) DO UPDATE SET judgments = judgments + 1;
+END;
