@@ -1,6 +1,6 @@
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { Db } from '../db/connection.js';
-import { countJudgmentsInScope, listJudgmentsPage, type Scope } from '../export/export.queries.js';
+import { countBatchJudgments, listBatchJudgmentsPage } from '../export/export.queries.js';
 import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.js';
 
 // GET /api/batches/:id/judgments serves the export's judgment record (src/export/judgments-export.ts) page by page,
@@ -11,10 +11,8 @@ import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.
 const RECORD_OPTIONS = { withProviderIds: false, includeExcluded: true } as const;
 
 /** `questionId` null: every question's answers, each record naming its `question_id` (issue 16). */
-const allJudgments = (batchId: number, questionId: string | null): Scope => ({ batchId, includeExcluded: 1, includeGold: 1, questionId });
-
 export function countBatchJudgmentsForApi(db: Db, batchId: number, questionId: string | null = null): number {
-  return countJudgmentsInScope(db, allJudgments(batchId, questionId));
+  return countBatchJudgments(db, batchId, questionId);
 }
 
 export function listBatchJudgmentsForApi(
@@ -25,5 +23,5 @@ export function listBatchJudgmentsForApi(
   questionId: string | null = null,
 ): JudgmentRecord[] {
   const ctx = { batch, options: RECORD_OPTIONS };
-  return listJudgmentsPage(db, allJudgments(batch.id, questionId), limit, offset).map((row) => judgmentRecord(ctx, row));
+  return listBatchJudgmentsPage(db, batch.id, questionId, limit, offset).map((row) => judgmentRecord(ctx, row));
 }

@@ -26,7 +26,7 @@ const BATCH_LIST_SQL = `
     (SELECT count(*) FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS pairs,
     (SELECT coalesce(sum(min(p.accepted, coalesce(json_extract(b.settings, '$.judgmentsPerPair'), 3))), 0)
        FROM pairs p WHERE p.batch_id = b.id AND p.kind = 'regular' AND p.removed_at IS NULL) AS accepted,
-    (SELECT count(*) FROM raters r WHERE r.batch_id = b.id AND r.provider <> 'preview') AS raters
+    coalesce((SELECT c.raters FROM batch_rater_counts c WHERE c.batch_id = b.id), 0) AS raters
   FROM batches b`;
 
 export function listBatchesWithProgress(db: Db, limit: number, offset: number): BatchListRow[] {
@@ -89,17 +89,53 @@ function judgmentCounts(db: Db, batchId: number): { regular: number; timed: numb
 }
 
 function medianActiveMs(db: Db, batchId: number): number | null {
-  // n from the batch's counter, the middle values from the index judgments_by_active_time (migrations 006, 013):
+  // n from the batch's counter; the middle values from the index judgments_by_active_time (migrations 006, 013), entered
+  // at the second that holds them (active_time_buckets, migration 025) rather than by skipping half the batch's times:
   // one time per answered comparison, on its first-question row.
-  const where = `j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms IS NOT NULL`;
-  const middle = db.prepare<{ batchId: number; offset: number }, number>(`SELECT j.active_ms FROM judgments j WHERE ${where} ORDER BY j.active_ms LIMIT 2 OFFSET :offset`).pluck();
-  return medianOfOrdered(judgmentCounts(db, batchId).timed, (offset) => middle.all({ batchId, offset }));
+  const seconds = db
+    .prepare<{ batchId: number }, [number, number]>('SELECT second, judgments FROM active_time_buckets WHERE batch_id = :batchId AND judgments > 0 ORDER BY second')
+    .raw()
+    .all({ batchId });
+  const middle = db
+    .prepare<{ batchId: number; from: number; offset: number }, number>(
+      `SELECT j.active_ms FROM judgments j WHERE j.batch_id = :batchId AND j.question_index = 0 AND j.is_gold = 0 AND j.active_ms >= :from
+       ORDER BY j.active_ms LIMIT 2 OFFSET :offset`,
+    )
+    .pluck();
+  return medianOfOrdered(judgmentCounts(db, batchId).timed, (offset) => {
+    let before = 0;
+    for (const [second, judgments] of seconds) {
+      if (offset < before + judgments) return middle.all({ batchId, from: second * 1000, offset: offset - before });
+      before += judgments;
+    }
+    return [];
+  });
 }
 
 /** The batch's median time per judgment in seconds (one decimal), as the batch page shows it; the rater flags' "too fast" reads it. */
 export function batchMedianSeconds(db: Db, batchId: number): number | null {
   const median = medianActiveMs(db, batchId);
   return median === null ? null : Math.round(median / 100) / 10;
+}
+
+export type RaterCounts = { total: number; active: number; completed: number; excluded: number };
+
+/**
+ * A batch's raters (preview ones left out), those active now, completed and excluded: the totals from
+ * batch_rater_counts (migration 025), the active ones among the raters still in progress alone.
+ */
+export function batchRaterCounts(db: Db, batchId: number, now: Date): RaterCounts {
+  return (
+    db
+      .prepare<{ batchId: number; since: string }, RaterCounts>(
+        `SELECT coalesce(c.raters, 0) AS total,
+           (SELECT count(*) FROM raters r INDEXED BY raters_in_progress
+            WHERE r.batch_id = :batchId AND r.status IN ('consent', 'instructions', 'onboarding', 'rating') AND r.provider <> 'preview' AND r.last_seen_at >= :since) AS active,
+           coalesce(c.completed, 0) AS completed, coalesce(c.excluded, 0) AS excluded
+         FROM (SELECT :batchId AS batch_id) AS b LEFT JOIN batch_rater_counts c ON c.batch_id = b.batch_id`,
+      )
+      .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 }
+  );
 }
 
 /**
@@ -115,15 +151,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     .prepare("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k")
     .pluck()
     .get({ batchId, k }) as number;
-  const raters = db
-    .prepare<{ batchId: number; since: string }, { total: number; active: number; completed: number; excluded: number }>(
-      `SELECT count(*) AS total,
-         coalesce(sum(last_seen_at >= :since AND status IN ('consent', 'instructions', 'onboarding', 'rating')), 0) AS active,
-         coalesce(sum(status = 'completed'), 0) AS completed,
-         coalesce(sum(excluded), 0) AS excluded
-       FROM raters WHERE batch_id = :batchId AND provider <> 'preview'`,
-    )
-    .get({ batchId, since: new Date(now.getTime() - ACTIVE_MINUTES * 60_000).toISOString() }) ?? { total: 0, active: 0, completed: 0, excluded: 0 };
+  const raters = batchRaterCounts(db, batchId, now);
   const judgments = judgmentCounts(db, batchId).regular;
   const attention = db
     .prepare<{ batchId: number }, { n: number; passed: number | null }>(
