@@ -129,6 +129,33 @@ describe('background checkpoints', () => {
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
+  it('cut a log that a long reader let grow back a step at a time, one step per commit after it starts over, down to the limit', async () => {
+    const { db, path } = fileDb();
+    const mb = 1024 * 1024;
+    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, logSizeLimitBytes: mb, logCutStepBytes: mb / 2 });
+    // A reader holds its snapshot (as an analysis does) while commits come: the log cannot start over and grows.
+    const reader = openDatabase(path);
+    opened.push(reader);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM notes').get();
+    writeCommits(db, 400);
+    reader.exec('COMMIT');
+    const grown = statSync(`${path}-wal`).size;
+    expect(grown).toBeGreaterThan(6 * mb);
+    // Commits go on as raters' answers do; each time the thread has copied the log it starts over, and the commit after
+    // that cuts the file. Seen after every commit, the log never loses more than one step (and the commit's own pages) at once.
+    const sizes = [grown];
+    await until(() => {
+      writeCommits(db, 1);
+      sizes.push(statSync(`${path}-wal`).size);
+      return (sizes.at(-1) as number) <= mb + 64 * 1024;
+    }, 20_000);
+    const cuts = sizes.slice(1).map((size, i) => (sizes[i] as number) - size);
+    expect(Math.max(...cuts)).toBeLessThanOrEqual(mb / 2 + 64 * 1024);
+    expect(cuts.filter((cut) => cut > 0).length).toBeGreaterThanOrEqual(10);
+    await checkpoints.stop();
+  });
+
   it('without background checkpoints the same commits leave the file behind (the observation above is the thread’s doing)', () => {
     const { db, path } = fileDb();
     db.pragma('wal_autocheckpoint = 0');
