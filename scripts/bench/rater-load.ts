@@ -298,6 +298,12 @@ function analysisOpener(origin: string, study: BenchStudy, log: string[], via: '
   };
 }
 
+/** Puts a level's database back as it was seeded (no stored analysis, no judgments of earlier windows). */
+function restoreSeeded(path: string): void {
+  for (const file of [`${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+  copyFileSync(`${path}.seeded`, path);
+}
+
 // Query plans ------------------------------------------------------------------------------------------------------
 function printQueryPlans(dbPath: string, traceFile: string, judgments: number, top = Number(option('trace-top', '12'))): void {
   type Entry = { sql: string; calls: number; ms: number };
@@ -358,6 +364,9 @@ for (const stored of levels) {
     db.close();
     console.log(`\nseeded ${stored} stored judgments in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
+  // The database as seeded, for the later phases at this level to start from (the database file alone: a closed
+  // connection leaves no log behind).
+  copyFileSync(path, `${path}.seeded`);
   const skeleton = await measureSkeleton();
   const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
   const entry = () => prolificEntry(server.origin, study.publicId);
@@ -365,34 +374,48 @@ for (const stored of levels) {
   byLevel.set(stored, { result, skeleton });
   printLoad(`simarena, ${stored === 0 ? 'fresh study' : `${stored} judgments stored`}`, result, skeleton);
   console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB; resident now: ${rssPartsOf(server.child.pid)}; write-ahead log ${(walBytes(path) / 1e6).toFixed(1)} MB`);
+  let { peakRssMb } = await server.stop();
   if (stored === (ANALYSIS_AT >= 0 ? ANALYSIS_AT : largest) && !flag('no-analysis')) {
-    // A window's p99 varies by ±35 ms run to run with nothing changed, so the rise is taken over pairs of windows
-    // run back to back (without, then with the analysis opened) and the median of the pairs' rises is the figure;
-    // opened through the API (its JSON) and as the console's page with its plots, the issue's own case.
+    // A window's p99 varies by ±35 ms run to run with nothing changed, so the rise is taken over pairs of windows run
+    // back to back (without, then with the analysis opened) and the median of the pairs' rises is the figure; opened
+    // through the API (its JSON) and as the console's page with its plots, the issue's own case. Each pair starts a
+    // server on the database as seeded, so each opens an analysis that must be computed, and the study's pairs are
+    // never used up by the windows before it (600 pairs × K = 50 hold about three windows).
+    let last: Server | null = null;
     for (const via of ['api', 'console'] as const) {
       const rises: number[] = [];
       for (let pair = 1; pair <= ANALYSIS_PAIRS; pair++) {
-        const without = pair === 1 && via === 'api' ? result : await runLoad(server, entry, RATERS, SECONDS, WARMUP);
+        if (last) peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
+        restoreSeeded(path);
+        last = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
+        const entryOf = (origin: string) => () => prolificEntry(origin, study.publicId);
+        const without = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP);
         const log: string[] = [];
-        const withAnalysis = await runLoad(server, entry, RATERS, SECONDS, WARMUP, analysisOpener(server.origin, study, log, via));
+        const withAnalysis = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP, analysisOpener(last.origin, study, log, via));
         printLoad(`simarena, ${stored} stored, a researcher opening the analysis (${via}) every second, pair ${pair} of ${ANALYSIS_PAIRS}`, withAnalysis, skeleton);
         const rise = quantile(withAnalysis.cycles, 0.99) - quantile(without.cycles, 0.99);
         rises.push(rise);
-        console.log(`    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} without, ${ms(quantile(withAnalysis.cycles, 0.99))} with the analysis opened: rise ${ms(rise)}`);
+        console.log(
+          `    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} without (${without.perSecond.toFixed(0)} judgments/s), ${ms(quantile(withAnalysis.cycles, 0.99))} with the analysis opened: rise ${ms(rise)}`,
+        );
         const shown = pair === 1 ? 12 : 3;
         for (const line of log.slice(0, shown)) console.log(`    analysis: ${line}`);
         if (log.length > shown) console.log(`    analysis: … ${log.length - shown} more`);
       }
       console.log(`    raters' cycle p99 rises by ${ms(quantile(rises, 0.5))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')}) while the analysis is opened through the ${via} (target < 50 ms)`);
     }
-    await timeConsolePages(server.origin, study);
-    await timeBundleExport(server.origin, study, server);
-    const children = readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    for (const pid of children) console.log(`    analysis worker process ${pid}: peak RSS ${peakRssOf(Number(pid)).toFixed(0)} MB`);
+    if (last) {
+      // The last pair's server, its analysis stored: the console's pages, then the whole bundle exported.
+      await timeConsolePages(last.origin, study);
+      await timeBundleExport(last.origin, study, last);
+      const children = readFileSync(`/proc/${last.child.pid}/task/${last.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      for (const pid of children) console.log(`    analysis worker process ${pid}: peak RSS ${peakRssOf(Number(pid)).toFixed(0)} MB`);
+      peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
+    }
   }
-  const { peakRssMb } = await server.stop();
   console.log(`    server peak RSS ${peakRssMb.toFixed(0)} MB${stored === largest ? ' (target < 300 MB)' : ''}`);
   if (stored === largest && !flag('no-trace')) {
+    restoreSeeded(path);
     const trace = join(dir, 'sql-trace.json');
     const traced = await startServer(join(root, 'src/server.ts'), [], { ...serverEnv(path), BENCH_SQL_TRACE: trace }, [...SERVER_FLAGS, '--import', join(here, 'support/sql-trace.ts')]);
     const tracedLoad = await runLoad(traced, () => prolificEntry(traced.origin, study.publicId), RATERS, Math.min(SECONDS, 8), 0);
@@ -400,6 +423,7 @@ for (const stored of levels) {
     printQueryPlans(path, trace, tracedLoad.judgments);
   }
   if (stored === largest && flag('profile')) {
+    restoreSeeded(path);
     const profDir = join(dir, 'prof');
     const profiled = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), [...SERVER_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profDir}`]);
     await runLoad(profiled, () => prolificEntry(profiled.origin, study.publicId), RATERS, SECONDS, WARMUP);
@@ -410,9 +434,7 @@ for (const stored of levels) {
     const keep = option('profile-out', '');
     if (file && keep) copyFileSync(join(profDir, file), keep);
   }
-  rmSync(path, { force: true });
-  rmSync(`${path}-wal`, { force: true });
-  rmSync(`${path}-shm`, { force: true });
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}.seeded`]) rmSync(file, { force: true });
 }
 
 console.log('\nsummary (each level against the skeleton measured just before it)');
