@@ -12,6 +12,7 @@ import { batchMedianSeconds, batchProgress, batchRaterCounts } from '../../src/c
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
+import { medianMs } from './support/median-time.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -35,17 +36,7 @@ db = openDatabase(path);
 const batchId = study.batchId;
 const batch = getBatchRow(db, batchId);
 if (!batch) throw new Error('no batch');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-function time(what: () => unknown, times = 5): number {
-  what();
-  const ms: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const t = performance.now();
-    what();
-    ms.push(performance.now() - t);
-  }
-  return median(ms);
-}
+const time = (what: () => unknown) => medianMs(what, 5, { warm: true });
 
 // What the pages ran before migration 025 (the same statements, kept here as the baseline).
 const EXCLUSION = `CASE WHEN r.status = 'screened_out' AND r.excluded = 1 AND r.exclusion_reason IN ('onboarding', 'attention') THEN 'screened out (' || r.exclusion_reason || ')'

@@ -12,6 +12,7 @@ import { runCallTotals } from '../../src/generation/call.queries.js';
 import { insertDialogue } from '../../src/generation/dialogue.queries.js';
 import { insertSimpleRun } from '../../src/generation/run.queries.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
+import { medianMs } from './support/median-time.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -56,16 +57,7 @@ const countedFromRows = db.prepare(
    LEFT JOIN (SELECT run_id, count(*) AS calls, sum(status <> 'ok') AS failed_calls, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
      FROM llm_calls GROUP BY run_id) c ON c.run_id = r.id WHERE r.id = :id`,
 );
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-function time(what: () => unknown, times = 7): number {
-  const ms: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const t = performance.now();
-    what();
-    ms.push(performance.now() - t);
-  }
-  return median(ms);
-}
+const time = (what: () => unknown) => medianMs(what, 7);
 const runId = runIds[0] as number;
 const baseline = time(() => countedFromRows.get({ id: runId }));
 const rows: [string, number][] = [
