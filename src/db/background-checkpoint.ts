@@ -53,8 +53,9 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
   };
   // A long reader (an analysis of a million judgments reads one snapshot for 15 s) keeps the log from starting over, so it
   // grows, to a gigabyte under full rater load. Once it starts over, SQLite cuts the file back to journal_size_limit on
-  // the next commit, a rater's: cutting 700 MB took that commit 350 ms (0.25 ms a megabyte; issue 12). So the limit
-  // follows the log's size down a step at a time, and each commit after a restart cuts at most one step.
+  // the next commit, a rater's: cutting 2 GB took that commit 510–590 ms (about 0.25 ms a megabyte, measured with
+  // SQLite alone; issue 12). So the limit follows the log's size down a step at a time, and each commit after a restart
+  // cuts at most one step.
   const limit = options.logSizeLimitBytes ?? LOG_SIZE_LIMIT_BYTES;
   const step = options.logCutStepBytes ?? LOG_CUT_STEP_BYTES;
   let limitSet = -1;
