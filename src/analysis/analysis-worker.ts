@@ -18,8 +18,8 @@ import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
 import { renderAnalysisHtml } from './report-html.js';
 
-/** `store`: the job writes its result (and its plots) to the database itself (the worker); otherwise it returns it (in process). */
-export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string; store: boolean };
+/** In the worker the job stores its result (and its plots) itself; in process it returns it for the caller to store. */
+export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string };
 /** Several batches pooled (src/analysis/pooled-batches.ts); the report comes back as JSON, never stored. */
 export type PooledAnalysisJob = { kind: 'pooled'; id: number; path: string; batchIds: number[]; seed: number; bootstrap: number; now: string };
 export type AnalysisJob = BatchAnalysisJob | PooledAnalysisJob;
@@ -157,7 +157,7 @@ function storedReportOf(db: Db, batchId: number) {
 
 function runWorkerJob(job: WorkerJob): Promise<AnalysisJobResult> {
   if (job.kind === 'bundle-files') return runBundleFilesJob(job);
-  return job.kind !== 'pooled' && job.store ? runStoredBatchJob(job) : Promise.resolve(runAnalysisJob(job));
+  return job.kind === 'pooled' ? Promise.resolve(runAnalysisJob(job)) : runStoredBatchJob(job);
 }
 
 if (process.send) {

@@ -145,9 +145,9 @@ async function sendCountedJob(db: Db, counter: 'pooledRunning' | 'bundleFilesRun
 }
 
 /** Runs one batch's analysis job in the worker, or in process for a database the worker cannot open. */
-function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path' | 'store'>): Promise<AnalysisJobResult> {
-  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name, store: false }, () => db));
-  return sendJob(db, (id) => ({ ...job, id, path: db.name, store: true }));
+function runJob(db: Db, job: Omit<BatchAnalysisJob, 'id' | 'path'>): Promise<AnalysisJobResult> {
+  if (!sharedWithWorker(db)) return Promise.resolve(runAnalysisJob({ ...job, id: handleState(db).nextId++, path: db.name }, () => db));
+  return sendJob(db, (id) => ({ ...job, id, path: db.name }));
 }
 
 /** Starts a check-and-recompute of the batch in the worker now; resolves when its result is stored, with its outcome. */
