@@ -99,6 +99,15 @@ function damageLogIndex(path: string): { restore: () => void } {
   };
 }
 
+/** Background checkpoints with what they report, started on a few commits, then made to fail (damageLogIndex). */
+async function startThenDamage(db: Db, path: string) {
+  const problems: string[] = [];
+  const recoveries: number[] = [];
+  const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, onError: (m) => problems.push(m), onRecovered: (n) => recoveries.push(n) });
+  writeCommits(db, 5);
+  return { checkpoints, problems, recoveries, damage: damageLogIndex(path) };
+}
+
 describe('background checkpoints', () => {
   it("copy the log into the database file from their own thread while the server's handle no longer checkpoints, and keep the log from growing without end", async () => {
     const { db, path } = fileDb();
@@ -166,11 +175,7 @@ describe('background checkpoints', () => {
 
   it("startBackgroundCheckpoints, when the thread's checkpoints fail after it started and later succeed again, hands them to the server's handle with one warning meanwhile and takes them back with one recovery report", async () => {
     const { db, path } = fileDb();
-    const problems: string[] = [];
-    const recoveries: number[] = [];
-    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, onError: (m) => problems.push(m), onRecovered: (n) => recoveries.push(n) });
-    writeCommits(db, 5);
-    const damage = damageLogIndex(path);
+    const { checkpoints, problems, recoveries, damage } = await startThenDamage(db, path);
     // Many attempts, all failing: one warning, with the reason; the handle checkpoints on its own commits meanwhile.
     await until(() => checkpoints.failedAttempts() >= 20);
     expect(problems).toEqual([expect.stringMatching(/database disk image is malformed/)]);
@@ -195,11 +200,7 @@ describe('background checkpoints', () => {
 
   it("stop(), when called during a run of failed checkpoints (and twice), ends the thread and leaves the server's handle checkpointing on its own commits, with no recovery reported", async () => {
     const { db, path } = fileDb();
-    const problems: string[] = [];
-    const recoveries: number[] = [];
-    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, onError: (m) => problems.push(m), onRecovered: (n) => recoveries.push(n) });
-    writeCommits(db, 5);
-    const damage = damageLogIndex(path);
+    const { checkpoints, problems, recoveries, damage } = await startThenDamage(db, path);
     await until(() => checkpoints.failedAttempts() >= 3);
     await Promise.all([checkpoints.stop(), checkpoints.stop()]);
     damage.restore();
