@@ -84,7 +84,8 @@ function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number
   return row;
 }
 
-function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
+/** assignNextPair's work, in a write transaction the caller holds (an answer's, which records the answer first). */
+export function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
   const rater = deps.rater ?? getRater(db, raterId);
   if (!rater) return { kind: 'not-rating', status: 'unknown' };
   const batch = cachedBatchRow(db, rater.batch_id);

@@ -3,14 +3,14 @@ import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { describeIssues } from '../web/validate.js';
-import { type AssignOutcome, assignNextPair } from './assign-next-pair.js';
+import { type AssignOutcome, assignInTransaction, assignNextPair } from './assign-next-pair.js';
 import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
-import { recordJudgment } from './record-judgment.js';
+import { recordInTransaction } from './record-judgment.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -211,25 +211,32 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
     const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later };
     // The answer and the rater's next lease in one IMMEDIATE transaction: one commit per answered comparison, not
-    // two (issue 12). The next lease is taken only where goToNext would take it; should taking it fail, the answer is
-    // kept (the lease was a savepoint of its own) and GET /next tries again.
+    // two (issue 12). The next lease is taken only where goToNext would take it. Neither is a savepoint of its own:
+    // a savepoint's journal of the pages they change outgrew SQLite's in-memory limit into a temporary file created
+    // and deleted for every answer. Should taking the lease fail, the transaction is rolled back whole and the answer
+    // stored alone in a transaction of its own (kept, once), and GET /next tries the lease again.
     let next: AssignOutcome | null = null;
+    let leasing = false;
     let nextFailed = false;
     let answered: RaterRow | undefined;
-    const outcome = db
-      .transaction(() => {
-        const recorded = recordJudgment(db, rater.id, input, clock());
-        if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
-        answered = getRaterByPublicId(db, rater.public_id);
-        if (!answered || pages.stepOf(answered) !== 'next' || b.state !== 'open' || isHitDone(batchOf(res).settings, answered)) return recorded;
-        try {
-          next = assignNextPair(db, answered.id, { now: clock(), random, redirecting: true, rater: answered });
-        } catch {
-          nextFailed = true;
-        }
-        return recorded;
-      })
-      .immediate();
+    const answerAndLease = () => {
+      const recorded = recordInTransaction(db, rater.id, input, clock());
+      if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
+      answered = getRaterByPublicId(db, rater.public_id);
+      if (!answered || pages.stepOf(answered) !== 'next' || b.state !== 'open' || isHitDone(batchOf(res).settings, answered)) return recorded;
+      leasing = true;
+      next = assignInTransaction(db, answered.id, { now: clock(), random, redirecting: true, rater: answered });
+      return recorded;
+    };
+    let outcome: ReturnType<typeof answerAndLease>;
+    try {
+      outcome = db.transaction(answerAndLease).immediate();
+    } catch (error) {
+      if (!leasing) throw error;
+      nextFailed = true;
+      answered = undefined;
+      outcome = db.transaction(() => recordInTransaction(db, rater.id, input, clock())).immediate();
+    }
     if (outcome.kind === 'closed') {
       completeRater(db, rater, 'closed', clock());
       res.redirect(303, withToken(`${base(b)}/done`, rater));

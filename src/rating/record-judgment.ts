@@ -51,7 +51,13 @@ function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: stri
   return question === undefined ? { kind: 'rejected', status, code, message } : { kind: 'rejected', status, code, message, question };
 }
 
-function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
+/**
+ * recordJudgment's work, in a write transaction the caller holds (an answer's POST also takes the next lease in it).
+ * Not a savepoint of its own: a throw rolls the caller's transaction back anyway, and a savepoint's journal of the
+ * twenty-odd pages an answer changes outgrew SQLite's in-memory limit (64 KB) into a temporary file created and
+ * deleted for every answer (issue 12).
+ */
+export function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
   const assignment = getAssignmentByPublicId(db, input.assignmentPublicId);
   // Another rater's assignment looks exactly like an unknown one: its existence is not the asker's business.
   if (!assignment || assignment.rater_id !== raterId) return reject(404, 'no_assignment', 'This comparison is not one of yours. Go back to your current comparison.');
