@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { analysisVersion, computeBatchAnalysis, readStoredReport, storeAnalysis } from './analysis-cache.js';
+import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
 import { drawPlots, storePlots } from './analysis-plots.queries.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
 import { renderAnalysisHtml } from './report-html.js';
+import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
 /** In the worker the job stores its result (and its plots) itself; in process it returns it for the caller to store. */
 export type BatchAnalysisJob = { kind?: 'batch'; id: number; path: string; batchId: number; seed: number; bootstrap: number; targetHalfWidth: number; now: string };
@@ -114,11 +115,14 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     const { outcome, report } = computeBatchJob(job, () => connectionTo(job.path));
     if (outcome.kind !== 'computed' || !report) return outcome;
     const plots = await drawPlots(report).catch(() => []);
+    // Compressed here, before the write transaction: raters' writes wait for that transaction, and 14 MB of JSON held
+    // them 55–80 ms where its gzip (~0.8 MB) holds them a few (issue 12; src/analysis/stored-report.ts).
+    const stored = compressReport(outcome.result);
     const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
     db.transaction(() => {
-      storeAnalysis(db, job.batchId, outcome.version, outcome.result, new Date(job.now));
+      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now));
       storePlots(db, job.batchId, outcome.version, plots);
     })();
     return { id: job.id, kind: 'stored' };
@@ -149,10 +153,13 @@ export async function runBundleFilesJob(job: BundleFilesJob, open: () => Db = ()
   }
 }
 
-/** The stored report, parsed (its text is let go on return); undefined when none is stored, null when it is damaged. */
+/**
+ * The stored report, decompressed (an older row: its text) and parsed, both let go on return; undefined when none is
+ * stored, null when it is damaged (bad gzip, bad JSON, another shape).
+ */
 function storedReportOf(db: Db, batchId: number) {
-  const text = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
-  return text === undefined ? undefined : readStoredReport(text);
+  const stored = db.prepare<{ b: number }, StoredResult>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+  return stored === undefined ? undefined : readStoredReport(stored);
 }
 
 function runWorkerJob(job: WorkerJob): Promise<AnalysisJobResult> {

@@ -4,12 +4,13 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { readStoredReport, storeAnalysis } from './analysis-cache.js';
+import { storeAnalysis } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, runAnalysisJob, runBundleFilesJob, type WorkerJob } from './analysis-worker.js';
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
+import { compressReport, decompressReport, looksLikeGzip, looksLikeReportJson, parseReportJson, type StoredResult } from './stored-report.js';
 
 // Pages and the API serve a batch's analysis from `analysis_cache` and have it refreshed in a worker process, so a large
 // analysis (seconds and about a gigabyte at 1M judgments) never stalls raters' requests nor grows the server (issue 12). While judgments arrive the stored result
@@ -22,19 +23,35 @@ import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
 export const REFRESH_INTERVAL_MS = 5_000;
 const WORKER_IDLE_MS = 30_000;
 
+/** The stored report as an answer sends it whole. */
+export type ReportResponse = {
+  /**
+   * Names the stored result and the coding it goes in (a gzip-encoded answer's tag ends in -gzip: a strong tag names
+   * one representation, RFC 9110 8.8.3), so that a 304 is decided before a byte is decompressed.
+   */
+  etag: string;
+  /** The bytes are the stored gzip, as they are: they go with `Content-Encoding: gzip`. */
+  gzip: boolean;
+  /** The bytes; null when the row turns out damaged (it is then dropped, and the next refresh computes it again). */
+  body: () => Promise<Buffer | null>;
+};
+
 export type ServedAnalysis = {
-  /** Parsed on first read (a getter): answers that send the stored text (`json`) never parse it. */
-  readonly report: AnalysisReport | null;
   /**
-   * The same report as stored (JSON), for answers that send it whole: a million judgments' report is 14 MB, and
-   * serializing it again on every request held the raters' requests up (issue 12).
+   * The report, decompressed on libuv's thread pool and parsed once per stored result (then remembered); null when
+   * none is stored or the row turns out damaged (then dropped). Answers that send the report whole (`response`) never
+   * parse it.
    */
-  json: string | null;
+  report: () => Promise<AnalysisReport | null>;
+  /** Whether a result is stored (checked whole when awaitBatchAnalysis gives it: a damaged one reads as none). */
+  stored: boolean;
   /**
-   * `json` as UTF-8 bytes, encoded once per stored result, with an entity tag naming that result: sending the text
-   * anew (encoding 14 MB, and Express hashing it for its ETag) held the request thread ~50 ms a request (issue 12).
+   * The stored report for an answer that sends it whole, in the form the client accepts: the stored gzip as it is
+   * (0.8 MB at a million judgments, where the JSON is 14 MB: nothing decompressed, encoded or hashed on the request
+   * thread), or its JSON decompressed on the thread pool for this answer alone (not kept). A row stored before
+   * migration 027 goes as its text, encoded once. Null when none is stored.
    */
-  readonly jsonBytes: { body: Buffer; etag: string } | null;
+  response: (acceptsGzip: boolean) => ReportResponse | null;
   computedAt: string | null;
   /** The served result's data version (analysis_cache.data_version): its stored plots carry the same. */
   version: string | null;
@@ -46,7 +63,23 @@ export type ServedAnalysis = {
   refreshFailed?: true;
 };
 
-type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; parsed: { computedAt: string; version: string; report: AnalysisReport | undefined; json: string; bytes?: { body: Buffer; etag: string } } | null };
+/**
+ * The stored result this process serves, read from the database once per result (computed_at, data_version). It
+ * holds the row as stored (about 0.8 MB), not its JSON (14 MB at a million judgments, which the server held twice, as
+ * text and as bytes, before migration 027), and the parsed report once a page asked for it.
+ */
+type StoredEntry = {
+  computedAt: string;
+  version: string;
+  result: StoredResult;
+  /** The stored gzip decompressed whole once (on the thread pool) and its JSON's ends looked at: not damaged. */
+  intact?: Promise<boolean>;
+  report?: Promise<AnalysisReport | null>;
+  /** A row from before migration 027: its text as UTF-8 bytes, encoded once. */
+  textBytes?: Buffer;
+};
+
+type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; stored: StoredEntry | null };
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -76,7 +109,7 @@ function batchState(db: Db, batchId: number): BatchState {
   const handle = handleState(db);
   let state = handle.batches.get(batchId);
   if (!state) {
-    state = { running: null, lastStart: -Infinity, lastDurationMs: 0, timer: null, parsed: null };
+    state = { running: null, lastStart: -Infinity, lastDurationMs: 0, timer: null, stored: null };
     handle.batches.set(batchId, state);
   }
   return state;
@@ -162,7 +195,7 @@ function startRefresh(db: Db, batchId: number, now: () => Date): Promise<Analysi
     state.running = null;
     if (result.kind === 'computed' || result.kind === 'stored') state.lastDurationMs = performance.now() - started;
     // The handle may have been closed meanwhile (shutdown, end of a test): then the result has nowhere to go.
-    if (result.kind === 'computed' && db.open) storeAnalysis(db, batchId, result.version, result.result, now());
+    if (result.kind === 'computed' && db.open) storeAnalysis(db, batchId, result.version, compressReport(result.result), now());
     if (result.kind === 'failed') process.emitWarning(`analysis of batch ${batchId} failed: ${result.message}`);
     return result.kind;
   });
@@ -190,69 +223,111 @@ function refreshSoon(db: Db, batchId: number, now: () => Date, intervalMs: numbe
   state.timer.unref();
 }
 
-/**
- * A stored report's text as the worker writes it (JSON.stringify of a report, whose first key is schema_version): the
- * check a damaged or foreign row fails without parsing it. Parsing a million judgments' report (14 MB) took 150–400 ms
- * of the request thread, and the API, which sends the text as stored, does not need it (issue 12).
- */
-function looksLikeStoredReport(text: string): boolean {
-  return text.startsWith('{"schema_version":') && text.endsWith('}');
-}
-
 /** A damaged row is no result: dropped, so that the worker (which skips a batch whose stored version is current) computes it again. */
-function dropDamaged(db: Db, batchId: number, computedAt: string, state: BatchState): void {
-  db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: computedAt });
-  state.parsed = null;
+function dropDamaged(db: Db, batchId: number, computedAt: string): void {
+  // The check may end after the handle closed (shutdown, end of a test): then there is nothing left to drop it from.
+  if (db.open) db.prepare('DELETE FROM analysis_cache WHERE batch_id = :b AND computed_at = :at').run({ b: batchId, at: computedAt });
+  const state = batchState(db, batchId);
+  if (state.stored?.computedAt === computedAt) state.stored = null;
 }
 
-/** The stored report, parsed on first need (then remembered with its text); null when the row turns out damaged. */
-function parsedReport(db: Db, batchId: number, state: BatchState): AnalysisReport | null {
-  const parsed = state.parsed;
-  if (!parsed) return null;
-  if (parsed.report === undefined) {
-    const report = readStoredReport(parsed.json);
-    if (!report) {
-      dropDamaged(db, batchId, parsed.computedAt, state);
-      return null;
-    }
-    parsed.report = report;
-  }
-  return parsed.report;
+/** Whether the entry's gzip is whole (decompressed once, on the thread pool); a damaged one is dropped. */
+function storedIntact(db: Db, batchId: number, entry: StoredEntry): Promise<boolean> {
+  const gzip = entry.result;
+  // A text row was checked when it was read (looksLikeReportJson), as before migration 027.
+  if (typeof gzip === 'string') return Promise.resolve(true);
+  entry.intact ??= decompressReport(gzip).then((json) => {
+    if (json === null) dropDamaged(db, batchId, entry.computedAt);
+    return json !== null;
+  });
+  return entry.intact;
 }
 
-function readStored(db: Db, batchId: number, now: () => Date): ServedAnalysis {
+/**
+ * The entry's report, decompressed on the thread pool and parsed on first need, then remembered; null when the row
+ * turns out damaged (bad gzip, bad JSON, another shape), which is then dropped. The parse itself runs on the request
+ * thread, once per result, as it did before the report was compressed.
+ */
+function parsedReport(db: Db, batchId: number, entry: StoredEntry): Promise<AnalysisReport | null> {
+  const stored = entry.result;
+  entry.report ??= (typeof stored === 'string' ? Promise.resolve(stored) : decompressReport(stored).then((json) => json?.toString('utf8') ?? null)).then((json) => {
+    const report = json === null ? null : parseReportJson(json);
+    if (!report) dropDamaged(db, batchId, entry.computedAt);
+    return report;
+  });
+  return entry.report;
+}
+
+const etagOf = (entry: StoredEntry) => createHash('sha1').update(`${entry.computedAt}|${entry.version}`).digest('base64url');
+
+function responseOf(db: Db, batchId: number, entry: StoredEntry, acceptsGzip: boolean): ReportResponse {
+  const stored = entry.result;
+  if (typeof stored === 'string') return { etag: `"${etagOf(entry)}"`, gzip: false, body: () => Promise.resolve((entry.textBytes ??= Buffer.from(stored, 'utf8'))) };
+  if (acceptsGzip) return { etag: `"${etagOf(entry)}-gzip"`, gzip: true, body: async () => ((await storedIntact(db, batchId, entry)) ? stored : null) };
+  return {
+    etag: `"${etagOf(entry)}"`,
+    gzip: false,
+    body: async () => {
+      const json = await decompressReport(stored);
+      if (json === null) dropDamaged(db, batchId, entry.computedAt);
+      return json;
+    },
+  };
+}
+
+/** The batch's stored result as this process serves it, read from the database when it is a new one. */
+function currentEntry(db: Db, batchId: number): StoredEntry | null {
   const state = batchState(db, batchId);
   const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
-  if (row && (state.parsed?.computedAt !== row.computed_at || state.parsed.version !== row.data_version)) {
-    // The old report goes before the new one is read: two of a large batch's reports are not held at once.
-    state.parsed = null;
-    const result = db.prepare<{ b: number }, string>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
-    if (result !== undefined && looksLikeStoredReport(result)) state.parsed = { computedAt: row.computed_at, version: row.data_version, report: undefined, json: result };
-    else if (result !== undefined) dropDamaged(db, batchId, row.computed_at, state);
+  if (!row) {
+    state.stored = null;
+    return null;
   }
-  const parsed = row ? state.parsed : null;
+  if (state.stored?.computedAt !== row.computed_at || state.stored.version !== row.data_version) {
+    // The old report goes before the new one is read: two of a large batch's reports are not held at once.
+    state.stored = null;
+    const result = db.prepare<{ b: number }, StoredResult>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+    // What can be checked without decompressing or parsing: gzip's header, or an older row's JSON's ends.
+    if (result !== undefined && (typeof result === 'string' ? looksLikeReportJson(result) : looksLikeGzip(result))) {
+      state.stored = { computedAt: row.computed_at, version: row.data_version, result };
+    } else if (result !== undefined) dropDamaged(db, batchId, row.computed_at);
+  }
+  return state.stored;
+}
+
+function servedOf(db: Db, batchId: number, entry: StoredEntry | null, now: () => Date): ServedAnalysis {
+  const state = batchState(db, batchId);
   return {
-    get report() {
-      return parsed && state.parsed === parsed ? parsedReport(db, batchId, state) : null;
-    },
-    json: parsed?.json ?? null,
-    get jsonBytes() {
-      if (!parsed) return null;
-      parsed.bytes ??= { body: Buffer.from(parsed.json, 'utf8'), etag: `"${createHash('sha1').update(`${parsed.computedAt}|${parsed.version}`).digest('base64url')}"` };
-      return parsed.bytes;
-    },
-    computedAt: parsed?.computedAt ?? null,
-    version: parsed?.version ?? null,
-    ageSeconds: parsed ? Math.max(0, Math.round((now().getTime() - Date.parse(parsed.computedAt)) / 1000)) : null,
+    // A result replaced meanwhile is not read: two of a large batch's reports are not held at once.
+    report: () => (entry && state.stored === entry ? parsedReport(db, batchId, entry) : Promise.resolve(null)),
+    stored: entry !== null,
+    response: (acceptsGzip) => (entry ? responseOf(db, batchId, entry, acceptsGzip) : null),
+    computedAt: entry?.computedAt ?? null,
+    version: entry?.version ?? null,
+    ageSeconds: entry ? Math.max(0, Math.round((now().getTime() - Date.parse(entry.computedAt)) / 1000)) : null,
     updating: state.running !== null || state.timer !== null,
   };
+}
+
+const readStored = (db: Db, batchId: number, now: () => Date): ServedAnalysis => servedOf(db, batchId, currentEntry(db, batchId), now);
+
+/**
+ * The stored result with its gzip checked whole first (once per result, on the thread pool): a damaged one is dropped
+ * and reads as none, so that the caller has it computed again rather than sending it. Null once the handle is closed.
+ */
+async function readChecked(db: Db, batchId: number, now: () => Date): Promise<ServedAnalysis | null> {
+  for (;;) {
+    if (!db.open) return null;
+    const entry = currentEntry(db, batchId);
+    if (!entry || (await storedIntact(db, batchId, entry))) return db.open ? servedOf(db, batchId, entry, now) : null;
+  }
 }
 
 export type ServeOptions = { now: () => Date; intervalMs?: number };
 
 /**
  * The batch's last finished analysis, at once, with its age; has a newer one computed in the worker if the data may
- * have changed (at most every few seconds). `report` is null when none was ever computed. Null when there is no batch.
+ * have changed (at most every few seconds). Its report is null when none was ever computed. Null when there is no batch.
  */
 export function serveBatchAnalysis(db: Db, batchId: number, options: ServeOptions): ServedAnalysis | null {
   if (!findBatchForAnalysis(db, batchId)) return null;
@@ -261,20 +336,22 @@ export function serveBatchAnalysis(db: Db, batchId: number, options: ServeOption
 }
 
 /**
- * Like serveBatchAnalysis, but when there is no stored result yet (or `fresh` asks for the data as of now) waits for
- * the worker: the event loop keeps serving other requests meanwhile.
+ * Like serveBatchAnalysis, with the stored gzip checked whole first; when there is no stored result yet (or it was
+ * damaged, or `fresh` asks for the data as of now) waits for the worker: the event loop keeps serving other requests
+ * meanwhile.
  */
 export async function awaitBatchAnalysis(db: Db, batchId: number, options: ServeOptions & { fresh?: boolean }): Promise<ServedAnalysis | null> {
-  const served = serveBatchAnalysis(db, batchId, options);
-  if (!served || (served.json !== null && !options.fresh)) return served;
+  if (!findBatchForAnalysis(db, batchId)) return null;
+  refreshSoon(db, batchId, options.now, options.intervalMs ?? REFRESH_INTERVAL_MS);
+  const served = await readChecked(db, batchId, options.now);
+  if (!served || (served.stored && !options.fresh)) return served;
   const state = batchState(db, batchId);
   // A refresh that started before this request may have read older data: wait for it, then run one of our own.
   if (state.running) await state.running;
-  const outcome = options.fresh || readStored(db, batchId, options.now).json === null ? await startRefresh(db, batchId, options.now) : null;
-  if (!db.open) return null;
-  const stored = readStored(db, batchId, options.now);
-  // Assigned, not spread: a spread would read (parse, encode) the lazy report and bytes.
-  return outcome === 'failed' ? Object.assign(stored, { refreshFailed: true as const }) : stored;
+  const outcome = options.fresh || !(await readChecked(db, batchId, options.now))?.stored ? await startRefresh(db, batchId, options.now) : null;
+  const stored = await readChecked(db, batchId, options.now);
+  if (!stored) return null;
+  return outcome === 'failed' ? { ...stored, refreshFailed: true } : stored;
 }
 
 /** Whether a refresh of the batch's analysis is running now (for tests and the benchmark). */
@@ -327,6 +404,5 @@ export function bundleFilesRunning(db: Db): boolean {
 
 /** Whether this server process has parsed the batch's stored report (for tests: an export bundle must not). */
 export function storedReportParsed(db: Db, batchId: number): boolean {
-  const parsed = handles.get(db)?.batches.get(batchId)?.parsed;
-  return parsed != null && parsed.report !== undefined;
+  return handles.get(db)?.batches.get(batchId)?.stored?.report !== undefined;
 }

@@ -45,9 +45,11 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         // The last finished analysis, with its age; a newer one is computed in the worker process meanwhile.
         const served = await awaitBatchAnalysis(db, batch.id, { now: clock });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        if (!served.report) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
+        // Decompressed on the thread pool and parsed once per stored result, then remembered.
+        const whole = await served.report();
+        if (!whole) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
         // Several questions (issue 16): one question's results at a time, chosen by ?question=ID (the first by default).
-        const report = selectQuestionReport(served.report, asked);
+        const report = selectQuestionReport(whole, asked);
         renderPage(res, 'analysis', {
           title: `Analysis of ${batch.name}`,
           batch,
@@ -56,7 +58,7 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
           ageSeconds: served.ageSeconds,
           updating: served.updating,
           ...analysisView(report),
-          ...questionSwitcher(served.report, report),
+          ...questionSwitcher(whole, report),
           paperTables: paperTables(report),
           formats: EXPORT_FORMATS,
         });
@@ -73,8 +75,9 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         const asked = requestedQuestion(db, batchId, req.query);
         const served = await awaitBatchAnalysis(db, batchId, { now: clock });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        if (!served.report) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
-        const shown = selectQuestionReport(served.report, asked);
+        const whole = await served.report();
+        if (!whole) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
+        const shown = selectQuestionReport(whole, asked);
         // Drawn by the analysis worker beside the report (migration 026); drawn here only when the stored result has no
         // plots (stored before they were, or by a process without the worker).
         const stored = served.version === null ? undefined : storedPlot(db, batchId, served.version, plotQuestionOf(shown), raw);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { BatchView } from '../batches/batch.commands.js';
+import type { AnalysisReport } from '../analysis/analysis-report.js';
 import { awaitBatchAnalysis, type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
 import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, setRaterExcluded } from '../rating/rater-admin.js';
 import { HttpError } from '../web/http-error.js';
@@ -45,8 +46,8 @@ const CSV_PART = 2_000;
 const NAMING_PART = 2_000;
 
 /** What the page says about the stored analysis its quality figures come from. */
-function analysisNote(served: ServedAnalysis | null) {
-  return { stored: Boolean(served?.report), computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
+function analysisNote(served: ServedAnalysis | null, report: AnalysisReport | null) {
+  return { stored: report !== null, computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
 }
 
 /** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
@@ -58,8 +59,8 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
    * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
    * analysis leaves out), the batch's median time and onboarding threshold.
    */
-  const qualityContext = (batch: BatchView, served: ServedAnalysis | null) => ({
-    figures: lookup.figures(served?.report ?? null),
+  const qualityContext = (batch: BatchView, report: AnalysisReport | null) => ({
+    figures: lookup.figures(report),
     removed: countJudgmentsOnRemovedPairs(db, batch.id),
     medianSeconds: batchMedianSeconds(db, batch.id),
     threshold: batch.settings.onboarding?.threshold ?? null,
@@ -128,18 +129,20 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       method: 'get',
       path: '/batches/:id/raters',
       access: 'researcher',
-      handler: (req, res) => {
+      handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         // The last stored analysis at once, with its age; a newer one is computed in the worker meanwhile (never awaited here).
         const served = serveBatchAnalysis(db, batch.id, { now: clock });
-        const q = qualityContext(batch, served);
+        // Decompressed on the thread pool and parsed once per stored result (src/analysis/background-analysis.ts).
+        const report = (await served?.report()) ?? null;
+        const q = qualityContext(batch, report);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
           const p = participantOf(r, q);
           const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
           return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
         });
-        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served) });
+        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served, report) });
       },
     },
     exclusionRoute(true),
@@ -165,14 +168,15 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const served = serveBatchAnalysis(db, batch.id, { now: clock });
-        const q = qualityContext(batch, served);
+        const report = (await served?.report()) ?? null;
+        const q = qualityContext(batch, report);
         const counts = await decisionCounts(batch, q);
         const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
           const p = participantOf(r, q);
           return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
         });
         const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
-        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(served) });
+        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(served, report) });
       },
     },
     {
@@ -186,8 +190,9 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         // (the event loop serves other requests meanwhile), as the server's export bundles do.
         const served = await awaitBatchAnalysis(db, batch.id, { now: clock, fresh: true });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        if (!served.report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
-        const q = qualityContext(batch, served);
+        const report = await served.report();
+        if (!report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
+        const q = qualityContext(batch, report);
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
         // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold

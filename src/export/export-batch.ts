@@ -181,14 +181,14 @@ const analysisUnavailable = () => new ExportError('The analysis for the bundle c
  * the stored result's data version and recomputes unless it is current, so the bundle carries the analysis of the data
  * as of the export's start, as getBatchAnalysis gives it in process. The worker then writes analysis.json and
  * report.html into a temporary folder, which the bundle copies from and `release` removes: the server never parses
- * the stored report (`served.report` is not read), pretty-prints it or renders its HTML (14 MB at 1M judgments: its
+ * the stored report (`served.report()` is not called), pretty-prints it or renders its HTML (14 MB at 1M judgments: its
  * peak memory went past 300 MB and its event loop stalled ~0.45 s).
  */
 export function analysisInWorker(db: Db, now: () => Date): AnalysisOf {
   return async (batchId, question) => {
     const served = await awaitBatchAnalysis(db, batchId, { now, fresh: true });
     if (!served) return null;
-    if (served.json === null || served.refreshFailed) throw analysisUnavailable();
+    if (!served.stored || served.refreshFailed) throw analysisUnavailable();
     const dir = await mkdtemp(join(tmpdir(), 'simarena-bundle-'));
     const release = () => rmSync(dir, { recursive: true, force: true });
     try {

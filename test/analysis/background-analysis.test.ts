@@ -9,6 +9,7 @@ import { signIn, tokenFor } from '../auth/session-helpers.js';
 import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
+import { storedAnalysis, storedAnalysisJson } from '../helpers/stored-analysis.js';
 
 type Report = { n_judgments: number };
 
@@ -28,9 +29,8 @@ describe('analysis served from the cache, computed in a worker process', () => {
     const first = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
     expect(first.text).toContain('6 judgments on 2 pairs');
     expect(first.text).toMatch(/data-testid="analysis-age">Computed 2026-03-01 10:00 UTC \(0 s ago\)/);
-    const stored = t.db.prepare('SELECT computed_at, result FROM analysis_cache WHERE batch_id = ?').get(batch.batchId) as { computed_at: string; result: string };
-    expect(stored.computed_at).toBe('2026-03-01T10:00:00.000Z');
-    expect((JSON.parse(stored.result) as Report).n_judgments).toBe(6);
+    expect(t.db.prepare('SELECT computed_at FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId)).toBe('2026-03-01T10:00:00.000Z');
+    expect(storedAnalysis<Report>(t.db, batch.batchId).n_judgments).toBe(6);
 
     time.advance(12);
     const later = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
@@ -74,8 +74,8 @@ describe('analysis served from the cache, computed in a worker process', () => {
     const first = await get().expect(200);
     const tag = String(first.headers.etag);
     expect(tag).toMatch(/^"[\w-]+"$/);
-    // The body is the stored text, byte for byte.
-    expect(first.text).toBe(t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId));
+    // The body is the stored report's JSON, byte for byte.
+    expect(first.text).toBe(storedAnalysisJson(t.db, batch.batchId));
     const same = await get('', tag);
     expect(same.status).toBe(304);
     expect(same.text).toBe('');
@@ -112,7 +112,7 @@ describe('analysis served from the cache, computed in a worker process', () => {
     const large = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
     seedStoredJudgments(t.db, large.batchId, 30_000);
     const small = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
-    expect((await awaitBatchAnalysis(t.db, large.batchId, { now: () => new Date(), fresh: true }))?.json).not.toBeNull();
+    expect((await awaitBatchAnalysis(t.db, large.batchId, { now: () => new Date(), fresh: true }))?.stored).toBe(true);
     const dir = tempDir();
     const order: string[] = [];
     // The bundle's files are rendered asynchronously in the worker; a batch job run meanwhile would answer before them.
@@ -129,6 +129,6 @@ describe('analysis served from the cache, computed in a worker process', () => {
     expect(written).toMatchObject({ kind: 'bundle-files', json: join(dir, 'analysis.json'), html: join(dir, 'report.html') });
     expect((JSON.parse(readFileSync(join(dir, 'analysis.json'), 'utf8')) as Report).n_judgments).toBe(30_002);
     expect(existsSync(join(dir, 'report.html'))).toBe(true);
-    expect(served?.json).not.toBeNull();
+    expect(served?.stored).toBe(true);
   }, 90_000);
 });

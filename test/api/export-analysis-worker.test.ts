@@ -20,6 +20,7 @@ import { buildTestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
+import { storedAnalysis } from '../helpers/stored-analysis.js';
 
 type Report = { n_judgments: number; question?: { id: string }; questions?: unknown[] };
 
@@ -68,8 +69,7 @@ async function eventually(done: () => boolean): Promise<boolean> {
   return done();
 }
 
-const storedReport = (t: ReturnType<typeof buildTestApp>, batchId: number) =>
-  JSON.parse(t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batchId) as string) as Report;
+const storedReport = (t: ReturnType<typeof buildTestApp>, batchId: number) => storedAnalysis<Report>(t.db, batchId);
 
 describe('the export bundle\'s analysis, computed in the analysis worker', () => {
   it('GET /api/batches/:id/export?format=bundle from the console, after a judgment added since the stored analysis, carries the analysis counting it', async () => {

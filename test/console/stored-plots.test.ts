@@ -2,7 +2,7 @@
 // the plot route serves them as stored; it draws a plot itself only when none is stored for the report it serves.
 import type { Test } from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { readStoredReport } from '../../src/analysis/analysis-cache.js';
+import { readStoredReport } from '../../src/analysis/stored-report.js';
 import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
 import { renderPlot } from '../../src/analysis/plots.js';
 import { selectQuestionReport } from '../../src/analysis/question-reports.js';
@@ -11,6 +11,7 @@ import { signIn } from '../auth/session-helpers.js';
 import { makeTwoQuestionBatch } from '../analysis/two-question-fixture.js';
 import { makeBatchWithJudgments, makeJudgment } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { storedAnalysisValue } from '../helpers/stored-analysis.js';
 
 type PlotRow = { question: string; name: string; data_version: string; svg: string };
 const plotRows = (db: Db, batchId: number) =>
@@ -35,7 +36,7 @@ describe('stored plots', () => {
     expect(rows.every((r) => r.question === '' && r.data_version === version && r.svg.includes('<svg'))).toBe(true);
 
     // Drawn from the stored report: the same SVG the console would draw from it.
-    const report = readStoredReport(t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId) as string);
+    const report = readStoredReport(storedAnalysisValue(t.db, batch.batchId)!);
     expect(report).not.toBeNull();
     expect(rows.find((r) => r.name === 'win-rate')?.svg).toBe(await renderPlot(report!, 'win-rate'));
 
@@ -74,7 +75,7 @@ describe('stored plots', () => {
     expect(rows.map((r) => `${r.question}/${r.name}`)).toEqual(
       ['goals', 'natural'].flatMap((q) => ['forest', 'position-bias', 'rater-quality', 'verbosity', 'win-rate'].map((n) => `${q}/${n}`)),
     );
-    const report = readStoredReport(t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(made.batchId) as string)!;
+    const report = readStoredReport(storedAnalysisValue(t.db, made.batchId)!)!;
     const goals = await svgOf(researcher.agent, `/console/batches/${made.batchId}/plots/win-rate.svg?question=goals`);
     const first = await svgOf(researcher.agent, `/console/batches/${made.batchId}/plots/win-rate.svg`);
     expect(goals).toBe(await renderPlot(selectQuestionReport(report, 'goals'), 'win-rate'));

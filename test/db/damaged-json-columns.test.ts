@@ -7,6 +7,7 @@ import { signIn, tokenFor } from '../auth/session-helpers.js';
 import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { storedAnalysis } from '../helpers/stored-analysis.js';
 
 type Report = { n_judgments: number };
 
@@ -59,8 +60,7 @@ describe('JSON columns read through their schema', () => {
     const again = await get();
     expect(again.status).toBe(200);
     expect((again.body as Report).n_judgments).toBe(6);
-    const stored = t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batchId) as string;
-    expect((JSON.parse(stored) as Report).n_judgments).toBe(6);
+    expect(storedAnalysis<Report>(t.db, batchId).n_judgments).toBe(6);
   });
 
   it('getBatchAnalysis (export, analyze --batch), when the cached row of the current version is not JSON, recomputes and stores it', () => {
@@ -70,8 +70,7 @@ describe('JSON columns read through their schema', () => {
     t.db.prepare("UPDATE analysis_cache SET result = '{\"n_judgments\":' WHERE batch_id = ?").run(batchId);
 
     expect(getBatchAnalysis(t.db, batchId)?.n_judgments).toBe(2);
-    const stored = t.db.prepare('SELECT result FROM analysis_cache WHERE batch_id = ?').pluck().get(batchId) as string;
-    expect((JSON.parse(stored) as Report).n_judgments).toBe(2);
+    expect(storedAnalysis<Report>(t.db, batchId).n_judgments).toBe(2);
   });
 
   it('GET /console, with a session whose stored data is damaged, signs the holder out instead of failing', async () => {

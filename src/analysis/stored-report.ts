@@ -1,0 +1,88 @@
+// The form a batch's analysis report takes in analysis_cache.result (migration 027): the gzip of its JSON, a BLOB; rows
+// written before that migration hold the JSON itself, as TEXT, and are read as they are. At a million judgments the
+// JSON is 10–14 MB: writing it held raters' write transactions 55–80 ms behind the worker's, and reading it held the
+// server's request thread 66–83 ms (issue 12). Compressed it is about 0.8 MB: the worker's store transaction took 5.4 ms
+// instead of 29 ms and the server's read of a new result 0.8 ms instead of 12.7 ms (34 ms with the bytes the API sent),
+// measured side by side by scripts/bench/stored-report.ts.
+import { promisify } from 'node:util';
+import { gunzip, gunzipSync, gzipSync } from 'node:zlib';
+import type { AnalysisReport } from './analysis-report.js';
+import { storedAnalysisReportSchema } from './analysis-report.schema.js';
+
+/** analysis_cache.result as better-sqlite3 reads it: gzip bytes (a BLOB), or JSON text written before migration 027. */
+export type StoredResult = Buffer | string;
+
+/**
+ * gzip level 1, measured on the report of 1M judgments (scripts/bench/stored-report.ts; 10.3 MB of JSON): 0.81 MB in
+ * 40–44 ms of the worker (level 3: the same size; level 6: 0.76 MB in 62 ms; level 9: 0.74 MB in 109 ms). The row is
+ * what raters' writes and the server's reads wait for, and level 1 already takes it to 8%; more saves 50 KB at most.
+ */
+export const REPORT_GZIP_LEVEL = 1;
+
+const gunzipOnThreadPool = promisify(gunzip);
+
+/** The stored form of a report's JSON. Compressed before the write transaction opens, never inside it. */
+export function compressReport(json: string, level = REPORT_GZIP_LEVEL): Buffer {
+  return gzipSync(json, { level });
+}
+
+/** Whether stored bytes start as gzip does (magic number, deflate): the check a foreign BLOB fails without decompressing. */
+export function looksLikeGzip(stored: Buffer): boolean {
+  return stored.length >= 18 && stored[0] === 0x1f && stored[1] === 0x8b && stored[2] === 0x08;
+}
+
+const REPORT_START = '{"schema_version":';
+const REPORT_START_BYTES = Buffer.from(REPORT_START, 'utf8');
+
+/**
+ * A report's JSON as the worker writes it (JSON.stringify of a report, whose first key is schema_version): the check a
+ * damaged or foreign row fails without parsing it. Parsing a million judgments' report took 150–400 ms of the request
+ * thread, and the API, which sends the report as stored, does not need it (issue 12).
+ */
+export function looksLikeReportJson(json: string | Buffer): boolean {
+  if (typeof json === 'string') return json.startsWith(REPORT_START) && json.endsWith('}');
+  return json.length > REPORT_START_BYTES.length && json.subarray(0, REPORT_START_BYTES.length).equals(REPORT_START_BYTES) && json[json.length - 1] === 0x7d;
+}
+
+/**
+ * The report's JSON bytes, decompressed on libuv's thread pool (not the event loop); null when the gzip is damaged
+ * (bad header, bad deflate data, wrong checksum or length) or the bytes are not a report's JSON.
+ */
+export async function decompressReport(stored: Buffer): Promise<Buffer | null> {
+  try {
+    const json = await gunzipOnThreadPool(stored);
+    return looksLikeReportJson(json) ? json : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A report's JSON checked against its schema; null (to be recomputed) when it is damaged or of another shape. The
+ * report is returned as parsed, not as zod's copy (which puts the checked keys first): a bundle's analysis.json is then
+ * the same text whether its report was just computed or read back.
+ */
+export function parseReportJson(json: string): AnalysisReport | null {
+  let report: unknown;
+  try {
+    report = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  return storedAnalysisReportSchema.safeParse(report).success ? (report as AnalysisReport) : null;
+}
+
+/**
+ * A stored row's report, decompressed and parsed on the caller's thread: for the worker and the CLI, which answer no
+ * requests. Null when the row is damaged (bad gzip, bad JSON, another shape).
+ */
+export function readStoredReport(stored: StoredResult): AnalysisReport | null {
+  if (typeof stored === 'string') return parseReportJson(stored);
+  let json: string;
+  try {
+    json = gunzipSync(stored).toString('utf8');
+  } catch {
+    return null;
+  }
+  return parseReportJson(json);
+}
