@@ -12,7 +12,7 @@ const until = performance.now() + Number(seconds) * 1000;
 const agent = createAgent(2);
 
 async function openApi(browser: Browser): Promise<string> {
-  const reply = await browser.request('GET', `/api/batches/${batchId}/analysis`, undefined, { authorization: `Bearer ${token}`, accept: 'application/json' });
+  const reply = await browser.request('GET', `/api/batches/${batchId}/analysis`, undefined, { authorization: `Bearer ${token}`, accept: 'application/json', 'accept-encoding': 'gzip' });
   const n = /"n_judgments":\s*(\d+)/.exec(reply.body.slice(0, 4096))?.[1] ?? '?';
   const age = reply.headers.age === undefined ? '' : `, age ${reply.headers.age} s`;
   const updating = reply.headers['x-analysis-updating'] === 'true' ? ', updating' : '';

@@ -2,6 +2,7 @@
 // HTML the server returns (action, hidden fields, radio groups, the first submit button), so that a benchmark follows
 // whatever flow the server offers instead of hard-coding its URLs.
 import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 
 export type Reply = { status: number; location: string | null; body: string; ms: number; headers: http.IncomingHttpHeaders };
 
@@ -46,7 +47,8 @@ export function createBrowser(origin: string, agent: http.Agent): Browser {
               resolve({
                 status: res.statusCode ?? 0,
                 location: typeof res.headers.location === 'string' ? res.headers.location : null,
-                body: Buffer.concat(chunks).toString('utf8'),
+                // A gzip answer (the stored analysis, to a client that asks for it as browsers do) is read as a browser reads it.
+                body: (res.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks)).toString('utf8'),
                 ms: performance.now() - started,
                 headers: res.headers,
               }),
