@@ -104,13 +104,16 @@ export function analysisVersion(db: Db, batchId: number, settings: { seed: numbe
 
 /**
  * Stores a batch's report in the form of src/analysis/stored-report.ts (`compressReport`, called by the caller before
- * its write transaction opens: compressing 14 MB takes ~30 ms, which raters' writes would otherwise wait for).
+ * its write transaction opens: compressing 14 MB takes ~30 ms, which raters' writes would otherwise wait for), with
+ * its page report (migration 028, src/analysis/page-report.ts) when the caller has one: a row stored without one has
+ * none, never the page report of the result it replaces.
  */
-export function storeAnalysis(db: Db, batchId: number, version: string, result: Buffer, now: Date): void {
+export function storeAnalysis(db: Db, batchId: number, version: string, result: Buffer, now: Date, pageReport: Buffer | null = null): void {
   db.prepare(
-    `INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (:b, :version, :result, :at)
-     ON CONFLICT (batch_id) DO UPDATE SET data_version = excluded.data_version, result = excluded.result, computed_at = excluded.computed_at`,
-  ).run({ b: batchId, version, result, at: now.toISOString() });
+    `INSERT INTO analysis_cache (batch_id, data_version, result, computed_at, page_report) VALUES (:b, :version, :result, :at, :page)
+     ON CONFLICT (batch_id) DO UPDATE SET data_version = excluded.data_version, result = excluded.result, computed_at = excluded.computed_at,
+       page_report = excluded.page_report`,
+  ).run({ b: batchId, version, result, at: now.toISOString(), page: pageReport });
 }
 
 /** When the cached analysis of a batch was computed, or null when there is none. */

@@ -124,6 +124,11 @@ export type AnalysisReport = {
   bradley_terry: BradleyTerryReport | null;
   position_bias: PositionBias;
   raters: RaterQuality[];
+  /**
+   * Only in the console's page report (src/analysis/page-report.ts, migration 028), whose `raters` is cut to the raters
+   * the analysis page shows: how many raters the report has. No report the API, a file or an export carries has it.
+   */
+  raters_total?: number;
   dialogue_metrics: ConditionDialogueMetrics[];
   /** The paper table (issue 15): per condition, human and LLM-judge win rates, episode evaluation means, deals, leakage; batches only. */
   paper?: PaperSection;

@@ -14,8 +14,10 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
 import { drawPlots, storePlots } from './analysis-plots.queries.js';
 import type { AnalysisReport } from './analysis-report.js';
+import { pageReportOf, raterFiguresOf } from './page-report.js';
 import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
+import { storeRaterFigures } from './rater-figures.queries.js';
 import { renderAnalysisHtml } from './report-html.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
@@ -106,8 +108,9 @@ function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
 }
 
 /**
- * In the worker: computes, draws the console's plots from the report while it is at hand, and stores both in one
- * transaction, so that a plot served is always of the report served (issue 12: drawing them on the request thread took
+ * In the worker: computes, draws the console's plots from the report while it is at hand, and stores them, the report
+ * and what the console's pages read of it (its page report and per-rater figures) in one transaction, so that a plot
+ * or figure served is always of the report served (issue 12: drawing them on the request thread took
  * up to 285 ms a plot at a million judgments). Plots that fail to draw are left out: the console draws those itself.
  */
 async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResult> {
@@ -118,11 +121,16 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     // Compressed here, before the write transaction: raters' writes wait for that transaction, and 14 MB of JSON held
     // them 55–80 ms where its gzip (~0.8 MB) holds them a few (issue 12; src/analysis/stored-report.ts).
     const stored = compressReport(outcome.result);
+    // What the console's pages read (migration 028): the report without most of its per-rater array, and each rater's
+    // figures as rows, so that no page parses the whole report on the server's request thread (issue 12).
+    const pageReport = compressReport(JSON.stringify(pageReportOf(report)));
+    const figures = raterFiguresOf(report);
     const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
     db.transaction(() => {
-      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now));
+      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), pageReport);
+      storeRaterFigures(db, job.batchId, outcome.version, figures);
       storePlots(db, job.batchId, outcome.version, plots);
     })();
     return { id: job.id, kind: 'stored' };

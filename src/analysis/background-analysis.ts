@@ -43,6 +43,24 @@ export type ServedAnalysis = {
    * parse it.
    */
   report: () => Promise<AnalysisReport | null>;
+  /**
+   * The report as the console's analysis page reads it (src/analysis/page-report.ts, migration 028): the stored page
+   * report, a few tens of KB, decompressed on the thread pool and parsed once per stored result; the whole report
+   * (`report`) when the result was stored without one (before migration 028, or computed in process) or it is damaged.
+   * Null when none is stored.
+   */
+  pageReport: () => Promise<AnalysisReport | null>;
+  /**
+   * Whether the result was stored with its page parts (a page report, and each rater's figures in
+   * analysis_rater_figures under `version`): the raters and participants pages then read those rows, not `report`.
+   */
+  pageParts: boolean;
+  /**
+   * Runs `read` (queries of the page parts of `version`) in one read transaction, after checking that the served
+   * result is still the stored one: its answer then is of this result and no other. Null when a newer result replaced it
+   * meanwhile (the worker stores from its own process at any time; serve again) or none is served.
+   */
+  readParts: <T>(read: (version: string) => T) => T | null;
   /** Whether a result is stored (checked whole when awaitBatchAnalysis gives it: a damaged one reads as none). */
   stored: boolean;
   /**
@@ -75,6 +93,9 @@ type StoredEntry = {
   /** The stored gzip decompressed whole once (on the thread pool) and its JSON's ends looked at: not damaged. */
   intact?: Promise<boolean>;
   report?: Promise<AnalysisReport | null>;
+  /** The stored page report (migration 028), null when the row has none; `page` once it was read. */
+  pageResult: Buffer | null;
+  page?: Promise<AnalysisReport | null>;
   /** A row from before migration 027: its text as UTF-8 bytes, encoded once. */
   textBytes?: Buffer;
 };
@@ -258,6 +279,25 @@ function parsedReport(db: Db, batchId: number, entry: StoredEntry): Promise<Anal
   return entry.report;
 }
 
+/**
+ * The entry's page report, decompressed on the thread pool and parsed on first need, then remembered; the whole report
+ * when the row has none or it is damaged (the row stays: its report may be whole, and is checked as it always was).
+ */
+function parsedPageReport(db: Db, batchId: number, entry: StoredEntry): Promise<AnalysisReport | null> {
+  const stored = entry.pageResult;
+  if (stored === null) return parsedReport(db, batchId, entry);
+  entry.page ??= decompressReport(stored).then((json) => (json === null ? null : parseReportJson(json.toString('utf8'))));
+  return entry.page.then((page) => page ?? parsedReport(db, batchId, entry));
+}
+
+/** `read` in a read transaction whose snapshot still holds the entry's result (and so its page parts); null otherwise. */
+function readPartsOf<T>(db: Db, batchId: number, entry: StoredEntry, read: (version: string) => T): T | null {
+  return db.transaction(() => {
+    const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
+    return row?.computed_at === entry.computedAt && row.data_version === entry.version ? read(entry.version) : null;
+  })();
+}
+
 const etagOf = (entry: StoredEntry) => createHash('sha1').update(`${entry.computedAt}|${entry.version}`).digest('base64url');
 
 function responseOf(db: Db, batchId: number, entry: StoredEntry, acceptsGzip: boolean): ReportResponse {
@@ -286,10 +326,14 @@ function currentEntry(db: Db, batchId: number): StoredEntry | null {
   if (state.stored?.computedAt !== row.computed_at || state.stored.version !== row.data_version) {
     // The old report goes before the new one is read: two of a large batch's reports are not held at once.
     state.stored = null;
-    const result = db.prepare<{ b: number }, StoredResult>('SELECT result FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId });
+    const stored = db
+      .prepare<{ b: number }, { result: StoredResult; page_report: Buffer | null }>('SELECT result, page_report FROM analysis_cache WHERE batch_id = :b')
+      .get({ b: batchId });
+    const result = stored?.result;
     // What can be checked without decompressing or parsing: gzip's header, or an older row's JSON's ends.
     if (result !== undefined && (typeof result === 'string' ? looksLikeReportJson(result) : looksLikeGzip(result))) {
-      state.stored = { computedAt: row.computed_at, version: row.data_version, result };
+      const page = stored?.page_report ?? null;
+      state.stored = { computedAt: row.computed_at, version: row.data_version, result, pageResult: page !== null && looksLikeGzip(page) ? page : null };
     } else if (result !== undefined) dropDamaged(db, batchId, row.computed_at);
   }
   return state.stored;
@@ -300,6 +344,9 @@ function servedOf(db: Db, batchId: number, entry: StoredEntry | null, now: () =>
   return {
     // A result replaced meanwhile is not read: two of a large batch's reports are not held at once.
     report: () => (entry && state.stored === entry ? parsedReport(db, batchId, entry) : Promise.resolve(null)),
+    pageReport: () => (entry && state.stored === entry ? parsedPageReport(db, batchId, entry) : Promise.resolve(null)),
+    pageParts: entry !== null && entry.pageResult !== null,
+    readParts: (read) => (entry && db.open ? readPartsOf(db, batchId, entry, read) : null),
     stored: entry !== null,
     response: (acceptsGzip) => (entry ? responseOf(db, batchId, entry, acceptsGzip) : null),
     computedAt: entry?.computedAt ?? null,
@@ -402,7 +449,7 @@ export function bundleFilesRunning(db: Db): boolean {
   return (handles.get(db)?.bundleFilesRunning ?? 0) > 0;
 }
 
-/** Whether this server process has parsed the batch's stored report (for tests: an export bundle must not). */
+/** Whether this server process has parsed the batch's stored report (for tests: an export bundle, and a page served from the page parts, must not). */
 export function storedReportParsed(db: Db, batchId: number): boolean {
   return handles.get(db)?.batches.get(batchId)?.stored?.report !== undefined;
 }

@@ -1,6 +1,7 @@
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { AnalysisReport } from './analysis-report.js';
+import { raterCount } from './page-report.js';
 
 // Plots are drawn on the server as SVG (vega-lite compiled to vega, rendered by a headless View): no canvas, no
 // browser, no external assets, so the same SVG goes into the console, the API and the standalone HTML report.
@@ -34,10 +35,10 @@ export function emptyPlotReason(report: AnalysisReport, name: PlotName): string 
     case 'position-bias':
       return report.comparisons.some((c) => c.position_bias.left_rate !== null) ? null : 'No decisive judgment with a recorded screen side yet, so there is no left-choice rate.';
     case 'rater-quality': {
-      if (report.raters.length === 0) return 'No raters yet (after exclusions).';
+      if (raterCount(report) === 0) return 'No raters yet (after exclusions).';
       const withAgreement = report.raters.filter((r) => r.loo_agreement !== null);
       if (withAgreement.length === 0)
-        return `None of the ${report.raters.length} rater${report.raters.length === 1 ? '' : 's'} has judged a pair on which the other raters agree, so no agreement with the leave-one-out majority exists yet: it needs pairs judged by at least two other raters (or two with the same answer).`;
+        return `None of the ${raterCount(report)} rater${raterCount(report) === 1 ? '' : 's'} has judged a pair on which the other raters agree, so no agreement with the leave-one-out majority exists yet: it needs pairs judged by at least two other raters (or two with the same answer).`;
       return withAgreement.some((r) => r.median_seconds !== null) ? null : 'No judgment times are recorded for the raters with an agreement, so there is nothing to place on the time axis.';
     }
     case 'verbosity':
@@ -152,7 +153,7 @@ function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
         .filter((r) => r.loo_agreement !== null)
         .slice(0, 5000)
         .map((r) => ({ rater: r.rater, agreement: r.loo_agreement, seconds: r.median_seconds, judgments: r.judgments }));
-      const subtitle = `${values.length} of ${report.raters.length} raters have an agreement with the majority; dot size: judgments`;
+      const subtitle = `${values.length} of ${raterCount(report)} raters have an agreement with the majority; dot size: judgments`;
       return {
         ...base,
         title: { ...base.title, subtitle },

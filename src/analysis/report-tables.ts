@@ -1,5 +1,6 @@
 import type { AnalysisReport } from './analysis-report.js';
 import { paperTables } from './paper-report-tables.js';
+import { raterCount, RATERS_TABLE_ROWS } from './page-report.js';
 import { ci, num, pct, pValue, type Table } from './report-format.js';
 
 /** The report's tables as plain rows, shared by the Markdown and HTML renderers so both always say the same. */
@@ -104,12 +105,12 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
     });
   out.push({
     title: 'Raters',
-    note: `Each rater's attention-check accuracy, agreement with the other raters' majority on the same pairs, speed and left-choice rate.${report.raters.length > 200 ? ` The first 200 of ${report.raters.length} raters by number of judgments; the JSON report has all.` : ''}`,
+    note: `Each rater's attention-check accuracy, agreement with the other raters' majority on the same pairs, speed and left-choice rate.${raterCount(report) > RATERS_TABLE_ROWS ? ` The first ${RATERS_TABLE_ROWS} of ${raterCount(report)} raters by number of judgments; the JSON report has all.` : ''}`,
     table: {
       headers: ['rater', 'judgments', 'attention accuracy', 'agreement with others', 'median seconds', 'left rate', 'Dawid–Skene accuracy'],
       rows: [...report.raters]
         .sort((x, y) => y.judgments - x.judgments)
-        .slice(0, 200)
+        .slice(0, RATERS_TABLE_ROWS)
         .map((r) => [r.rater, r.judgments, pct(r.attention_accuracy), pct(r.loo_agreement), num(r.median_seconds, 1), pct(r.left_rate), pct(r.ds_accuracy)]),
     },
   });

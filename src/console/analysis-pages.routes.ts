@@ -1,9 +1,9 @@
-import { awaitBatchAnalysis } from '../analysis/background-analysis.js';
+import { awaitBatchAnalysis, type ServedAnalysis } from '../analysis/background-analysis.js';
 import { findBatchForAnalysis, resolveAnalysisQuestion, UnknownQuestionError } from '../analysis/batch-judgments.queries.js';
 import { selectQuestionReport } from '../analysis/question-reports.js';
 import type { Db } from '../db/connection.js';
 import { plotQuestionOf, storedPlot } from '../analysis/analysis-plots.queries.js';
-import { isPlotName, PLOT_NAMES, renderPlot } from '../analysis/plots.js';
+import { isPlotName, PLOT_NAMES, type PlotName, renderPlot } from '../analysis/plots.js';
 import { paperTables } from '../analysis/paper-report-tables.js';
 import type { RouteSpec } from '../auth/route-table.js';
 import { EXPORT_FORMATS } from '../export/export.schema.js';
@@ -31,6 +31,15 @@ export function requestedQuestion(db: Db, batchId: number, query: unknown): stri
   }
 }
 
+const NOT_COMPUTED = 'The analysis could not be computed just now. Reload the page in a moment.';
+
+/** A plot drawn on the request thread from the served result's whole report (one question's with `asked`). */
+async function drawPlot(served: ServedAnalysis, asked: string | undefined, name: PlotName): Promise<string> {
+  const whole = await served.report();
+  if (!whole) throw new HttpError(503, NOT_COMPUTED);
+  return renderPlot(selectQuestionReport(whole, asked), name);
+}
+
 /** The batch's results page: the stored analysis with its age (refreshed in a worker process as data changes), plots, exports. */
 export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock } = deps;
@@ -45,9 +54,11 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         // The last finished analysis, with its age; a newer one is computed in the worker process meanwhile.
         const served = await awaitBatchAnalysis(db, batch.id, { now: clock });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        // Decompressed on the thread pool and parsed once per stored result, then remembered.
-        const whole = await served.report();
-        if (!whole) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
+        // The page report (migration 028: the report with its per-rater array cut to the raters the page shows, a few
+        // tens of KB where the whole report is 10–14 MB at a million judgments), decompressed on the thread pool and
+        // parsed once per stored result, then remembered; the whole report for a row stored without one.
+        const whole = await served.pageReport();
+        if (!whole) throw new HttpError(503, NOT_COMPUTED);
         // Several questions (issue 16): one question's results at a time, chosen by ?question=ID (the first by default).
         const report = selectQuestionReport(whole, asked);
         renderPage(res, 'analysis', {
@@ -75,13 +86,14 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         const asked = requestedQuestion(db, batchId, req.query);
         const served = await awaitBatchAnalysis(db, batchId, { now: clock });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        const whole = await served.report();
-        if (!whole) throw new HttpError(503, 'The analysis could not be computed just now. Reload the page in a moment.');
-        const shown = selectQuestionReport(whole, asked);
+        // The page report names the question a plot is stored under; the whole report is read only to draw a plot.
+        const page = await served.pageReport();
+        if (!page) throw new HttpError(503, NOT_COMPUTED);
         // Drawn by the analysis worker beside the report (migration 026); drawn here only when the stored result has no
-        // plots (stored before they were, or by a process without the worker).
-        const stored = served.version === null ? undefined : storedPlot(db, batchId, served.version, plotQuestionOf(shown), raw);
-        const svg = stored ?? (await renderPlot(shown, raw));
+        // plots (stored before they were, or by a process without the worker), from the whole report: the page
+        // report's raters are cut to those the analysis page shows.
+        const stored = served.version === null ? undefined : storedPlot(db, batchId, served.version, plotQuestionOf(selectQuestionReport(page, asked)), raw);
+        const svg = stored ?? (await drawPlot(served, asked, raw));
         res.type('image/svg+xml');
         if (req.query.download === '1') res.attachment(`batch-${batchId}-${raw}.svg`);
         res.send(svg);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { BatchView } from '../batches/batch.commands.js';
-import type { AnalysisReport } from '../analysis/analysis-report.js';
 import { awaitBatchAnalysis, type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
 import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, setRaterExcluded } from '../rating/rater-admin.js';
 import { HttpError } from '../web/http-error.js';
@@ -13,7 +12,9 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parsePage } from './pagination.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
-import { createRaterQualityLookup, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
+import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
+import { listRaterFiguresAfter, findRaterFigures } from '../analysis/rater-figures.queries.js';
+import type { RaterFiguresRow } from '../analysis/page-report.js';
 import {
   countBatchRaters,
   countDecisionsBeforeQuality,
@@ -22,8 +23,11 @@ import {
   listContentReports,
   listParticipantsAfter,
   listQualityDependentRaters,
+  listQualityDependentRatersWithFigures,
   listRaterIdentities,
   type ParticipantRater,
+  type QualityDependentRater,
+  type QualityDependentRaterFigures,
 } from './rater-table.queries.js';
 
 const reasonSchema = z.object({ reason: z.string().trim().min(1, 'is required').max(500) });
@@ -42,13 +46,39 @@ const reportsQuerySchema = z.object({ batch: z.coerce.number().int().min(1).opti
 const RATERS_PER_PAGE = 100;
 /** Participants per part of the payment CSV. */
 const CSV_PART = 2_000;
+const FIGURES_NOT_COMPUTED = 'The rater quality figures could not be computed just now; try the download again in a moment.';
 /** Raters named (HMAC) per part before other requests are answered. */
 const NAMING_PART = 2_000;
 
+/** Stored figures read per part of the payment CSV's list of them. */
+const FIGURES_PART = 5_000;
+/**
+ * Tries at reading a request's figures from the served result's page parts: a try fails when a newer result replaced
+ * it meanwhile (the worker stores from its own process at any time); after the last the whole report is read.
+ */
+const PART_TRIES = 3;
+
+/**
+ * Where a request's rater figures come from. `parts`: the served result's stored figures (migration 028), read a page
+ * of raters at a time. Otherwise `whole`: every rater's figures from its whole report, parsed once per stored result
+ * (a row stored without parts), empty when none is stored.
+ */
+type FigureSource = { served: ServedAnalysis | null; stored: boolean; parts: boolean; whole: Map<string, StoredRaterQuality> };
+
 /** What the page says about the stored analysis its quality figures come from. */
-function analysisNote(served: ServedAnalysis | null, report: AnalysisReport | null) {
-  return { stored: report !== null, computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
+function analysisNote(source: FigureSource) {
+  const served = source.served;
+  return { stored: source.stored, computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
 }
+
+/** A rater's figures joined to their row by listQualityDependentRatersWithFigures, if it found any. */
+function joinedFigures(r: QualityDependentRater | QualityDependentRaterFigures): StoredRaterQuality | undefined {
+  if (!('figure_judgments' in r) || r.figure_judgments === null) return undefined;
+  return qualityOfFigures({ judgments: r.figure_judgments, median_seconds: r.median_seconds, majority_agreement: r.majority_agreement, left_rate: r.left_rate });
+}
+
+/** Pseudonym → figures of stored figure rows. */
+const figureMap = (rows: readonly RaterFiguresRow[]) => new Map(rows.map((row) => [row.judge, qualityOfFigures(row)]));
 
 /** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
 export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
@@ -59,18 +89,31 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
    * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
    * analysis leaves out), the batch's median time and onboarding threshold.
    */
-  const qualityContext = (batch: BatchView, report: AnalysisReport | null) => ({
-    figures: lookup.figures(report),
+  const qualityContext = (batch: BatchView) => ({
     removed: countJudgmentsOnRemovedPairs(db, batch.id),
     medianSeconds: batchMedianSeconds(db, batch.id),
     threshold: batch.settings.onboarding?.threshold ?? null,
     judges: lookup.judgeNames(batch.id),
   });
   type QualityContext = ReturnType<typeof qualityContext>;
+  /**
+   * The figure source of a served result: its page parts when it has them (and `parts` allows: the last try reads the
+   * whole report), else its whole report, decompressed on the thread pool and parsed once per stored result.
+   */
+  const figureSourceOf = async (served: ServedAnalysis | null, parts: boolean): Promise<FigureSource> => {
+    if (served?.pageParts && parts) return { served, stored: true, parts: true, whole: new Map() };
+    const report = (await served?.report()) ?? null;
+    return { served, stored: report !== null, parts: false, whole: lookup.figures(report) };
+  };
+  /** The figures of these raters (by pseudonym) of the source's result; null when its parts were replaced meanwhile. */
+  const figuresOf = (batchId: number, source: FigureSource, judges: readonly string[]): Map<string, StoredRaterQuality> | null => {
+    if (!source.parts) return source.whole;
+    return source.served?.readParts((version) => figureMap(findRaterFigures(db, batchId, version, judges))) ?? null;
+  };
   /** A rater with their pseudonym, stored figures (when the analysis holds them), flags and quality state. */
-  const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext) => {
+  const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext, figureOf: Map<string, StoredRaterQuality>) => {
     const judge = q.judges.of(r);
-    const figures: StoredRaterQuality | undefined = q.figures.get(judge);
+    const figures: StoredRaterQuality | undefined = figureOf.get(judge);
     const quality = qualityStateOf(r, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
     const flags = qualityFlags(figures, q.medianSeconds, {
       attentionFailures: r.attention_failures,
@@ -85,10 +128,14 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
    * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
    * included, no failed check) decided by decideParticipant from the stored figures, one small row per such rater.
    */
-  const decisionCounts = async (batch: BatchView, q: QualityContext): Promise<Record<Decision, number>> => {
+  const decisionCounts = async (batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> => {
     const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
     const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
-    const raters = listQualityDependentRaters(db, batch.id, q.threshold);
+    // From the page parts: each rater's stored figures joined to their row by the stored pseudonym (one query, no
+    // report parsed); from the whole report: its figures by pseudonym.
+    const joined = source.parts ? source.served?.readParts((version) => listQualityDependentRatersWithFigures(db, batch.id, q.threshold, version)) : undefined;
+    if (joined === null) return null;
+    const raters = joined ?? listQualityDependentRaters(db, batch.id, q.threshold);
     // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
     // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).
     const unnamedIds = raters.filter((r) => r.judge === null && q.judges.known(r.id) === undefined).map((r) => r.id);
@@ -97,17 +144,46 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
       await new Promise((resolve) => setImmediate(resolve));
     }
+    // The figures of the raters named here (not joined by the query, which knows only stored pseudonyms).
+    const namedHere = raters.flatMap((r) => (r.judge === null ? (q.judges.known(r.id) ?? []) : []));
+    const figureOf = source.parts ? figuresOf(batch.id, source, namedHere) : source.whole;
+    if (figureOf === null) return null;
     // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
     // checks passed (the query keeps only those), so the flags left are the figures' own.
     const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
     for (const r of raters) {
       const judge = r.judge ?? q.judges.known(r.id);
-      const figures = judge === undefined ? undefined : q.figures.get(judge);
+      const figures = joinedFigures(r) ?? (judge === undefined ? undefined : figureOf.get(judge));
       const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
       const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
       counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
     }
     return counts;
+  };
+  /**
+   * Every rater's figures of a served result, for the payment CSV: its stored figures read in parts of FIGURES_PART
+   * (in pseudonym order, answering other requests between parts), each part checked to be of the same result; read
+   * again from the newer result when one replaced it meanwhile, and from the whole report (parsed once per result)
+   * after the last try or for a row stored without parts. Null when no report can be read.
+   */
+  const allFiguresOf = async (batchId: number, first: ServedAnalysis): Promise<Map<string, StoredRaterQuality> | null> => {
+    let served: ServedAnalysis | null = first;
+    for (let tries = 1; served?.pageParts && tries < PART_TRIES; tries++) {
+      const current: ServedAnalysis = served;
+      const figures = new Map<string, StoredRaterQuality>();
+      for (let after = ''; ; ) {
+        const part = current.readParts((version) => listRaterFiguresAfter(db, batchId, version, after, FIGURES_PART));
+        if (!part) break;
+        for (const row of part) figures.set(row.judge, qualityOfFigures(row));
+        const last = part.at(-1);
+        if (!last || part.length < FIGURES_PART) return figures;
+        after = last.judge;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      served = serveBatchAnalysis(db, batchId, { now: clock });
+    }
+    const report = (await served?.report()) ?? null;
+    return report ? lookup.figures(report) : null;
   };
   // Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
   const exclusionRoute = (excluded: boolean): RouteSpec => ({
@@ -132,17 +208,22 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
-        // The last stored analysis at once, with its age; a newer one is computed in the worker meanwhile (never awaited here).
-        const served = serveBatchAnalysis(db, batch.id, { now: clock });
-        // Decompressed on the thread pool and parsed once per stored result (src/analysis/background-analysis.ts).
-        const report = (await served?.report()) ?? null;
-        const q = qualityContext(batch, report);
-        const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
-          const p = participantOf(r, q);
-          const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
-        });
-        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(served, report) });
+        for (let tries = 1; ; tries++) {
+          // The last stored analysis at once, with its age; a newer one is computed in the worker meanwhile (never awaited here).
+          const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
+          const q = qualityContext(batch);
+          const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
+          // The page's raters' figures alone (by pseudonym, through the primary key), or the whole report's.
+          const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
+          if (!figureOf) continue;
+          const rows = listed.map((r) => {
+            const p = participantOf(r, q, figureOf);
+            const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
+            return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
+          });
+          renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
+          return;
+        }
       },
     },
     exclusionRoute(true),
@@ -167,16 +248,22 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
-        const served = serveBatchAnalysis(db, batch.id, { now: clock });
-        const report = (await served?.report()) ?? null;
-        const q = qualityContext(batch, report);
-        const counts = await decisionCounts(batch, q);
-        const rows = listBatchRatersPage(db, batch.id, page.perPage, page.offset).map((r) => {
-          const p = participantOf(r, q);
-          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
-        });
-        const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
-        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(served, report) });
+        for (let tries = 1; ; tries++) {
+          const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
+          const q = qualityContext(batch);
+          const counts = await decisionCounts(batch, q, source);
+          const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
+          const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
+          // A newer result replaced the served one meanwhile: its counts and rows are read again, all of the new one.
+          if (!counts || !figureOf) continue;
+          const rows = listed.map((r) => {
+            const p = participantOf(r, q, figureOf);
+            return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
+          });
+          const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
+          renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
+          return;
+        }
       },
     },
     {
@@ -190,16 +277,17 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         // (the event loop serves other requests meanwhile), as the server's export bundles do.
         const served = await awaitBatchAnalysis(db, batch.id, { now: clock, fresh: true });
         if (!served) throw new HttpError(404, 'No batch has this id.');
-        const report = await served.report();
-        if (!report || served.refreshFailed) throw new HttpError(503, 'The rater quality figures could not be computed just now; try the download again in a moment.');
-        const q = qualityContext(batch, report);
+        if (!served.stored || served.refreshFailed) throw new HttpError(503, FIGURES_NOT_COMPUTED);
+        const figureOf = await allFiguresOf(batch.id, served);
+        if (!figureOf) throw new HttpError(503, FIGURES_NOT_COMPUTED);
+        const q = qualityContext(batch);
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
         // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
         // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
         for (let after = 0, header = true; ; header = false) {
           const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-          res.write(participantsCsv(part.map((r) => participantOf(r, q)), query.form, query.amount, { header }));
+          res.write(participantsCsv(part.map((r) => participantOf(r, q, figureOf)), query.form, query.amount, { header }));
           const last = part.at(-1);
           if (!last || part.length < CSV_PART) break;
           after = last.id;

@@ -1,4 +1,5 @@
 import type { AnalysisReport } from '../analysis/analysis-report.js';
+import type { RaterFiguresRow } from '../analysis/page-report.js';
 import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import type { RaterQualityRow } from '../analysis/rater-quality.js';
 import type { Db } from '../db/connection.js';
@@ -7,7 +8,8 @@ import type { ParticipantRater } from './rater-table.queries.js';
 
 // The console's rater figures come from the batch's stored analysis (computed by the analysis worker, issue 12), not
 // from the batch's judgments on the request thread: report.raters holds each rater's first-question figures under
-// their `judge` pseudonym, computed by the same rule (src/analysis/rater-quality.ts).
+// their `judge` pseudonym, computed by the same rule (src/analysis/rater-quality.ts), and the worker stores them as
+// rows beside the report (analysis_rater_figures, migration 028), which the pages read a page of raters at a time.
 
 /** A rater's quality figures as the console shows them (seconds, shares). */
 export type StoredRaterQuality = Omit<RaterQualityRow, 'raterId'>;
@@ -34,6 +36,11 @@ export function qualityByJudge(report: AnalysisReport): Map<string, StoredRaterQ
   return new Map(
     report.raters.map((r) => [r.rater, { judgments: r.judgments, medianSeconds: r.median_seconds, majorityAgreement: r.loo_agreement, leftRate: r.left_rate }]),
   );
+}
+
+/** A rater's stored figures (analysis_rater_figures, migration 028) as the console shows them. */
+export function qualityOfFigures(row: Pick<RaterFiguresRow, 'judgments' | 'median_seconds' | 'majority_agreement' | 'left_rate'>): StoredRaterQuality {
+  return { judgments: row.judgments, medianSeconds: row.median_seconds, majorityAgreement: row.majority_agreement, leftRate: row.left_rate };
 }
 
 /**

@@ -153,6 +153,31 @@ export function listQualityDependentRaters(db: Db, batchId: number, onboardingTh
     .all({ batchId, threshold: onboardingThreshold });
 }
 
+/** A quality-dependent rater with their figures of the stored report (migration 028); the figures are null when it has none of them. */
+export type QualityDependentRaterFigures = QualityDependentRater & {
+  figure_judgments: number | null;
+  median_seconds: number | null;
+  majority_agreement: number | null;
+  left_rate: number | null;
+};
+
+/**
+ * listQualityDependentRaters with each rater's stored figures of the report of `version` (analysis_rater_figures, by
+ * their stored pseudonym through its primary key): the participants page's counts without the whole report. A rater
+ * from before pseudonyms were stored (judge null) has no figures here: the caller names them and looks theirs up.
+ */
+export function listQualityDependentRatersWithFigures(db: Db, batchId: number, onboardingThreshold: number | null, version: string): QualityDependentRaterFigures[] {
+  return db
+    .prepare<{ batchId: number; threshold: number | null; version: string }, QualityDependentRaterFigures>(
+      `SELECT r.id, r.finish_reason, r.regular_judged AS regular_judgments, r.judge, f.judgments AS figure_judgments, f.median_seconds,
+         f.majority_agreement, f.left_rate
+       FROM raters r LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.judge = r.judge AND f.data_version = :version
+       WHERE r.batch_id = :batchId AND r.provider <> 'preview' AND r.status = 'completed' AND r.excluded = 0 AND r.attention_failures = 0
+         AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)`,
+    )
+    .all({ batchId, threshold: onboardingThreshold, version });
+}
+
 /** Who a rater is, for their `judge` pseudonym: for the raters whose pseudonym is not known yet. */
 export function listRaterIdentities(db: Db, raterIds: number[]): Pick<ParticipantRater, 'id' | 'provider' | 'participant_id' | 'public_id'>[] {
   return db

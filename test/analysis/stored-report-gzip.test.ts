@@ -138,7 +138,9 @@ describe('the analysis report stored gzip-compressed', () => {
     const text = JSON.stringify({ ...report, generated_at: '2026-02-01T00:00:00.000Z (stored as text)' });
     db.prepare('INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (?, ?, ?, ?)').run(batch.batchId, currentVersion(db, batch.batchId), text, '2026-02-01T00:00:00.000Z');
 
-    expect(migrate(db)).toEqual(['027-analysis-report-gzip']);
+    expect(migrate(db, listMigrations().filter((m) => m.version <= 27))).toEqual(['027-analysis-report-gzip']);
+    // The later migrations (028: the page parts) leave such a row as it is, without parts.
+    migrate(db);
     expect(storedType(db, batch.batchId)).toBe('text');
     expect(storedAnalysisValue(db, batch.batchId)).toBe(text);
     // The column holds the two forms and no other.
@@ -180,7 +182,8 @@ describe('the analysis report stored gzip-compressed', () => {
 
   it('GET /console/batches/:id/analysis, when the stored gzip holds JSON of another shape, answers 503 with a message, drops the row, and the next visit shows the recomputed report', async () => {
     const t = await analysedBatch();
-    t.db.prepare('UPDATE analysis_cache SET result = ?, computed_at = ? WHERE batch_id = ?').run(gzipSync('{"schema_version":1,"broken":true}'), '2026-01-01T00:00:00.000Z', t.batch.batchId);
+    // Without its page parts (migration 028), which the page would otherwise read instead of the report.
+    t.db.prepare('UPDATE analysis_cache SET result = ?, page_report = NULL, computed_at = ? WHERE batch_id = ?').run(gzipSync('{"schema_version":1,"broken":true}'), '2026-01-01T00:00:00.000Z', t.batch.batchId);
     const url = `/console/batches/${t.batch.batchId}/analysis`;
 
     const damaged = await t.admin.agent.get(url);
