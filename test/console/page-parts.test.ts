@@ -1,0 +1,211 @@
+// Migration 028: with each report the analysis worker stores what the console's pages read of it — a page report (its
+// per-rater array cut to the raters the analysis page shows) and each rater's figures as rows — so that no page parses
+// the whole report on the request thread (issue 12). A page renders the same from them as from the whole report, reads
+// them rather than it, never mixes two results, and serves a row stored without them through the whole report.
+import { gunzipSync, gzipSync } from 'node:zlib';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { getBatchAnalysis } from '../../src/analysis/analysis-cache.js';
+import type { AnalysisReport } from '../../src/analysis/analysis-report.js';
+import { awaitBatchAnalysis, serveBatchAnalysis, storedReportParsed } from '../../src/analysis/background-analysis.js';
+import { pageReportOf, RATERS_TABLE_ROWS } from '../../src/analysis/page-report.js';
+import { createApp } from '../../src/app.js';
+import { getBatchRow } from '../../src/batches/batch.queries.js';
+import { judgePseudonym } from '../../src/rating/judge-pseudonym.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/connection.js';
+import { signIn } from '../auth/session-helpers.js';
+import { makeBatchWithJudgments, makeJudgment } from '../helpers/factories.js';
+import { storedAnalysis } from '../helpers/stored-analysis.js';
+import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
+
+const NOW = new Date('2026-05-01T12:00:00Z');
+const clock = () => NOW;
+
+/**
+ * A batch of 230 raters (more than the analysis page's Raters table shows) with different numbers of judgments, fast
+ * and slow, left- and right-leaning, all completed: every figure and flag the pages show depends on the stored figures.
+ */
+function makeRatedBatch(db: Db) {
+  const raters = RATERS_TABLE_ROWS + 30;
+  const votes = Array.from({ length: 6 }, (_, pair) =>
+    Array.from({ length: raters }, (_, r) => ((r + pair) % (2 + (r % 4)) === 0 ? null : (r * 7 + pair * 3) % 5 < 3 ? ('a' as const) : ('b' as const))),
+  );
+  const batch = makeBatchWithJudgments(db, { votes });
+  db.prepare("UPDATE raters SET status = 'completed', finish_reason = 'cap' WHERE batch_id = ?").run(batch.batchId);
+  db.prepare('UPDATE judgments SET active_ms = CASE WHEN rater_id % 3 = 0 THEN 2000 ELSE 20000 + 500 * (rater_id % 11) END WHERE batch_id = ?').run(batch.batchId);
+  // Half the raters with their pseudonym stored at consent (migration 023), half from before (named by the console).
+  const salt = getBatchRow(db, batch.batchId)?.judge_salt ?? '';
+  const rows = db.prepare('SELECT id, provider, participant_id, public_id FROM raters WHERE batch_id = ? AND id % 2 = 0').all(batch.batchId) as {
+    id: number;
+    provider: string;
+    participant_id: string | null;
+    public_id: string;
+  }[];
+  for (const r of rows) {
+    db.prepare('UPDATE raters SET judge = ? WHERE id = ?').run(judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id }), r.id);
+  }
+  db.prepare("UPDATE judgments SET left_side = 'a', choice = CASE WHEN label = 'a' THEN 'left' WHEN label = 'b' THEN 'right' ELSE choice END WHERE batch_id = ? AND rater_id % 5 = 0").run(batch.batchId);
+  return batch;
+}
+
+/** A page's main content without what differs between two views of one result (its age, "updating", CSRF tokens). */
+function mainOf(html: string): string {
+  const main = /<main id="main">([\s\S]*)<\/main>/.exec(html)?.[1] ?? '';
+  return main
+    .replace(/<span data-testid="analysis-age">[\s\S]*?<\/span>/g, '')
+    .replace(/<p class="muted" data-testid="quality-age">[\s\S]*?<\/p>/g, '')
+    .replace(/name="_csrf" value="[^"]*"/g, 'name="_csrf"');
+}
+
+const pageUrls = (batchId: number) => [
+  `/console/batches/${batchId}/analysis`,
+  `/console/batches/${batchId}/raters`,
+  `/console/batches/${batchId}/raters?page=2`,
+  `/console/batches/${batchId}/participants`,
+  `/console/batches/${batchId}/participants?page=3&per_page=50`,
+];
+
+const figureRows = (db: Db, batchId: number) =>
+  db.prepare('SELECT judge, data_version, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = ? ORDER BY judge').all(batchId) as {
+    judge: string;
+    data_version: string;
+    judgments: number;
+    median_seconds: number | null;
+    majority_agreement: number | null;
+    left_rate: number | null;
+  }[];
+const storedRow = (db: Db, batchId: number) =>
+  db.prepare('SELECT data_version, computed_at, page_report FROM analysis_cache WHERE batch_id = ?').get(batchId) as { data_version: string; computed_at: string; page_report: Buffer | null };
+const storedPageReport = (db: Db, batchId: number) => JSON.parse(gunzipSync(storedRow(db, batchId).page_report as Buffer).toString('utf8')) as AnalysisReport;
+
+/** A second server process's view of the same database file: its own handle, so its own memory of stored results. */
+function secondApp(path: string) {
+  const db = openDatabase(path);
+  const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent' });
+  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock });
+  return { app, db };
+}
+
+describe('the console pages read the stored page parts of the analysis, not the whole report', () => {
+  it('GET the analysis, raters and participants pages and the payment CSV, for a result stored with its page parts, show what they show from the whole report, without parsing it', async () => {
+    const t = buildTestApp({ clock });
+    const batch = makeRatedBatch(t.db);
+    await awaitBatchAnalysis(t.db, batch.batchId, { now: clock, fresh: true });
+    const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    expect(whole.raters.length).toBe(RATERS_TABLE_ROWS + 30);
+
+    // Stored beside the report: the page report (raters cut, their number kept) and one figure row per rater, of its version.
+    const row = storedRow(t.db, batch.batchId);
+    const page = storedPageReport(t.db, batch.batchId);
+    expect(page).toEqual(pageReportOf(whole));
+    expect(page.raters.length).toBeLessThanOrEqual(RATERS_TABLE_ROWS + 2);
+    expect(page.raters_total).toBe(whole.raters.length);
+    expect(page.raters.length).toBeLessThan(whole.raters.length);
+    const figures = figureRows(t.db, batch.batchId);
+    expect(figures).toHaveLength(whole.raters.length);
+    expect(figures.every((f) => f.data_version === row.data_version)).toBe(true);
+    const first = whole.raters[0]!;
+    expect(figures.find((f) => f.judge === first.rater)).toEqual({
+      judge: first.rater, data_version: row.data_version, judgments: first.judgments, median_seconds: first.median_seconds, majority_agreement: first.loo_agreement, left_rate: first.left_rate,
+    });
+
+    const admin = await signIn(t.app, t.db, 'admin');
+    const fromParts: string[] = [];
+    for (const url of pageUrls(batch.batchId)) fromParts.push((await admin.agent.get(url).expect(200)).text);
+    const csvFromParts = (await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=full`).expect(200)).text;
+    expect(storedReportParsed(t.db, batch.batchId)).toBe(false);
+    // The pages say something worth comparing: the flags and the Raters table's cut.
+    expect(fromParts[0]).toContain(`The first ${RATERS_TABLE_ROWS} of ${whole.raters.length} raters by number of judgments`);
+    expect(fromParts[1]).toContain('too fast');
+    expect(fromParts[3]).toMatch(/data-testid="count-approve">[1-9]/);
+    expect(fromParts[3]).toMatch(/data-testid="count-review">[1-9]/);
+
+    // The same result without its parts (as a row stored before migration 028), served by another server process.
+    t.db.prepare('UPDATE analysis_cache SET page_report = NULL WHERE batch_id = ?').run(batch.batchId);
+    t.db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = ?').run(batch.batchId);
+    const other = secondApp(t.dbPath);
+    const otherAdmin = await signIn(other.app, other.db, 'admin');
+    for (const [i, url] of pageUrls(batch.batchId).entries()) {
+      const fromWhole = (await otherAdmin.agent.get(url).expect(200)).text;
+      expect(mainOf(fromWhole), url).toBe(mainOf(fromParts[i]!));
+    }
+    expect((await otherAdmin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=full`).expect(200)).text).toBe(csvFromParts);
+    expect(storedReportParsed(other.db, batch.batchId)).toBe(true);
+    other.db.close();
+  });
+
+  it('GET the analysis, raters and participants pages, when the stored parts say otherwise than the whole report (a test-only row), show the parts\' figures', async () => {
+    const t = buildTestApp({ clock });
+    const batch = makeRatedBatch(t.db);
+    await awaitBatchAnalysis(t.db, batch.batchId, { now: clock, fresh: true });
+    const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    const slow = whole.raters.find((r) => r.median_seconds !== null && r.median_seconds > 10)!;
+    // Parts unlike the whole report: another note, and one rater 1234.5 s slow who agrees with nobody, in a row read anew.
+    const page = { ...storedPageReport(t.db, batch.batchId), notes: ['Read from the page report.'] };
+    t.db
+      .prepare("UPDATE analysis_cache SET page_report = ?, computed_at = '2026-05-01T11:59:00.000Z' WHERE batch_id = ?")
+      .run(gzipSync(JSON.stringify(page)), batch.batchId);
+    t.db.prepare('UPDATE analysis_rater_figures SET median_seconds = 1234.5, majority_agreement = 0 WHERE batch_id = ? AND judge = ?').run(batch.batchId, slow.rater);
+    const admin = await signIn(t.app, t.db, 'admin');
+
+    const analysis = (await admin.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200)).text;
+    expect(analysis).toContain('Read from the page report.');
+    expect(analysis).not.toContain(whole.notes[0] ?? 'no note');
+    const raters = (await admin.agent.get(`/console/batches/${batch.batchId}/raters?per_page=500`).expect(200)).text;
+    const cells = raters.split('<tr').find((row) => row.includes(slow.rater)) ?? '';
+    expect(cells).toContain('1234.5 s');
+    expect(cells).toContain('<td>0%</td>');
+    const csv = (await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=full`).expect(200)).text;
+    expect(csv).toContain(slow.rater);
+    expect(storedReportParsed(t.db, batch.batchId)).toBe(false);
+    // The API still sends the whole report, as stored.
+    expect(storedAnalysis<AnalysisReport>(t.db, batch.batchId).notes).toEqual(whole.notes);
+  });
+
+  it('a new result replaces the stored parts with its own in the same write, and parts read for a result replaced meanwhile are refused, never mixed', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b', 'a'], ['a', 'a', null]] });
+    const now = () => new Date();
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const before = storedRow(t.db, batch.batchId);
+    const served = serveBatchAnalysis(t.db, batch.batchId, { now })!;
+    expect(served.pageParts).toBe(true);
+    expect(served.readParts((version) => version)).toBe(before.data_version);
+
+    makeJudgment(t.db, { pairId: batch.pairIds[1]!, raterId: batch.raterIds[2]!, winner: 'b' });
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const after = storedRow(t.db, batch.batchId);
+    expect(after.data_version).not.toBe(before.data_version);
+    const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    expect(storedPageReport(t.db, batch.batchId)).toEqual(pageReportOf(whole));
+    const figures = figureRows(t.db, batch.batchId);
+    expect(figures.map((f) => f.data_version)).toEqual(whole.raters.map(() => after.data_version));
+    expect(figures.map((f) => [f.judge, f.judgments]).sort()).toEqual(whole.raters.map((r) => [r.rater, r.judgments]).sort());
+    // What was served before the new result was stored reads nothing of it.
+    expect(served.readParts(() => 'read')).toBeNull();
+  });
+
+  it('GET the raters page and the plot route, for a row stored without page parts (in process, as before migration 028) beside figure rows of an older result, read the whole report and not those rows', async () => {
+    const t = buildTestApp({ clock });
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b', 'a'], ['b', 'a', null]] });
+    await awaitBatchAnalysis(t.db, batch.batchId, { now: clock, fresh: true });
+    const old = figureRows(t.db, batch.batchId);
+    t.db.prepare('UPDATE analysis_rater_figures SET median_seconds = 999 WHERE batch_id = ?').run(batch.batchId);
+    makeJudgment(t.db, { pairId: batch.pairIds[1]!, raterId: batch.raterIds[2]!, winner: 'a' });
+    // Stored in process (the CLI's path): the report alone, page_report NULL; the worker's rows stay of the old version.
+    const report = getBatchAnalysis(t.db, batch.batchId, { now: new Date('2026-05-01T11:00:00Z') })!;
+    expect(storedRow(t.db, batch.batchId).page_report).toBeNull();
+    expect(figureRows(t.db, batch.batchId).map((f) => f.data_version)).toEqual(old.map((f) => f.data_version));
+
+    const researcher = await signIn(t.app, t.db, 'researcher');
+    const raters = (await researcher.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200)).text;
+    expect(raters).not.toContain('999.0 s');
+    for (const r of report.raters) if (r.median_seconds !== null) expect(raters).toContain(`${r.median_seconds.toFixed(1)} s`);
+    expect(storedReportParsed(t.db, batch.batchId)).toBe(true);
+    const analysis = (await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200)).text;
+    expect(analysis).toContain(`${report.n_judgments} judgments on 2 pairs`);
+    const plot = await researcher.agent.get(`/console/batches/${batch.batchId}/plots/win-rate.svg`).expect(200);
+    expect(plot.headers['content-type']).toContain('image/svg+xml');
+  });
+});
