@@ -17,7 +17,7 @@ import type { AnalysisReport } from './analysis-report.js';
 import { pageReportOf, raterFiguresOf } from './page-report.js';
 import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
-import { storeRaterFigures } from './rater-figures.queries.js';
+import { deleteOtherRaterFigures, insertRaterFigures } from './rater-figures.queries.js';
 import { renderAnalysisHtml } from './report-html.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
@@ -46,6 +46,9 @@ export type AnalysisJobResult =
   /** A UserFacingError of the computation (PooledBatchesError: fewer than two batches, an unknown one): the person's message. */
   | { id: number; kind: 'refused'; name: string; message: string; status: number; code: string }
   | { id: number; kind: 'failed'; message: string };
+
+/** Rater figures written (or deleted) per transaction of the worker; each such transaction is what raters' writes may wait for. */
+const FIGURES_PER_WRITE = 2_000;
 
 // Its priority (Linux's idle class, or nice 19) is set by analysis-worker-boot.mjs before anything else runs.
 
@@ -109,7 +112,7 @@ function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
 
 /**
  * In the worker: computes, draws the console's plots from the report while it is at hand, and stores them, the report
- * and what the console's pages read of it (its page report and per-rater figures) in one transaction, so that a plot
+ * and its page report in one transaction, its per-rater figures (under its data version) just before, so that a plot
  * or figure served is always of the report served (issue 12: drawing them on the request thread took
  * up to 285 ms a plot at a million judgments). Plots that fail to draw are left out: the console draws those itself.
  */
@@ -128,11 +131,20 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
+    // The new result's rater figures first, in parts of their own: 50,000 rows in the one transaction below held
+    // raters' writes as long as the report's text once did (issue 12). Pages read only the stored result's version, so
+    // they are read from the moment the report is stored, in the same transaction as its page report and plots.
+    for (let i = 0; i < figures.length; i += FIGURES_PER_WRITE) {
+      db.transaction(() => insertRaterFigures(db, job.batchId, outcome.version, figures.slice(i, i + FIGURES_PER_WRITE)))();
+    }
     db.transaction(() => {
       storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), pageReport);
-      storeRaterFigures(db, job.batchId, outcome.version, figures);
       storePlots(db, job.batchId, outcome.version, plots);
     })();
+    // Then the figures of the result it replaced (and of any never stored), in parts too.
+    for (let deleted = FIGURES_PER_WRITE; deleted === FIGURES_PER_WRITE; ) {
+      deleted = db.transaction(() => deleteOtherRaterFigures(db, job.batchId, outcome.version, FIGURES_PER_WRITE))();
+    }
     return { id: job.id, kind: 'stored' };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };

@@ -2,18 +2,30 @@ import type { Db } from '../db/connection.js';
 import type { RaterFiguresRow } from './page-report.js';
 
 // analysis_rater_figures (migration 028): each rater's figures of a batch's stored report, written by the analysis
-// worker in the transaction that stores the report, and read by the console's raters and participants pages a page of
+// worker around the transaction that stores the report (the new result's before it, the old one's deleted after), and read by the console's raters and participants pages a page of
 // raters at a time, always with the data version of the result they serve, so that a page never shows figures of two
 // results.
 
-/** Replaces the batch's stored rater figures with those of the report of this version (in the caller's transaction). */
-export function storeRaterFigures(db: Db, batchId: number, version: string, rows: readonly RaterFiguresRow[]): void {
-  db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = :batchId').run({ batchId });
+/**
+ * Stores rater figures of the report of this version (one part of them: the worker writes them in parts, each in a
+ * transaction of its own, before the transaction that stores the report; a part written again replaces itself).
+ */
+export function insertRaterFigures(db: Db, batchId: number, version: string, rows: readonly RaterFiguresRow[]): void {
   const insert = db.prepare(
-    `INSERT INTO analysis_rater_figures (batch_id, judge, data_version, judgments, median_seconds, majority_agreement, left_rate)
+    `INSERT OR REPLACE INTO analysis_rater_figures (batch_id, judge, data_version, judgments, median_seconds, majority_agreement, left_rate)
      VALUES (:batchId, :judge, :version, :judgments, :median_seconds, :majority_agreement, :left_rate)`,
   );
   for (const row of rows) insert.run({ batchId, version, ...row });
+}
+
+/** Deletes up to `limit` stored figures of the batch of any version but this one (the stored result's); how many it deleted. */
+export function deleteOtherRaterFigures(db: Db, batchId: number, version: string, limit: number): number {
+  return db
+    .prepare(
+      `DELETE FROM analysis_rater_figures WHERE (batch_id, data_version, judge) IN (
+         SELECT batch_id, data_version, judge FROM analysis_rater_figures WHERE batch_id = :batchId AND data_version <> :version LIMIT :limit)`,
+    )
+    .run({ batchId, version, limit }).changes;
 }
 
 /** The stored figures of these raters (by `judge` pseudonym) from the report of exactly this version; a rater without any is left out. */

@@ -163,7 +163,7 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(storedAnalysis<AnalysisReport>(t.db, batch.batchId).notes).toEqual(whole.notes);
   });
 
-  it('a new result replaces the stored parts with its own in the same write, and parts read for a result replaced meanwhile are refused, never mixed', async () => {
+  it('a new result replaces the stored parts with its own when it is stored, and parts read for a result replaced meanwhile are refused, never mixed', async () => {
     const t = buildTestApp();
     const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b', 'a'], ['a', 'a', null]] });
     const now = () => new Date();

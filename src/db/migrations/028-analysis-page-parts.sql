@@ -10,8 +10,12 @@
 ALTER TABLE analysis_cache ADD COLUMN page_report BLOB;
 
 -- The per-rater figures the raters and participants pages show, one row per rater of the stored report (its first
--- question's raters, by `judge` pseudonym as the pages look them up), with the data version of the report they come
--- from: a page reads the rows of the version it serves, 100 rows of a page through the primary key.
+-- question's raters, by `judge` pseudonym as the pages look them up), under the data version of the report they come
+-- from: a page reads the rows of the version it serves, 100 rows of a page through the primary key. The version leads
+-- the key after the batch so that the worker writes a new result's rows (50,000 at a million judgments) in small
+-- transactions of their own before the one that stores the report, and deletes the old result's after it: raters'
+-- writes never wait for one transaction of 100,000 row changes. Rows of a version other than the stored result's are
+-- never read.
 CREATE TABLE analysis_rater_figures (
   batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
   judge TEXT NOT NULL,
@@ -20,5 +24,5 @@ CREATE TABLE analysis_rater_figures (
   median_seconds REAL,
   majority_agreement REAL,
   left_rate REAL,
-  PRIMARY KEY (batch_id, judge)
+  PRIMARY KEY (batch_id, data_version, judge)
 ) STRICT, WITHOUT ROWID;
