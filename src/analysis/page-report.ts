@@ -1,4 +1,4 @@
-import type { AnalysisReport, RaterQuality } from './analysis-report.js';
+import type { Agreement, AnalysisReport, RaterQuality } from './analysis-report.js';
 
 // What the console's pages read of a stored report, cut out of it by the analysis worker and stored beside it
 // (migration 028), so that no page parses the whole report on the request thread: at a million judgments the report
@@ -37,18 +37,29 @@ function ratersShown(raters: readonly RaterQuality[]): RaterQuality[] {
   return raters.filter((_, index) => kept.has(index));
 }
 
-function cutRaters<R extends AnalysisReport>(report: R): R {
-  return { ...report, raters: ratersShown(report.raters), raters_total: raterCount(report) };
+/** An agreement without its list of rater pairs' Cohen kappas (the page shows their mean). */
+const withoutCohenPairs = (agreement: Agreement): Agreement => ({ ...agreement, cohen_pairs: null });
+
+function cutForPage<R extends AnalysisReport>(report: R): R {
+  return {
+    ...report,
+    agreement: withoutCohenPairs(report.agreement),
+    comparisons: report.comparisons.map((c) => ({ ...c, agreement: withoutCohenPairs(c.agreement) })),
+    raters: ratersShown(report.raters),
+    raters_total: raterCount(report),
+  };
 }
 
 /**
- * The report as the console's analysis page reads it: every field as it is, but each question's `raters` cut to those
- * the page shows, with `raters_total` saying how many there are. The analysis page renders the same from it as from
- * the whole report; nothing else (API, exports, bundles) is ever given one.
+ * The report as the console's analysis page reads it: every field as it is, but in each question's report `raters`
+ * cut to those the page shows (with `raters_total` saying how many there are) and no agreement's `cohen_pairs` (the
+ * kappa of every two raters who share pairs, which no page shows: the page shows their mean; it is most of the report
+ * for a batch of some thousand raters, and null above the size limit). The analysis page renders the same from it as
+ * from the whole report; nothing else (API, exports, bundles) is ever given one.
  */
 export function pageReportOf(report: AnalysisReport): AnalysisReport {
-  const page = cutRaters(report);
-  if (report.questions) page.questions = report.questions.map((q) => cutRaters(q));
+  const page = cutForPage(report);
+  if (report.questions) page.questions = report.questions.map((q) => cutForPage(q));
   return page;
 }
 
