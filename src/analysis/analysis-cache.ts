@@ -105,15 +105,15 @@ export function analysisVersion(db: Db, batchId: number, settings: { seed: numbe
 /**
  * Stores a batch's report in the form of src/analysis/stored-report.ts (`compressReport`, called by the caller before
  * its write transaction opens: compressing 14 MB takes ~30 ms, which raters' writes would otherwise wait for), with
- * its page report (migration 028, src/analysis/page-report.ts) when the caller has one: a row stored without one has
- * none, never the page report of the result it replaces.
+ * its page parts (migration 028, src/analysis/page-report.ts) when the caller has them: the page report, and the id its
+ * rater figures are stored under. A row stored without them has none, never those of the result it replaces.
  */
-export function storeAnalysis(db: Db, batchId: number, version: string, result: Buffer, now: Date, pageReport: Buffer | null = null): void {
+export function storeAnalysis(db: Db, batchId: number, version: string, result: Buffer, now: Date, parts: { report: Buffer; id: number } | null = null): void {
   db.prepare(
-    `INSERT INTO analysis_cache (batch_id, data_version, result, computed_at, page_report) VALUES (:b, :version, :result, :at, :page)
+    `INSERT INTO analysis_cache (batch_id, data_version, result, computed_at, page_report, parts_id) VALUES (:b, :version, :result, :at, :page, :partsId)
      ON CONFLICT (batch_id) DO UPDATE SET data_version = excluded.data_version, result = excluded.result, computed_at = excluded.computed_at,
-       page_report = excluded.page_report`,
-  ).run({ b: batchId, version, result, at: now.toISOString(), page: pageReport });
+       page_report = excluded.page_report, parts_id = excluded.parts_id`,
+  ).run({ b: batchId, version, result, at: now.toISOString(), page: parts?.report ?? null, partsId: parts?.id ?? null });
 }
 
 /** When the cached analysis of a batch was computed, or null when there is none. */

@@ -6,6 +6,7 @@
 // computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
 // status, for the server to raise again. The analysis files of an export bundle are written here too, into a folder the
 // server names, for the server to stream into the archive without parsing, rendering or pretty-printing the report.
+import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -48,7 +49,7 @@ export type AnalysisJobResult =
   | { id: number; kind: 'failed'; message: string };
 
 /** Rater figures written (or deleted) per transaction of the worker; each such transaction is what raters' writes may wait for. */
-const FIGURES_PER_WRITE = 2_000;
+const FIGURES_PER_WRITE = 1_000;
 
 // Its priority (Linux's idle class, or nice 19) is set by analysis-worker-boot.mjs before anything else runs.
 
@@ -128,22 +129,25 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     // figures as rows, so that no page parses the whole report on the server's request thread (issue 12).
     const pageReport = compressReport(JSON.stringify(pageReportOf(report)));
     const figures = raterFiguresOf(report);
+    // Names this result's figures (migration 028): drawn, not counted, so that no state is shared between processes.
+    const partsId = randomInt(1, 2 ** 47);
     const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
-    // The new result's rater figures first, in parts of their own: 50,000 rows in the one transaction below held
-    // raters' writes as long as the report's text once did (issue 12). Pages read only the stored result's version, so
-    // they are read from the moment the report is stored, in the same transaction as its page report and plots.
+    // The new result's rater figures first, in parts of their own: 50,000 rows in the one transaction below would hold
+    // raters' writes far longer than the report's gzip does (issue 12). Pages read only the figures under the stored
+    // result's parts_id, so these are read from the moment the report is stored, in one transaction with its page
+    // report and plots.
     for (let i = 0; i < figures.length; i += FIGURES_PER_WRITE) {
-      db.transaction(() => insertRaterFigures(db, job.batchId, outcome.version, figures.slice(i, i + FIGURES_PER_WRITE)))();
+      db.transaction(() => insertRaterFigures(db, job.batchId, partsId, figures.slice(i, i + FIGURES_PER_WRITE)))();
     }
     db.transaction(() => {
-      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), pageReport);
+      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), { report: pageReport, id: partsId });
       storePlots(db, job.batchId, outcome.version, plots);
     })();
     // Then the figures of the result it replaced (and of any never stored), in parts too.
     for (let deleted = FIGURES_PER_WRITE; deleted === FIGURES_PER_WRITE; ) {
-      deleted = db.transaction(() => deleteOtherRaterFigures(db, job.batchId, outcome.version, FIGURES_PER_WRITE))();
+      deleted = db.transaction(() => deleteOtherRaterFigures(db, job.batchId, partsId, FIGURES_PER_WRITE))();
     }
     return { id: job.id, kind: 'stored' };
   } catch (error) {

@@ -52,15 +52,16 @@ export type ServedAnalysis = {
   pageReport: () => Promise<AnalysisReport | null>;
   /**
    * Whether the result was stored with its page parts (a page report, and each rater's figures in
-   * analysis_rater_figures under `version`): the raters and participants pages then read those rows, not `report`.
+   * analysis_rater_figures under its parts_id): the raters and participants pages then read those rows, not `report`.
    */
   pageParts: boolean;
   /**
-   * Runs `read` (queries of the page parts of `version`) in one read transaction, after checking that the served
-   * result is still the stored one: its answer then is of this result and no other. Null when a newer result replaced it
-   * meanwhile (the worker stores from its own process at any time; serve again) or none is served.
+   * Runs `read` (queries of the rater figures stored under `partsId`) in one read transaction, after checking that
+   * the served result is still the stored one: its answer then is of this result and no other. Null when a newer
+   * result replaced it meanwhile (the worker stores from its own process at any time; serve again), or the served
+   * result has no page parts.
    */
-  readParts: <T>(read: (version: string) => T) => T | null;
+  readParts: <T>(read: (partsId: number) => T) => T | null;
   /** Whether a result is stored (checked whole when awaitBatchAnalysis gives it: a damaged one reads as none). */
   stored: boolean;
   /**
@@ -95,6 +96,8 @@ type StoredEntry = {
   report?: Promise<AnalysisReport | null>;
   /** The stored page report (migration 028), null when the row has none; `page` once it was read. */
   pageResult: Buffer | null;
+  /** Names the result's stored rater figures (analysis_cache.parts_id); null without page parts. */
+  partsId: number | null;
   page?: Promise<AnalysisReport | null>;
   /** A row from before migration 027: its text as UTF-8 bytes, encoded once. */
   textBytes?: Buffer;
@@ -291,10 +294,14 @@ function parsedPageReport(db: Db, batchId: number, entry: StoredEntry): Promise<
 }
 
 /** `read` in a read transaction whose snapshot still holds the entry's result (and so its page parts); null otherwise. */
-function readPartsOf<T>(db: Db, batchId: number, entry: StoredEntry, read: (version: string) => T): T | null {
+function readPartsOf<T>(db: Db, batchId: number, entry: StoredEntry, read: (partsId: number) => T): T | null {
+  const partsId = entry.partsId;
+  if (partsId === null) return null;
   return db.transaction(() => {
-    const row = db.prepare<{ b: number }, { computed_at: string; data_version: string }>('SELECT computed_at, data_version FROM analysis_cache WHERE batch_id = :b').get({ b: batchId });
-    return row?.computed_at === entry.computedAt && row.data_version === entry.version ? read(entry.version) : null;
+    const row = db
+      .prepare<{ b: number }, { computed_at: string; data_version: string; parts_id: number | null }>('SELECT computed_at, data_version, parts_id FROM analysis_cache WHERE batch_id = :b')
+      .get({ b: batchId });
+    return row?.computed_at === entry.computedAt && row.data_version === entry.version && row.parts_id === partsId ? read(partsId) : null;
   })();
 }
 
@@ -327,13 +334,14 @@ function currentEntry(db: Db, batchId: number): StoredEntry | null {
     // The old report goes before the new one is read: two of a large batch's reports are not held at once.
     state.stored = null;
     const stored = db
-      .prepare<{ b: number }, { result: StoredResult; page_report: Buffer | null }>('SELECT result, page_report FROM analysis_cache WHERE batch_id = :b')
+      .prepare<{ b: number }, { result: StoredResult; page_report: Buffer | null; parts_id: number | null }>('SELECT result, page_report, parts_id FROM analysis_cache WHERE batch_id = :b')
       .get({ b: batchId });
     const result = stored?.result;
     // What can be checked without decompressing or parsing: gzip's header, or an older row's JSON's ends.
     if (result !== undefined && (typeof result === 'string' ? looksLikeReportJson(result) : looksLikeGzip(result))) {
       const page = stored?.page_report ?? null;
-      state.stored = { computedAt: row.computed_at, version: row.data_version, result, pageResult: page !== null && looksLikeGzip(page) ? page : null };
+      const parts = page !== null && looksLikeGzip(page) && stored?.parts_id != null;
+      state.stored = { computedAt: row.computed_at, version: row.data_version, result, pageResult: parts ? page : null, partsId: parts ? (stored?.parts_id ?? null) : null };
     } else if (result !== undefined) dropDamaged(db, batchId, row.computed_at);
   }
   return state.stored;

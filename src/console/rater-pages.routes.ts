@@ -17,17 +17,17 @@ import { listRaterFiguresAfter, findRaterFigures } from '../analysis/rater-figur
 import type { RaterFiguresRow } from '../analysis/page-report.js';
 import {
   countBatchRaters,
+  countQualityDecisions,
   countDecisionsBeforeQuality,
   countJudgmentsOnRemovedPairs,
   listBatchRatersPage,
   listContentReports,
   listParticipantsAfter,
   listQualityDependentRaters,
-  listQualityDependentRatersWithFigures,
+  listUnnamedQualityDependentRaters,
   listRaterIdentities,
   type ParticipantRater,
   type QualityDependentRater,
-  type QualityDependentRaterFigures,
 } from './rater-table.queries.js';
 
 const reasonSchema = z.object({ reason: z.string().trim().min(1, 'is required').max(500) });
@@ -46,10 +46,10 @@ const reportsQuerySchema = z.object({ batch: z.coerce.number().int().min(1).opti
 const RATERS_PER_PAGE = 100;
 /** Participants per part of the payment CSV. */
 const CSV_PART = 2_000;
-const FIGURES_NOT_COMPUTED = 'The rater quality figures could not be computed just now; try the download again in a moment.';
 /** Raters named (HMAC) per part before other requests are answered. */
 const NAMING_PART = 2_000;
 
+const FIGURES_NOT_COMPUTED = 'The rater quality figures could not be computed just now; try the download again in a moment.';
 /** Stored figures read per part of the payment CSV's list of them. */
 const FIGURES_PART = 5_000;
 /**
@@ -69,12 +69,6 @@ type FigureSource = { served: ServedAnalysis | null; stored: boolean; parts: boo
 function analysisNote(source: FigureSource) {
   const served = source.served;
   return { stored: source.stored, computedAt: served?.computedAt ?? null, ageSeconds: served?.ageSeconds ?? null, updating: served?.updating ?? false };
-}
-
-/** A rater's figures joined to their row by listQualityDependentRatersWithFigures, if it found any. */
-function joinedFigures(r: QualityDependentRater | QualityDependentRaterFigures): StoredRaterQuality | undefined {
-  if (!('figure_judgments' in r) || r.figure_judgments === null) return undefined;
-  return qualityOfFigures({ judgments: r.figure_judgments, median_seconds: r.median_seconds, majority_agreement: r.majority_agreement, left_rate: r.left_rate });
 }
 
 /** Pseudonym → figures of stored figure rows. */
@@ -108,7 +102,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   /** The figures of these raters (by pseudonym) of the source's result; null when its parts were replaced meanwhile. */
   const figuresOf = (batchId: number, source: FigureSource, judges: readonly string[]): Map<string, StoredRaterQuality> | null => {
     if (!source.parts) return source.whole;
-    return source.served?.readParts((version) => figureMap(findRaterFigures(db, batchId, version, judges))) ?? null;
+    return source.served?.readParts((partsId) => figureMap(findRaterFigures(db, batchId, partsId, judges))) ?? null;
   };
   /** A rater with their pseudonym, stored figures (when the analysis holds them), flags and quality state. */
   const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext, figureOf: Map<string, StoredRaterQuality>) => {
@@ -126,16 +120,23 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   };
   /**
    * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
-   * included, no failed check) decided by decideParticipant from the stored figures, one small row per such rater.
+   * included, no failed check) from the stored figures: from the page parts counted in SQL too (countQualityDecisions),
+   * from the whole report decided by decideParticipant, one small row per such rater. Null when the source's parts were
+   * replaced by a newer result meanwhile.
    */
   const decisionCounts = async (batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> => {
     const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
     const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
-    // From the page parts: each rater's stored figures joined to their row by the stored pseudonym (one query, no
-    // report parsed); from the whole report: its figures by pseudonym.
-    const joined = source.parts ? source.served?.readParts((version) => listQualityDependentRatersWithFigures(db, batch.id, q.threshold, version)) : undefined;
-    if (joined === null) return null;
-    const raters = joined ?? listQualityDependentRaters(db, batch.id, q.threshold);
+    let raters: QualityDependentRater[];
+    if (source.parts) {
+      const inSql = source.served?.readParts((partsId) => countQualityDecisions(db, batch.id, q.threshold, partsId, q.medianSeconds)) ?? null;
+      if (!inSql) return null;
+      counts.approve += inSql.approve;
+      counts.review += inSql.review;
+      counts.pending += inSql.pending;
+      // Only raters without a stored pseudonym are left to decide here.
+      raters = inSql.unnamed > 0 ? listUnnamedQualityDependentRaters(db, batch.id, q.threshold) : [];
+    } else raters = listQualityDependentRaters(db, batch.id, q.threshold);
     // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
     // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).
     const unnamedIds = raters.filter((r) => r.judge === null && q.judges.known(r.id) === undefined).map((r) => r.id);
@@ -144,16 +145,14 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    // The figures of the raters named here (not joined by the query, which knows only stored pseudonyms).
-    const namedHere = raters.flatMap((r) => (r.judge === null ? (q.judges.known(r.id) ?? []) : []));
-    const figureOf = source.parts ? figuresOf(batch.id, source, namedHere) : source.whole;
+    const figureOf = source.parts ? figuresOf(batch.id, source, raters.flatMap((r) => q.judges.known(r.id) ?? [])) : source.whole;
     if (figureOf === null) return null;
     // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
     // checks passed (the query keeps only those), so the flags left are the figures' own.
     const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
     for (const r of raters) {
       const judge = r.judge ?? q.judges.known(r.id);
-      const figures = joinedFigures(r) ?? (judge === undefined ? undefined : figureOf.get(judge));
+      const figures = judge === undefined ? undefined : figureOf.get(judge);
       const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
       const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
       counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
@@ -172,7 +171,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       const current: ServedAnalysis = served;
       const figures = new Map<string, StoredRaterQuality>();
       for (let after = ''; ; ) {
-        const part = current.readParts((version) => listRaterFiguresAfter(db, batchId, version, after, FIGURES_PART));
+        const part = current.readParts((partsId) => listRaterFiguresAfter(db, batchId, partsId, after, FIGURES_PART));
         if (!part) break;
         for (const row of part) figures.set(row.judge, qualityOfFigures(row));
         const last = part.at(-1);

@@ -153,29 +153,54 @@ export function listQualityDependentRaters(db: Db, batchId: number, onboardingTh
     .all({ batchId, threshold: onboardingThreshold });
 }
 
-/** A quality-dependent rater with their figures of the stored report (migration 028); the figures are null when it has none of them. */
-export type QualityDependentRaterFigures = QualityDependentRater & {
-  figure_judgments: number | null;
-  median_seconds: number | null;
-  majority_agreement: number | null;
-  left_rate: number | null;
-};
+/** The `quality` raters of countDecisionsBeforeQuality on each list, counted from the stored figures (`unnamed`: not counted). */
+export type QualityDecisionCounts = { approve: number; review: number; pending: number; unnamed: number };
 
 /**
- * listQualityDependentRaters with each rater's stored figures of the report of `version` (analysis_rater_figures, by
- * their stored pseudonym through its primary key): the participants page's counts without the whole report. A rater
- * from before pseudonyms were stored (judge null) has no figures here: the caller names them and looks theirs up.
+ * The payment decisions of the raters counted as `quality` by countDecisionsBeforeQuality, counted by one aggregate
+ * over their stored figures of the result named `partsId` (analysis_rater_figures, migration 028, found by each rater's
+ * stored pseudonym through the primary key): the participants page's counts without reading the whole report or a row
+ * per rater into JavaScript (at a million judgments the 50,000 raters' rows took 60–85 ms to read, joined to their
+ * figures 110–190 ms). The cases are decideParticipant's after its status and checks (src/console/participants-csv.ts),
+ * with qualityFlags' "too fast" and "one side" (src/analysis/rater-quality.ts) on the stored figures and `medianSeconds`
+ * the batch's median time; the test "page parts" compares these counts with those decided in code from the whole
+ * report. `unnamed`: raters from before pseudonyms were stored at consent (judge null), decided in code by the caller.
  */
-export function listQualityDependentRatersWithFigures(db: Db, batchId: number, onboardingThreshold: number | null, version: string): QualityDependentRaterFigures[] {
-  return db
-    .prepare<{ batchId: number; threshold: number | null; version: string }, QualityDependentRaterFigures>(
-      `SELECT r.id, r.finish_reason, r.regular_judged AS regular_judgments, r.judge, f.judgments AS figure_judgments, f.median_seconds,
-         f.majority_agreement, f.left_rate
-       FROM raters r LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.judge = r.judge AND f.data_version = :version
+export function countQualityDecisions(db: Db, batchId: number, onboardingThreshold: number | null, partsId: number, medianSeconds: number | null): QualityDecisionCounts {
+  const rows = db
+    .prepare<{ batchId: number; threshold: number | null; partsId: number; median: number | null }, { decision: keyof QualityDecisionCounts; n: number }>(
+      `WITH removed AS MATERIALIZED (
+         SELECT j.rater_id, count(*) AS n FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
+         WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id)
+       SELECT CASE
+           WHEN r.judge IS NULL THEN 'unnamed'
+           WHEN f.judge IS NOT NULL AND (
+               (f.median_seconds IS NOT NULL AND (f.median_seconds < 5 OR (:median IS NOT NULL AND f.median_seconds < :median / 3.0)))
+               OR (f.left_rate IS NOT NULL AND f.judgments >= 5 AND (f.left_rate >= 0.9 OR f.left_rate <= 0.1))) THEN 'review'
+           WHEN f.judge IS NULL AND r.regular_judged - coalesce((SELECT n FROM removed WHERE removed.rater_id = r.id), 0) > 0 THEN 'pending'
+           WHEN r.finish_reason IN ('closed', 'paused') THEN 'approve'
+           WHEN r.finish_reason IS NOT NULL AND r.regular_judged = 0 THEN 'review'
+           ELSE 'approve' END AS decision, count(*) AS n
+       FROM raters r LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.parts_id = :partsId AND f.judge = r.judge
        WHERE r.batch_id = :batchId AND r.provider <> 'preview' AND r.status = 'completed' AND r.excluded = 0 AND r.attention_failures = 0
-         AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)`,
+         AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)
+       GROUP BY 1`,
     )
-    .all({ batchId, threshold: onboardingThreshold, version });
+    .all({ batchId, threshold: onboardingThreshold, partsId, median: medianSeconds });
+  const counts: QualityDecisionCounts = { approve: 0, review: 0, pending: 0, unnamed: 0 };
+  for (const r of rows) counts[r.decision] += r.n;
+  return counts;
+}
+
+/** The raters of listQualityDependentRaters without a stored pseudonym (from before migration 023). */
+export function listUnnamedQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null): QualityDependentRater[] {
+  return db
+    .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
+      `SELECT id, finish_reason, regular_judged AS regular_judgments, judge FROM raters
+       WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0 AND judge IS NULL
+         AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
+    )
+    .all({ batchId, threshold: onboardingThreshold });
 }
 
 /** Who a rater is, for their `judge` pseudonym: for the raters whose pseudonym is not known yet. */

@@ -45,7 +45,9 @@ function makeRatedBatch(db: Db) {
   for (const r of rows) {
     db.prepare('UPDATE raters SET judge = ? WHERE id = ?').run(judgePseudonym(salt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id }), r.id);
   }
-  db.prepare("UPDATE judgments SET left_side = 'a', choice = CASE WHEN label = 'a' THEN 'left' WHEN label = 'b' THEN 'right' ELSE choice END WHERE batch_id = ? AND rater_id % 5 = 0").run(batch.batchId);
+  // Every fifth rater always on the left (one side), every seventh finished when the batch closed.
+  db.prepare("UPDATE judgments SET left_side = winner, choice = 'left' WHERE batch_id = ? AND winner IN ('a', 'b') AND rater_id % 5 = 0").run(batch.batchId);
+  db.prepare("UPDATE raters SET finish_reason = 'closed' WHERE batch_id = ? AND id % 7 = 0").run(batch.batchId);
   return batch;
 }
 
@@ -67,16 +69,21 @@ const pageUrls = (batchId: number) => [
 ];
 
 const figureRows = (db: Db, batchId: number) =>
-  db.prepare('SELECT judge, data_version, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = ? ORDER BY judge').all(batchId) as {
+  db.prepare('SELECT judge, parts_id, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = ? ORDER BY judge').all(batchId) as {
     judge: string;
-    data_version: string;
+    parts_id: number;
     judgments: number;
     median_seconds: number | null;
     majority_agreement: number | null;
     left_rate: number | null;
   }[];
 const storedRow = (db: Db, batchId: number) =>
-  db.prepare('SELECT data_version, computed_at, page_report FROM analysis_cache WHERE batch_id = ?').get(batchId) as { data_version: string; computed_at: string; page_report: Buffer | null };
+  db.prepare('SELECT data_version, computed_at, page_report, parts_id FROM analysis_cache WHERE batch_id = ?').get(batchId) as {
+    data_version: string;
+    computed_at: string;
+    page_report: Buffer | null;
+    parts_id: number | null;
+  };
 const storedPageReport = (db: Db, batchId: number) => JSON.parse(gunzipSync(storedRow(db, batchId).page_report as Buffer).toString('utf8')) as AnalysisReport;
 
 /** A second server process's view of the same database file: its own handle, so its own memory of stored results. */
@@ -104,10 +111,11 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(page.raters.length).toBeLessThan(whole.raters.length);
     const figures = figureRows(t.db, batch.batchId);
     expect(figures).toHaveLength(whole.raters.length);
-    expect(figures.every((f) => f.data_version === row.data_version)).toBe(true);
+    expect(row.parts_id).not.toBeNull();
+    expect(figures.every((f) => f.parts_id === row.parts_id)).toBe(true);
     const first = whole.raters[0]!;
     expect(figures.find((f) => f.judge === first.rater)).toEqual({
-      judge: first.rater, data_version: row.data_version, judgments: first.judgments, median_seconds: first.median_seconds, majority_agreement: first.loo_agreement, left_rate: first.left_rate,
+      judge: first.rater, parts_id: row.parts_id, judgments: first.judgments, median_seconds: first.median_seconds, majority_agreement: first.loo_agreement, left_rate: first.left_rate,
     });
 
     const admin = await signIn(t.app, t.db, 'admin');
@@ -118,11 +126,12 @@ describe('the console pages read the stored page parts of the analysis, not the 
     // The pages say something worth comparing: the flags and the Raters table's cut.
     expect(fromParts[0]).toContain(`The first ${RATERS_TABLE_ROWS} of ${whole.raters.length} raters by number of judgments`);
     expect(fromParts[1]).toContain('too fast');
+    expect(fromParts[1]).toContain('one side');
     expect(fromParts[3]).toMatch(/data-testid="count-approve">[1-9]/);
     expect(fromParts[3]).toMatch(/data-testid="count-review">[1-9]/);
 
     // The same result without its parts (as a row stored before migration 028), served by another server process.
-    t.db.prepare('UPDATE analysis_cache SET page_report = NULL WHERE batch_id = ?').run(batch.batchId);
+    t.db.prepare('UPDATE analysis_cache SET page_report = NULL, parts_id = NULL WHERE batch_id = ?').run(batch.batchId);
     t.db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = ?').run(batch.batchId);
     const other = secondApp(t.dbPath);
     const otherAdmin = await signIn(other.app, other.db, 'admin');
@@ -171,16 +180,17 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const before = storedRow(t.db, batch.batchId);
     const served = serveBatchAnalysis(t.db, batch.batchId, { now })!;
     expect(served.pageParts).toBe(true);
-    expect(served.readParts((version) => version)).toBe(before.data_version);
+    expect(served.readParts((partsId) => partsId)).toBe(before.parts_id);
 
     makeJudgment(t.db, { pairId: batch.pairIds[1]!, raterId: batch.raterIds[2]!, winner: 'b' });
     await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
     const after = storedRow(t.db, batch.batchId);
     expect(after.data_version).not.toBe(before.data_version);
+    expect(after.parts_id).not.toBe(before.parts_id);
     const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
     expect(storedPageReport(t.db, batch.batchId)).toEqual(pageReportOf(whole));
     const figures = figureRows(t.db, batch.batchId);
-    expect(figures.map((f) => f.data_version)).toEqual(whole.raters.map(() => after.data_version));
+    expect(figures.map((f) => f.parts_id)).toEqual(whole.raters.map(() => after.parts_id));
     expect(figures.map((f) => [f.judge, f.judgments]).sort()).toEqual(whole.raters.map((r) => [r.rater, r.judgments]).sort());
     // What was served before the new result was stored reads nothing of it.
     expect(served.readParts(() => 'read')).toBeNull();
@@ -193,10 +203,11 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const old = figureRows(t.db, batch.batchId);
     t.db.prepare('UPDATE analysis_rater_figures SET median_seconds = 999 WHERE batch_id = ?').run(batch.batchId);
     makeJudgment(t.db, { pairId: batch.pairIds[1]!, raterId: batch.raterIds[2]!, winner: 'a' });
-    // Stored in process (the CLI's path): the report alone, page_report NULL; the worker's rows stay of the old version.
+    // Stored in process (the CLI's path): the report alone, without parts; the worker's rows stay, of the old result.
     const report = getBatchAnalysis(t.db, batch.batchId, { now: new Date('2026-05-01T11:00:00Z') })!;
     expect(storedRow(t.db, batch.batchId).page_report).toBeNull();
-    expect(figureRows(t.db, batch.batchId).map((f) => f.data_version)).toEqual(old.map((f) => f.data_version));
+    expect(storedRow(t.db, batch.batchId).parts_id).toBeNull();
+    expect(figureRows(t.db, batch.batchId).map((f) => f.parts_id)).toEqual(old.map((f) => f.parts_id));
 
     const researcher = await signIn(t.app, t.db, 'researcher');
     const raters = (await researcher.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200)).text;
