@@ -113,7 +113,7 @@ function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
 
 /**
  * In the worker: computes, draws the console's plots from the report while it is at hand, and stores them, the report
- * and its page report in one transaction, its per-rater figures (under its data version) just before, so that a plot
+ * and its page report in one transaction, its per-rater figures (under its parts_id) just before, so that a plot
  * or figure served is always of the report served (issue 12: drawing them on the request thread took
  * up to 285 ms a plot at a million judgments). Plots that fail to draw are left out: the console draws those itself.
  */

@@ -1,12 +1,13 @@
--- Issue 12: what the console's pages read of a batch's stored analysis, stored by the analysis worker beside the report
--- in the same transaction (src/analysis/analysis-worker.ts), so that no page parses the whole report on the request
--- thread. At a million judgments the report is 10–14 MB of JSON, 99.8% of it the per-rater array; parsing it took
--- 54–400 ms of the request thread on the first view of each new result, a stall for every rater in flight.
+-- Issue 12: what the console's pages read of a batch's stored analysis, stored by the analysis worker with each report
+-- (src/analysis/analysis-worker.ts), so that no page parses the whole report on the request thread. At a million
+-- judgments the report is 10–14 MB of JSON, 99.8% of it the per-rater array; parsing it took 54–400 ms of the request
+-- thread on the first view of each new result, a stall for every rater in flight.
 --
--- page_report: the gzip of the report with each question's per-rater array cut to the raters the analysis page shows
--- (src/analysis/page-report.ts), a few tens of KB. A column of the result's own row: it is replaced with the report it
--- was cut from and never outlives it. NULL for a row stored without it (before this migration, or computed in the
--- server's own process): the pages then read the whole report, as before.
+-- page_report: the gzip of the report with each question's per-rater array cut to the raters the analysis page shows,
+-- and without the rater pairs' Cohen kappas no page shows (src/analysis/page-report.ts): 8 KB where the report's gzip
+-- is 0.8 MB at a million judgments. Stored in the same transaction as the report, in the result's own row: it is
+-- replaced with the report it was cut from and never outlives it. NULL for a row stored without it (before this
+-- migration, or computed in the server's own process): the pages then read the whole report, as before.
 ALTER TABLE analysis_cache ADD COLUMN page_report BLOB;
 -- parts_id: names the result's rater figures below (a random integer the worker draws per result; NULL with page_report
 -- NULL). An integer rather than the data version (a text of 100+ characters) in their key: with the version the
