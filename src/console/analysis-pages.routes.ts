@@ -57,10 +57,10 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
         // The page report (migration 028: the report with its per-rater array cut to the raters the page shows, a few
         // tens of KB where the whole report is 10–14 MB at a million judgments), decompressed on the thread pool and
         // parsed once per stored result, then remembered; the whole report for a row stored without one.
-        const whole = await served.pageReport();
-        if (!whole) throw new HttpError(503, NOT_COMPUTED);
+        const page = await served.pageReport();
+        if (!page) throw new HttpError(503, NOT_COMPUTED);
         // Several questions (issue 16): one question's results at a time, chosen by ?question=ID (the first by default).
-        const report = selectQuestionReport(whole, asked);
+        const report = selectQuestionReport(page, asked);
         renderPage(res, 'analysis', {
           title: `Analysis of ${batch.name}`,
           batch,
@@ -69,7 +69,7 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
           ageSeconds: served.ageSeconds,
           updating: served.updating,
           ...analysisView(report),
-          ...questionSwitcher(whole, report),
+          ...questionSwitcher(page, report),
           paperTables: paperTables(report),
           formats: EXPORT_FORMATS,
         });

@@ -34,7 +34,8 @@ export function analysisView(report: AnalysisReport) {
 
 /**
  * Issue 16: the batch's questions as links (`?question=ID`), the one shown, and how often the answers agree across
- * questions; no questions (and no switcher) for a one-question batch. `whole` is the stored report, `shown` the part on the page.
+ * questions; no questions (and no switcher) for a one-question batch. `whole` is the stored report (or its page report,
+ * which has the same questions and cross-question figures), `shown` the part on the page.
  */
 export function questionSwitcher(whole: AnalysisReport, shown: AnalysisReport) {
   const current = shown.question?.id ?? whole.questions?.[0]?.id ?? null;
