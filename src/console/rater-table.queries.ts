@@ -163,8 +163,8 @@ export type QualityDecisionCounts = { approve: number; review: number; pending: 
  * per rater into JavaScript (at a million judgments the 50,000 raters' rows took 60–85 ms to read, joined to their
  * figures 110–190 ms). The cases are decideParticipant's after its status and checks (src/console/participants-csv.ts),
  * with qualityFlags' "too fast" and "one side" (src/analysis/rater-quality.ts) on the stored figures and `medianSeconds`
- * the batch's median time; the test "page parts" compares these counts with those decided in code from the whole
- * report. `unnamed`: raters from before pseudonyms were stored at consent (judge null), decided in code by the caller.
+ * the batch's median time; test/console/page-parts.test.ts compares these counts with decideParticipant's, case by case
+ * and on pages served from the whole report. `unnamed`: raters from before pseudonyms were stored at consent (judge null), decided in code by the caller.
  */
 export function countQualityDecisions(db: Db, batchId: number, onboardingThreshold: number | null, partsId: number, medianSeconds: number | null): QualityDecisionCounts {
   const rows = db

@@ -9,13 +9,18 @@ import { getBatchAnalysis } from '../../src/analysis/analysis-cache.js';
 import type { AnalysisReport } from '../../src/analysis/analysis-report.js';
 import { awaitBatchAnalysis, serveBatchAnalysis, storedReportParsed } from '../../src/analysis/background-analysis.js';
 import { pageReportOf, RATERS_TABLE_ROWS } from '../../src/analysis/page-report.js';
+import { insertRaterFigures } from '../../src/analysis/rater-figures.queries.js';
+import { qualityFlags } from '../../src/analysis/rater-quality.js';
+import { decideParticipant } from '../../src/console/participants-csv.js';
+import { qualityStateOf } from '../../src/console/rater-quality-lookup.js';
+import { countQualityDecisions } from '../../src/console/rater-table.queries.js';
 import { createApp } from '../../src/app.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { judgePseudonym } from '../../src/rating/judge-pseudonym.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
-import { makeBatchWithJudgments, makeJudgment } from '../helpers/factories.js';
+import { makeBatch, makeBatchWithJudgments, makeJudgment, makeRater } from '../helpers/factories.js';
 import { storedAnalysis } from '../helpers/stored-analysis.js';
 import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
 
@@ -218,5 +223,54 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(analysis).toContain(`${report.n_judgments} judgments on 2 pairs`);
     const plot = await researcher.agent.get(`/console/batches/${batch.batchId}/plots/win-rate.svg`).expect(200);
     expect(plot.headers['content-type']).toContain('image/svg+xml');
+  });
+  it('countQualityDecisions, for raters in every case of the payment rule (too fast, one side, figures pending, closed, nothing left), counts what decideParticipant decides from the same figures', () => {
+    const t = buildTestApp();
+    const { batchId } = makeBatch(t.db, {});
+    const partsId = 41;
+    // [finish reason, regular judgments, stored figures or null]: each row one case of decideParticipant after its checks.
+    const cases: [string | null, number, { judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null } | null][] = [
+      ['cap', 10, { judgments: 10, median_seconds: 4.5, majority_agreement: 0.8, left_rate: 0.5 }], // too fast (under 5 s)
+      ['cap', 10, { judgments: 10, median_seconds: 9, majority_agreement: 0.8, left_rate: 0.5 }], // too fast when the batch's median is over 27 s
+      ['cap', 10, { judgments: 10, median_seconds: 11, majority_agreement: 0.8, left_rate: 0.5 }], // approve
+      ['cap', 10, { judgments: 10, median_seconds: 20, majority_agreement: 0.8, left_rate: 0.95 }], // one side
+      ['cap', 4, { judgments: 4, median_seconds: 20, majority_agreement: 0.8, left_rate: 1 }], // too few judgments for one side
+      ['cap', 10, { judgments: 10, median_seconds: null, majority_agreement: null, left_rate: 0.05 }], // one side, no time
+      ['cap', 3, null], // pending: judgments the stored result does not hold
+      ['closed', 5, { judgments: 5, median_seconds: 40, majority_agreement: 1, left_rate: 0.5 }], // approve (batch closed)
+      ['paused', 0, null], // approve (batch paused), nothing analysed
+      ['exhausted', 0, null], // review: completed without a regular judgment
+      [null, 0, null], // approve: finished before finish reasons were recorded
+    ];
+    const figures: { judge: string; judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null }[] = [];
+    for (const [i, [finish, regular, stored]] of cases.entries()) {
+      const id = makeRater(t.db, { batchId, status: 'completed' });
+      const judge = `judge-${i}`;
+      t.db.prepare('UPDATE raters SET judge = ?, finish_reason = ?, regular_judged = ? WHERE id = ?').run(judge, finish, regular, id);
+      if (stored) figures.push({ judge, ...stored });
+    }
+    // A rater from before pseudonyms were stored is left to the caller; figures of another result are not read.
+    makeRater(t.db, { batchId, status: 'completed' });
+    insertRaterFigures(t.db, batchId, partsId, figures);
+    insertRaterFigures(t.db, batchId, partsId + 1, figures.map((f) => ({ ...f, median_seconds: 1 })));
+
+    const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
+    const decidedInCode = (medianSeconds: number | null) => {
+      const expected = { approve: 0, review: 0, pending: 0, unnamed: 1 };
+      for (const [finish, regular, stored] of cases) {
+        const quality = stored ? { judgments: stored.judgments, medianSeconds: stored.median_seconds, majorityAgreement: stored.majority_agreement, leftRate: stored.left_rate } : undefined;
+        const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: finish, regular_judgments: regular };
+        const decided = decideParticipant({ rater, flags: qualityFlags(quality, medianSeconds, checksPassed), quality: qualityStateOf(rater, regular, quality) }).decision;
+        if (decided === 'reject') throw new Error('no case here is rejected');
+        expected[decided] += 1;
+      }
+      return expected;
+    };
+    // The batch's median time decides "too fast" beside the 5 s floor: one median under 15 s, one over 27 s, none.
+    for (const medianSeconds of [12, 30, null]) {
+      expect(countQualityDecisions(t.db, batchId, null, partsId, medianSeconds), `median ${medianSeconds}`).toEqual(decidedInCode(medianSeconds));
+    }
+    expect(decidedInCode(30).review).toBe(decidedInCode(12).review + 1);
+    expect(decidedInCode(null).pending).toBe(1);
   });
 });
