@@ -65,6 +65,11 @@ function connectionTo(path: string, access: 'read' | 'write' = 'read'): Db {
   if (!db) {
     db = cacheStatements(new Database(path, { readonly: access === 'read', fileMustExist: true }));
     db.pragma('busy_timeout = 5000');
+    // As the server's own connection (src/db/connection.ts): SQLite's default (FULL) synced the shared log at every
+    // commit while holding the write lock, raters' log pages included, and a result is now some fifty transactions
+    // (its rater figures): each such sync is what a rater's commit waited for, the server's thread asleep in SQLite's
+    // busy handler meanwhile (issue 12). A result lost to a power cut is computed again.
+    if (access === 'write') db.pragma('synchronous = NORMAL');
     connections.set(key, db);
   }
   return db;
