@@ -10,7 +10,7 @@ import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
-import { recordInTransaction } from './record-judgment.js';
+import { recordInTransaction, recordJudgment } from './record-judgment.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -235,7 +235,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       if (!leasing) throw error;
       nextFailed = true;
       answered = undefined;
-      outcome = db.transaction(() => recordInTransaction(db, rater.id, input, clock())).immediate();
+      outcome = recordJudgment(db, rater.id, input, clock());
     }
     if (outcome.kind === 'closed') {
       completeRater(db, rater, 'closed', clock());
