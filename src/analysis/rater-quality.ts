@@ -178,6 +178,22 @@ export function raterQuality(judgments: QualityJudgment[]): Map<number, RaterQua
 export type QualityFlags = { tooFast: boolean; oneSided: boolean; failsChecks: boolean };
 
 /**
+ * The flags' thresholds, in one place for qualityFlags and the participants page's SQL count of the same decisions
+ * (src/console/rater-table.queries.ts, countQualityDecisions).
+ */
+export const QUALITY_FLAG_RULES = {
+  /** "too fast": a median time per judgment under this many seconds, */
+  tooFastSeconds: 5,
+  /** or under the batch's median divided by this. */
+  tooFastMedianDivisor: 3,
+  /** "one side": at least this many decisive choices, */
+  oneSideMinJudgments: 5,
+  /** with a left rate at least this high, or at most this low. */
+  oneSideHigh: 0.9,
+  oneSideLow: 0.1,
+} as const;
+
+/**
  * Flags for the rater table: "too fast" below a third of the batch's median time per judgment (or under 5 s);
  * "one side" when at least 90% of at least 5 decisive choices are on the same screen side; "fails checks" when any
  * attention check or the onboarding threshold was failed.
@@ -188,9 +204,10 @@ export function qualityFlags(
   checks: { attentionFailures: number; onboardingCorrect: number; onboardingAnswered: number; onboardingThreshold: number | null },
 ): QualityFlags {
   const seconds = row?.medianSeconds ?? null;
-  const tooFast = seconds !== null && (seconds < 5 || (batchMedianSeconds !== null && seconds < batchMedianSeconds / 3));
+  const rules = QUALITY_FLAG_RULES;
+  const tooFast = seconds !== null && (seconds < rules.tooFastSeconds || (batchMedianSeconds !== null && seconds < batchMedianSeconds / rules.tooFastMedianDivisor));
   const left = row?.leftRate ?? null;
-  const oneSided = left !== null && (row?.judgments ?? 0) >= 5 && (left >= 0.9 || left <= 0.1);
+  const oneSided = left !== null && (row?.judgments ?? 0) >= rules.oneSideMinJudgments && (left >= rules.oneSideHigh || left <= rules.oneSideLow);
   const onboardingFailed =
     checks.onboardingThreshold !== null && checks.onboardingAnswered > 0 && checks.onboardingCorrect / checks.onboardingAnswered < checks.onboardingThreshold;
   return { tooFast, oneSided, failsChecks: checks.attentionFailures > 0 || onboardingFailed };

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import type { QualityJudgment } from '../analysis/rater-quality.js';
+import { QUALITY_FLAG_RULES, type QualityJudgment } from '../analysis/rater-quality.js';
 
 /** A rater as the payment lists need them (every column of the raters page but the address share). */
 export type ParticipantRater = {
@@ -162,21 +162,35 @@ export type QualityDecisionCounts = { approve: number; review: number; pending: 
  * stored pseudonym through the primary key): the participants page's counts without reading the whole report or a row
  * per rater into JavaScript (at a million judgments the 50,000 raters' rows took 60–85 ms to read, joined to their
  * figures 110–190 ms). The cases are decideParticipant's after its status and checks (src/console/participants-csv.ts),
- * with qualityFlags' "too fast" and "one side" (src/analysis/rater-quality.ts) on the stored figures and `medianSeconds`
+ * with qualityFlags' "too fast" and "one side" (src/analysis/rater-quality.ts, QUALITY_FLAG_RULES) on the stored figures and `medianSeconds`
  * the batch's median time; test/console/page-parts.test.ts compares these counts with decideParticipant's, case by case
  * and on pages served from the whole report. `unnamed`: raters from before pseudonyms were stored at consent (judge null), decided in code by the caller.
  */
 export function countQualityDecisions(db: Db, batchId: number, onboardingThreshold: number | null, partsId: number, medianSeconds: number | null): QualityDecisionCounts {
+  const rules = QUALITY_FLAG_RULES;
   const rows = db
-    .prepare<{ batchId: number; threshold: number | null; partsId: number; median: number | null }, { decision: keyof QualityDecisionCounts; n: number }>(
+    .prepare<
+      {
+        batchId: number;
+        threshold: number | null;
+        partsId: number;
+        median: number | null;
+        fastSeconds: number;
+        fastDivisor: number;
+        sideJudgments: number;
+        sideHigh: number;
+        sideLow: number;
+      },
+      { decision: keyof QualityDecisionCounts; n: number }
+    >(
       `WITH removed AS MATERIALIZED (
          SELECT j.rater_id, count(*) AS n FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
          WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id)
        SELECT CASE
            WHEN r.judge IS NULL THEN 'unnamed'
            WHEN f.judge IS NOT NULL AND (
-               (f.median_seconds IS NOT NULL AND (f.median_seconds < 5 OR (:median IS NOT NULL AND f.median_seconds < :median / 3.0)))
-               OR (f.left_rate IS NOT NULL AND f.judgments >= 5 AND (f.left_rate >= 0.9 OR f.left_rate <= 0.1))) THEN 'review'
+               (f.median_seconds IS NOT NULL AND (f.median_seconds < :fastSeconds OR (:median IS NOT NULL AND f.median_seconds < :median / :fastDivisor)))
+               OR (f.left_rate IS NOT NULL AND f.judgments >= :sideJudgments AND (f.left_rate >= :sideHigh OR f.left_rate <= :sideLow))) THEN 'review'
            WHEN f.judge IS NULL AND r.regular_judged - coalesce((SELECT n FROM removed WHERE removed.rater_id = r.id), 0) > 0 THEN 'pending'
            WHEN r.finish_reason IN ('closed', 'paused') THEN 'approve'
            WHEN r.finish_reason IS NOT NULL AND r.regular_judged = 0 THEN 'review'
@@ -186,7 +200,18 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
          AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)
        GROUP BY 1`,
     )
-    .all({ batchId, threshold: onboardingThreshold, partsId, median: medianSeconds });
+    .all({
+      batchId,
+      threshold: onboardingThreshold,
+      partsId,
+      median: medianSeconds,
+      // qualityFlags' own thresholds (better-sqlite3 binds numbers as REAL, so the division is not an integer one).
+      fastSeconds: rules.tooFastSeconds,
+      fastDivisor: rules.tooFastMedianDivisor,
+      sideJudgments: rules.oneSideMinJudgments,
+      sideHigh: rules.oneSideHigh,
+      sideLow: rules.oneSideLow,
+    });
   const counts: QualityDecisionCounts = { approve: 0, review: 0, pending: 0, unnamed: 0 };
   for (const r of rows) counts[r.decision] += r.n;
   return counts;
