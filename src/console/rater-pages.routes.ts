@@ -9,7 +9,7 @@ import { requireBatchView } from './batch-pages.routes.js';
 import { batchMedianSeconds } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
-import { parsePage } from './pagination.js';
+import { type Page, parsePage } from './pagination.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
 import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
@@ -184,6 +184,24 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
     const report = (await served?.report()) ?? null;
     return report ? lookup.figures(report) : null;
   };
+  /**
+   * A page of the batch's raters with their figures, and what else the page reads of the same result (`more`), all of
+   * one stored result: the last stored analysis at once, with its age (a newer one is computed in the worker meanwhile,
+   * never awaited here), from its page parts (the page's raters through the primary key) or its whole report. When a
+   * newer result replaced it meanwhile (`more` or the figures' read gives null), all is read again of the new one; the
+   * last try reads the whole report, which cannot be replaced under it.
+   */
+  async function raterPageOf<T>(batch: BatchView, page: Page, more: (source: FigureSource, q: QualityContext) => Promise<T | null>): Promise<RaterPage<T>> {
+    for (let tries = 1; ; tries++) {
+      const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
+      const q = qualityContext(batch);
+      const extra = await more(source, q);
+      const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
+      const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
+      if (extra !== null && figureOf) return { source, q, listed, figureOf, more: extra };
+    }
+  }
+  type RaterPage<T> = { source: FigureSource; q: QualityContext; listed: ReturnType<typeof listBatchRatersPage>; figureOf: Map<string, StoredRaterQuality>; more: T };
   // Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
   const exclusionRoute = (excluded: boolean): RouteSpec => ({
     method: 'post',
@@ -207,22 +225,13 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
-        for (let tries = 1; ; tries++) {
-          // The last stored analysis at once, with its age; a newer one is computed in the worker meanwhile (never awaited here).
-          const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
-          const q = qualityContext(batch);
-          const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
-          // The page's raters' figures alone (by pseudonym, through the primary key), or the whole report's.
-          const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
-          if (!figureOf) continue;
-          const rows = listed.map((r) => {
-            const p = participantOf(r, q, figureOf);
-            const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-            return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
-          });
-          renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
-          return;
-        }
+        const { source, q, listed, figureOf } = await raterPageOf(batch, page, async () => true);
+        const rows = listed.map((r) => {
+          const p = participantOf(r, q, figureOf);
+          const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
+          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
+        });
+        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
       },
     },
     exclusionRoute(true),
@@ -247,22 +256,13 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res) => {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
-        for (let tries = 1; ; tries++) {
-          const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
-          const q = qualityContext(batch);
-          const counts = await decisionCounts(batch, q, source);
-          const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
-          const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
-          // A newer result replaced the served one meanwhile: its counts and rows are read again, all of the new one.
-          if (!counts || !figureOf) continue;
-          const rows = listed.map((r) => {
-            const p = participantOf(r, q, figureOf);
-            return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
-          });
-          const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
-          renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
-          return;
-        }
+        const { source, q, listed, figureOf, more: counts } = await raterPageOf(batch, page, (from, context) => decisionCounts(batch, context, from));
+        const rows = listed.map((r) => {
+          const p = participantOf(r, q, figureOf);
+          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
+        });
+        const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
+        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
       },
     },
     {
