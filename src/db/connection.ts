@@ -54,8 +54,8 @@ type Mode = 'object' | 'pluck' | 'raw' | 'expand';
  * by better-sqlite3, which sets each column by name on a new object for every row: interning the names and growing the
  * object's shape one property at a time were about 5% of the server's CPU under rater load (issue 12). The statement
  * reads raw arrays underneath; what its caller sees (pluck, raw, expand, objects) is unchanged, each mode switch
- * behaving as better-sqlite3's (turning one on turns the others off). Statements named with `__proto__` are left as
- * they are (an object literal would set the prototype).
+ * behaving as better-sqlite3's (turning one on turns the others off). Statements with a column named `__proto__` are
+ * left as they are (an object literal would set the prototype).
  */
 function buildRowsInJs(statement: Database.Statement): Database.Statement {
   if (!statement.reader) return statement;
@@ -72,7 +72,8 @@ function buildRowsInJs(statement: Database.Statement): Database.Statement {
       nativeMode = wanted;
     }
   };
-  // A schema change re-prepares the statement inside SQLite and may change its columns: the maker is made again.
+  // A schema change re-prepares the statement inside SQLite: when it adds or drops a column, the maker is made again
+  // (the app's SQL names its columns; only a `SELECT *` over a renamed column would keep the old name).
   const toObject = (values: unknown[]): Row => {
     if (values.length !== makeRow.size) makeRow = rowMaker(statement) ?? makeRow;
     return makeRow(values);
