@@ -2,6 +2,7 @@ import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import {
+  type AnalysisQuestion,
   type BatchForAnalysis,
   type BatchJudgments,
   batchDataVersion,
@@ -12,7 +13,7 @@ import {
 } from './batch-judgments.queries.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
-import { loadPaperSection, paperDataVersion } from './paper-table.queries.js';
+import { loadPaperData, type PaperData, paperDataVersion, paperSectionOf } from './paper-table.queries.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
 /** Bumped when the report's computation changes, so old cached results are recomputed. */
@@ -30,20 +31,45 @@ type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHal
  * question is computed. A one-question batch's report is exactly what it was before questions existed.
  */
 export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOptions = {}): AnalysisReport | null {
+  const input = loadBatchAnalysisInput(db, batchId, options);
+  return input && analyzeBatchInput(input, options);
+}
+
+/** Everything a batch's analysis reads from the database, read before any of it is computed. */
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[] };
+type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
+
+/**
+ * Reads a batch's analysis input (null: no such batch). Apart from the computation, so that a caller can read it in one
+ * short read transaction and compute with no snapshot held: the analysis worker's snapshot of a million judgments,
+ * held through the whole computation at idle priority, kept the server's write-ahead log from being reset for tens of
+ * seconds while raters wrote (issue 12).
+ */
+export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisInput | null {
   const batch = findBatchForAnalysis(db, batchId);
   if (!batch) return null;
   const asked = options.question === undefined ? null : resolveAnalysisQuestion(batch, options.question);
-  const parts = (asked ? [asked] : batch.questions).map((q) => {
-    const data = loadBatchJudgments(db, batch, q.id);
-    return { id: q.id, text: q.text, report: questionReport(db, batch, q.tiesAllowed, data, options), table: data.table };
-  });
-  const part = parts[0] as QuestionPart;
-  // One question asked of a several-question batch: its report, naming it.
-  if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
-  return combineQuestionReports(parts);
+  const paper = loadPaperData(db, batch.id);
+  const goldFromRated = countGoldFromRatedSamples(db, batch.id);
+  const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, data: loadBatchJudgments(db, batch, question.id), paper, goldFromRated }));
+  return { batch, asked, parts };
 }
 
-function questionReport(db: Db, batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions): AnalysisReport {
+/** The batch's analysis from its input: no database is read. */
+export function analyzeBatchInput({ batch, asked, parts }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+  const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
+    id: question.id,
+    text: question.text,
+    report: questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, options),
+    table: data.table,
+  }));
+  const part = reports[0] as QuestionPart;
+  // One question asked of a several-question batch: its report, naming it.
+  if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
+  return combineQuestionReports(reports);
+}
+
+function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, paper: PaperData, goldFromRated: number, options: ComputeOptions): AnalysisReport {
   const report = analyzeJudgments(data.table, {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
@@ -56,9 +82,8 @@ function questionReport(db: Db, batch: BatchForAnalysis, tiesAllowed: boolean, d
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
   });
-  report.paper = loadPaperSection(db, batch.id, data.table);
+  report.paper = paperSectionOf(paper, data.table);
   // The gold-pair rule of issue 10 (README, Rating batches): say when a rater could meet a rated dialogue in a gold pair first.
-  const goldFromRated = countGoldFromRatedSamples(db, batch.id);
   if (goldFromRated > 0) {
     report.notes.push(
       `${goldFromRated} onboarding or attention-check pair(s) were made from scenario samples that are also rated (the runs had too few held-out samples); a rater who met such a sample in a gold pair could still be given its regular pair (served last), so no regular pair was unreachable, but that rater had seen one of its dialogues before.`,

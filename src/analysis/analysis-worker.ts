@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { analysisVersion, computeBatchAnalysis, storeAnalysis } from './analysis-cache.js';
+import { analysisVersion, analyzeBatchInput, loadBatchAnalysisInput, storeAnalysis } from './analysis-cache.js';
 import { drawPlots, storePlots } from './analysis-plots.queries.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { pageReportOf, raterFiguresOf } from './page-report.js';
@@ -94,17 +94,26 @@ function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult
 
 type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null };
 
-/** Recomputes unless the stored result already has this data version; one read transaction, so one snapshot. */
+/**
+ * Recomputes unless the stored result already has this data version. What it computes from is read in one read
+ * transaction (one snapshot, of the version it is stored under) and computed after that transaction ends: held through
+ * the computation, at this process's idle priority while raters keep the machine busy, that snapshot stopped the
+ * server's write-ahead log from being reset for tens of seconds at a million judgments, and the log grew by every
+ * rater's commit meanwhile (issue 12).
+ */
 function computeBatchJob(job: BatchAnalysisJob, open: () => Db): Computed {
   const db = open();
-  return db.transaction((): Computed => {
-    const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
+  const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
+  const read = db.transaction(() => {
     const version = analysisVersion(db, job.batchId, settings);
     const stored = db.prepare<{ b: number }, { data_version: string }>('SELECT data_version FROM analysis_cache WHERE batch_id = :b').get({ b: job.batchId });
-    if (stored?.data_version === version) return { outcome: { id: job.id, kind: 'unchanged' }, report: null };
-    const report = computeBatchAnalysis(db, job.batchId, { ...settings, now: new Date(job.now) });
-    return report ? { outcome: { id: job.id, kind: 'computed', version, result: JSON.stringify(report) }, report } : { outcome: { id: job.id, kind: 'missing' }, report: null };
+    if (stored?.data_version === version) return 'unchanged' as const;
+    return { version, input: loadBatchAnalysisInput(db, job.batchId) };
   })();
+  if (read === 'unchanged') return { outcome: { id: job.id, kind: 'unchanged' }, report: null };
+  if (!read.input) return { outcome: { id: job.id, kind: 'missing' }, report: null };
+  const report = analyzeBatchInput(read.input, { ...settings, now: new Date(job.now) });
+  return { outcome: { id: job.id, kind: 'computed', version: read.version, result: JSON.stringify(report) }, report };
 }
 
 /** In process (a database the worker cannot open): the result goes back to be stored by the caller; no plots. */

@@ -113,7 +113,11 @@ export function loadRunPaperSection(db: Db, runId: number): PaperSection {
   return paperSection({ of: 'run', judgments: [], judge: null, judgeAnswers: [], dialogues, ...loadEvaluationData(db, dialogues) });
 }
 
-export function loadPaperSection(db: Db, batchId: number, table: JudgmentTable): PaperSection {
+/** What a batch's paper table reads from the database besides the human judgments (which come with the report's table). */
+export type PaperData = Omit<PaperInput, 'of' | 'judgments'>;
+
+/** Reads the batch's paper data; the section itself is computed by `paperSectionOf`, with no database at hand. */
+export function loadPaperData(db: Db, batchId: number): PaperData {
   const judge = db
     .prepare<{ b: number }, { id: number; name: string; judge_model: string; prompt_version: string }>(
       `SELECT e.id, e.name, e.judge_model, e.prompt_version FROM evaluations e
@@ -132,11 +136,15 @@ export function loadPaperSection(db: Db, batchId: number, table: JudgmentTable):
         .map((r) => ({ pair: String(r.pair_id), leftSide: r.left_side, choice: r.choice, winner: r.winner, conditionA: r.condition_a, conditionB: r.condition_b, category: r.category }))
     : [];
   const dialogues = loadDialogues(db, { batchId });
-  return paperSection({
-    judgments: humanJudgments(table),
+  return {
     judge: judge ? { name: judge.name, judge_model: judge.judge_model, prompt_version: judge.prompt_version } : null,
     judgeAnswers,
     dialogues,
     ...loadEvaluationData(db, dialogues),
-  });
+  };
+}
+
+/** A batch's paper section from its paper data and the report's judgment table. */
+export function paperSectionOf(data: PaperData, table: JudgmentTable): PaperSection {
+  return paperSection({ judgments: humanJudgments(table), ...data });
 }
