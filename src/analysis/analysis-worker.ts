@@ -9,6 +9,7 @@
 import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -50,6 +51,21 @@ export type AnalysisJobResult =
 
 /** Rater figures written (or deleted) per transaction of the worker; each such transaction is what raters' writes may wait for. */
 const FIGURES_PER_WRITE = 1_000;
+
+/**
+ * Runs `write` as a transaction, then leaves the database to others for a while before the caller's next one. The
+ * server's writes that met one of these transactions wait in SQLite's busy handler, which sleeps 1, 2, 5, 10, 15, 20,
+ * then 25 ms between tries: run back to back, the next transaction held the lock again before the server woke, and a
+ * result's fifty transactions of rater figures held every rater's answer for 200–350 ms (issue 12). The pause is at
+ * least one of those tries (so the server's next try finds the lock free) and as long as the transaction itself.
+ */
+async function writeThenYield<T>(db: Db, write: () => T): Promise<T> {
+  const started = performance.now();
+  const result = db.transaction(write)();
+  await delay(Math.max(MIN_YIELD_MS, performance.now() - started));
+  return result;
+}
+const MIN_YIELD_MS = 30;
 
 // Its priority (Linux's idle class, or nice 19) is set by analysis-worker-boot.mjs before anything else runs.
 
@@ -153,15 +169,15 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     // result's parts_id, so these are read from the moment the report is stored, in one transaction with its page
     // report and plots.
     for (let i = 0; i < figures.length; i += FIGURES_PER_WRITE) {
-      db.transaction(() => insertRaterFigures(db, job.batchId, partsId, figures.slice(i, i + FIGURES_PER_WRITE)))();
+      await writeThenYield(db, () => insertRaterFigures(db, job.batchId, partsId, figures.slice(i, i + FIGURES_PER_WRITE)));
     }
-    db.transaction(() => {
+    await writeThenYield(db, () => {
       storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), { report: pageReport, id: partsId });
       storePlots(db, job.batchId, outcome.version, plots);
-    })();
+    });
     // Then the figures of the result it replaced (and of any never stored), in parts too.
     for (let deleted = FIGURES_PER_WRITE; deleted === FIGURES_PER_WRITE; ) {
-      deleted = db.transaction(() => deleteOtherRaterFigures(db, job.batchId, partsId, FIGURES_PER_WRITE))();
+      deleted = await writeThenYield(db, () => deleteOtherRaterFigures(db, job.batchId, partsId, FIGURES_PER_WRITE));
     }
     return { id: job.id, kind: 'stored' };
   } catch (error) {
