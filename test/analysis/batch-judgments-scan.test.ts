@@ -94,6 +94,11 @@ describe('loadBatchJudgments (one pass over the batch, joined in JavaScript)', (
     db.prepare("UPDATE raters SET status = 'screened_out' WHERE id = ?").run(one.raterIds[3]);
     db.prepare("UPDATE pairs SET removed_at = '2026-02-01T00:00:00.000Z' WHERE id = ?").run(one.pairIds[2]);
     db.prepare("UPDATE judgments SET question_id = 'clear' WHERE batch_id = ? AND rater_id = ? AND pair_id = ?").run(one.batchId, late, one.pairIds[1]);
+    // Rows the schema allows though the app never writes them: a judgment of batch one by a rater of batch two, and one
+    // of batch one on a pair of batch two (each read on its own, as SQLite's join reads any pair and rater).
+    makeJudgment(db, { pairId: one.pairIds[0]!, raterId: two.raterIds[0]!, winner: 'b' });
+    const moved = makeJudgment(db, { pairId: two.pairIds[1]!, raterId: makeRater(db, { batchId: one.batchId }), winner: 'a' });
+    db.prepare('UPDATE judgments SET batch_id = ? WHERE id = ?').run(one.batchId, moved);
 
     for (const question of ['natural', 'clear']) {
       const scanned = readByScan(db, one.batchId, question);
@@ -105,6 +110,8 @@ describe('loadBatchJudgments (one pass over the batch, joined in JavaScript)', (
     const natural = readByScan(db, one.batchId, 'natural');
     // The rules did leave rows out, and the other batch's rows are not read as this one's.
     expect(natural.rows.length).toBeGreaterThan(0);
+    expect(natural.rows.filter((r) => r.rater === `rater:${two.raterIds[0]}`)).toHaveLength(1);
+    expect(natural.rows.filter((r) => r.item === String(two.pairIds[1]))).toHaveLength(1);
     expect(natural.dropped.gold).toBe(4);
     expect(natural.dropped.removed).toBeGreaterThan(0);
     expect(natural.attention.map(([, t]) => t)).toEqual([{ correct: 1, answered: 1 }, { correct: 0, answered: 1 }, { correct: 1, answered: 1 }]);
