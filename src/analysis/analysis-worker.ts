@@ -56,8 +56,9 @@ const FIGURES_PER_WRITE = 1_000;
  * Runs `write` as a transaction, then leaves the database to others for a while before the caller's next one. The
  * server's writes that met one of these transactions wait in SQLite's busy handler, which sleeps 1, 2, 5, 10, 15, 20,
  * then 25 ms between tries: run back to back, the next transaction held the lock again before the server woke, and a
- * result's fifty transactions of rater figures held every rater's answer for 200–350 ms (issue 12). The pause is at
- * least one of those tries (so the server's next try finds the lock free) and as long as the transaction itself.
+ * result's fifty transactions of rater figures held every rater's answer for 200–350 ms (issue 12). The pause is
+ * longer than the handler's sleep at that moment, so its next try finds the lock free: never under 30 ms, and as long
+ * as the transaction took (the handler's sleeps grow to 50 and 100 ms only after it has waited that long).
  */
 async function writeThenYield<T>(db: Db, write: () => T): Promise<T> {
   const started = performance.now();
