@@ -10,7 +10,7 @@ import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, run
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
-import { compressReport, decompressReport, looksLikeGzip, looksLikeReportJson, parseReportJson, type StoredResult } from './stored-report.js';
+import { compressReport, decompressReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
 
 // Pages and the API serve a batch's analysis from `analysis_cache` and have it refreshed in a worker process, so a large
 // analysis (seconds and about a gigabyte at 1M judgments) never stalls raters' requests nor grows the server (issue 12). While judgments arrive the stored result
@@ -273,9 +273,7 @@ function storedIntact(db: Db, batchId: number, entry: StoredEntry): Promise<bool
  * thread, once per result, as it did before the report was compressed.
  */
 function parsedReport(db: Db, batchId: number, entry: StoredEntry): Promise<AnalysisReport | null> {
-  const stored = entry.result;
-  entry.report ??= (typeof stored === 'string' ? Promise.resolve(stored) : decompressReport(stored).then((json) => json?.toString('utf8') ?? null)).then((json) => {
-    const report = json === null ? null : parseReportJson(json);
+  entry.report ??= parseStoredReport(entry.result).then((report) => {
     if (!report) dropDamaged(db, batchId, entry.computedAt);
     return report;
   });
@@ -289,7 +287,7 @@ function parsedReport(db: Db, batchId: number, entry: StoredEntry): Promise<Anal
 function parsedPageReport(db: Db, batchId: number, entry: StoredEntry): Promise<AnalysisReport | null> {
   const stored = entry.pageResult;
   if (stored === null) return parsedReport(db, batchId, entry);
-  entry.page ??= decompressReport(stored).then((json) => (json === null ? null : parseReportJson(json.toString('utf8'))));
+  entry.page ??= parseStoredReport(stored);
   return entry.page.then((page) => page ?? parsedReport(db, batchId, entry));
 }
 

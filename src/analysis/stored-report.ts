@@ -73,6 +73,15 @@ export function parseReportJson(json: string): AnalysisReport | null {
 }
 
 /**
+ * A stored row's report for the server: the gzip decompressed on libuv's thread pool (`decompressReport`), the JSON
+ * parsed on the caller's thread. Null when the row is damaged (bad gzip, not a report's JSON, another shape).
+ */
+export async function parseStoredReport(stored: StoredResult): Promise<AnalysisReport | null> {
+  const json = typeof stored === 'string' ? stored : ((await decompressReport(stored))?.toString('utf8') ?? null);
+  return json === null ? null : parseReportJson(json);
+}
+
+/**
  * A stored row's report, decompressed and parsed on the caller's thread: for the worker and the CLI, which answer no
  * requests. Null when the row is damaged (bad gzip, bad JSON, another shape).
  */
