@@ -24,7 +24,6 @@ import {
   listContentReports,
   listParticipantsAfter,
   listQualityDependentRaters,
-  listUnnamedQualityDependentRaters,
   listRaterIdentities,
   type ParticipantRater,
   type QualityDependentRater,
@@ -135,7 +134,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       counts.review += inSql.review;
       counts.pending += inSql.pending;
       // Only raters without a stored pseudonym are left to decide here.
-      raters = inSql.unnamed > 0 ? listUnnamedQualityDependentRaters(db, batch.id, q.threshold) : [];
+      raters = inSql.unnamed > 0 ? listQualityDependentRaters(db, batch.id, q.threshold, { unnamedOnly: true }) : [];
     } else raters = listQualityDependentRaters(db, batch.id, q.threshold);
     // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
     // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).

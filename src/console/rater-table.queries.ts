@@ -89,18 +89,18 @@ export function listParticipantsAfter(db: Db, batchId: number, afterId: number, 
     .all({ batchId, afterId, limit });
 }
 
+// CROSS JOIN and +p.kind: from the removed pairs (index pairs_removed) to their judgments; the planner otherwise starts
+// from every judgment of the batch (0.3 s at a million) or from every regular pair (pairs_by_batch).
+const JUDGMENTS_ON_REMOVED_PAIRS = `SELECT j.rater_id, count(*) AS n FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
+  WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id`;
+
 /**
  * Per rater, their first-question judgments on regular pairs that were removed from the batch: the counter
  * regular_judged includes them, the analysis does not. Reads only the removed pairs' judgments (index pairs_removed).
  */
 export function countJudgmentsOnRemovedPairs(db: Db, batchId: number): Map<number, number> {
   const rows = db
-    .prepare<{ batchId: number }, [number, number]>(
-      // CROSS JOIN and +p.kind: from the removed pairs (index pairs_removed) to their judgments; the planner otherwise
-      // starts from every judgment of the batch (0.3 s at a million) or from every regular pair (pairs_by_batch).
-      `SELECT j.rater_id, count(*) FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
-       WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id`,
-    )
+    .prepare<{ batchId: number }, [number, number]>(JUDGMENTS_ON_REMOVED_PAIRS)
     .raw()
     .all({ batchId });
   return new Map(rows);
@@ -140,15 +140,21 @@ export function countDecisionsBeforeQuality(db: Db, batchId: number, onboardingT
 export type QualityDependentRater = Pick<ParticipantRater, 'id' | 'finish_reason' | 'regular_judgments' | 'judge'>;
 
 /**
+ * Which raters of `:batchId` (as `r`) are counted as `quality` by countDecisionsBeforeQuality: completed, included, no
+ * failed attention check, and onboarding passed at `:threshold` (none set: passed).
+ */
+const QUALITY_DEPENDENT = `r.batch_id = :batchId AND r.provider <> 'preview' AND r.status = 'completed' AND r.excluded = 0 AND r.attention_failures = 0
+  AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)`;
+
+/**
  * The raters counted as `quality` by countDecisionsBeforeQuality, with what decides their list beside the figures,
  * found by the index raters_completed_included (migration 020).
  */
-export function listQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null): QualityDependentRater[] {
+export function listQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null, options: { unnamedOnly?: boolean } = {}): QualityDependentRater[] {
   return db
     .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
-      `SELECT id, finish_reason, regular_judged AS regular_judgments, judge FROM raters
-       WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0
-         AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
+      `SELECT r.id, r.finish_reason, r.regular_judged AS regular_judgments, r.judge FROM raters r
+       WHERE ${QUALITY_DEPENDENT}${options.unnamedOnly ? ' AND r.judge IS NULL' : ''}`,
     )
     .all({ batchId, threshold: onboardingThreshold });
 }
@@ -183,9 +189,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
       },
       { decision: keyof QualityDecisionCounts; n: number }
     >(
-      `WITH removed AS MATERIALIZED (
-         SELECT j.rater_id, count(*) AS n FROM pairs p CROSS JOIN judgments j ON j.batch_id = p.batch_id AND j.pair_id = p.id
-         WHERE p.batch_id = :batchId AND p.removed_at IS NOT NULL AND +p.kind = 'regular' AND j.question_index = 0 GROUP BY j.rater_id)
+      `WITH removed AS MATERIALIZED (${JUDGMENTS_ON_REMOVED_PAIRS})
        SELECT CASE
            WHEN r.judge IS NULL THEN 'unnamed'
            WHEN f.judge IS NOT NULL AND (
@@ -196,8 +200,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
            WHEN r.finish_reason IS NOT NULL AND r.regular_judged = 0 THEN 'review'
            ELSE 'approve' END AS decision, count(*) AS n
        FROM raters r LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.parts_id = :partsId AND f.judge = r.judge
-       WHERE r.batch_id = :batchId AND r.provider <> 'preview' AND r.status = 'completed' AND r.excluded = 0 AND r.attention_failures = 0
-         AND NOT (:threshold IS NOT NULL AND r.onboarding_answered > 0 AND CAST(r.onboarding_correct AS REAL) / r.onboarding_answered < :threshold)
+       WHERE ${QUALITY_DEPENDENT}
        GROUP BY 1`,
     )
     .all({
@@ -215,17 +218,6 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
   const counts: QualityDecisionCounts = { approve: 0, review: 0, pending: 0, unnamed: 0 };
   for (const r of rows) counts[r.decision] += r.n;
   return counts;
-}
-
-/** The raters of listQualityDependentRaters without a stored pseudonym (from before migration 023). */
-export function listUnnamedQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null): QualityDependentRater[] {
-  return db
-    .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
-      `SELECT id, finish_reason, regular_judged AS regular_judgments, judge FROM raters
-       WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0 AND attention_failures = 0 AND judge IS NULL
-         AND NOT (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold)`,
-    )
-    .all({ batchId, threshold: onboardingThreshold });
 }
 
 /** Who a rater is, for their `judge` pseudonym: for the raters whose pseudonym is not known yet. */
