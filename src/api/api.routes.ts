@@ -32,6 +32,9 @@ function paginated<T>(data: T[], page: { page: number; perPage: number }, total:
   return { data, pagination: { page: page.page, per_page: page.perPage, total, pages: Math.ceil(total / page.perPage) } };
 }
 
+/** No stored analysis to send (none could be computed, or the stored one turned out damaged and is being computed again). */
+const analysisNotComputed = () => new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
+
 /** The JSON API's routes with their roles (read-only; researchers and admins). */
 export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock, config } = deps;
@@ -113,12 +116,12 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
           served = await awaitBatchAnalysis(db, batchId, { now: clock, fresh: true });
         }
         if (!served) throw new HttpError(404, `No batch with id ${req.params.id}.`);
-        if (!served.computedAt || !served.stored) throw new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
+        if (!served.computedAt || !served.stored) throw analysisNotComputed();
         res.set({ Age: String(served.ageSeconds ?? 0), 'X-Analysis-Computed-At': served.computedAt, 'X-Analysis-Updating': served.updating ? 'true' : 'false' });
         // A question's part is picked from the parsed report (decompressed on the thread pool, parsed once per result).
         if (question !== undefined) {
           const report = await served.report();
-          if (!report) throw new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
+          if (!report) throw analysisNotComputed();
           res.json(selectQuestionReport(report, question));
           return;
         }
@@ -127,14 +130,14 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
         // decompressed on the thread pool. Its tag names the stored result: a client that sends If-None-Match for the
         // result it holds gets 304 before any byte is read.
         const sent = served.response(req.acceptsEncodings('gzip') === 'gzip');
-        if (!sent) throw new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
+        if (!sent) throw analysisNotComputed();
         res.set({ ETag: sent.etag, Vary: 'Accept-Encoding' });
         if (req.fresh) {
           res.status(304).end();
           return;
         }
         const body = await sent.body();
-        if (!body) throw new HttpError(503, 'The analysis could not be computed just now; try again in a moment.');
+        if (!body) throw analysisNotComputed();
         if (sent.gzip) res.set('Content-Encoding', 'gzip');
         res.type('application/json').send(body);
       },
