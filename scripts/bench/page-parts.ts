@@ -26,8 +26,8 @@ import { compressReport } from '../../src/analysis/stored-report.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { cacheStatements, openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
-import { ADMIN, buildStudy, seedStoredJudgments } from './support/bench-study.js';
+import { ADMIN, seedBenchDatabase } from './support/bench-study.js';
+import { median } from './support/median-time.js';
 import { consoleBrowser, createAgent } from './support/form-client.js';
 
 const flag = (name: string, fallback: number) => {
@@ -38,7 +38,6 @@ const JUDGMENTS = flag('--judgments', 1_000_000);
 const ROUNDS = flag('--rounds', 5);
 const FIGURES_PER_WRITE = 1_000;
 const kb = (bytes: number) => `${(bytes / 1e3).toFixed(0)} KB`;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const timed = (what: () => unknown) => {
   const t0 = performance.now();
@@ -52,18 +51,13 @@ const collectGarbage = runInNewContext('gc') as () => void;
 const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-page-parts-'));
 try {
   const path = join(dir, 'bench.db');
-  const seeding = openDatabase(path);
-  migrate(seeding);
-  const study = await buildStudy(seeding, 20);
-  let started = performance.now();
-  seedStoredJudgments(seeding, study.batchId, JUDGMENTS);
+  const { db: seeding, study } = await seedBenchDatabase(path, 20, JUDGMENTS, 'page-parts benchmark');
   seeding.close();
-  console.log(`page-parts benchmark: ${JUDGMENTS.toLocaleString('en')} judgments seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
   // The report, its plots and its parts, computed once as the worker computes them.
   const worker = cacheStatements(new Database(path, { fileMustExist: true }));
   worker.pragma('busy_timeout = 5000');
-  started = performance.now();
+  const started = performance.now();
   const settings = { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 };
   const report = computeBatchAnalysis(worker, study.batchId, { ...settings, now: new Date() });
   if (!report) throw new Error('no report computed');

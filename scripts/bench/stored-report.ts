@@ -20,10 +20,9 @@ import { analysisVersion, computeBatchAnalysis, storeAnalysis } from '../../src/
 import { drawPlots, storePlots } from '../../src/analysis/analysis-plots.queries.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { compressReport, REPORT_GZIP_LEVEL } from '../../src/analysis/stored-report.js';
-import { cacheStatements, openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
-import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
-import { medianMs } from './support/median-time.js';
+import { cacheStatements } from '../../src/db/connection.js';
+import { seedBenchDatabase } from './support/bench-study.js';
+import { median, medianMs } from './support/median-time.js';
 
 const flag = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -32,20 +31,14 @@ const flag = (name: string, fallback: number) => {
 const JUDGMENTS = flag('--judgments', 1_000_000);
 const ROUNDS = flag('--rounds', 7);
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-stored-report-'));
 try {
   const path = join(dir, 'bench.db');
-  const server = openDatabase(path);
-  migrate(server);
-  const study = await buildStudy(server, 20);
-  let started = performance.now();
-  seedStoredJudgments(server, study.batchId, JUDGMENTS);
-  console.log(`stored-report benchmark: ${JUDGMENTS.toLocaleString('en')} judgments seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const { db: server, study } = await seedBenchDatabase(path, 20, JUDGMENTS, 'stored-report benchmark');
 
-  started = performance.now();
+  const started = performance.now();
   const settings = { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 };
   const report = computeBatchAnalysis(server, study.batchId, { ...settings, now: new Date() });
   if (!report) throw new Error('no report computed');

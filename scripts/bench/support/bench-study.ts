@@ -1,7 +1,8 @@
 // The study of the rater-load benchmark, built with the platform's own functions (library, import run, batch), and
 // the bulk seeding of already-stored judgments in one transaction of INSERT … SELECT over a recursive sequence.
 import { readFileSync } from 'node:fs';
-import type { Db } from '../../../src/db/connection.js';
+import { type Db, openDatabase } from '../../../src/db/connection.js';
+import { migrate } from '../../../src/db/migrate.js';
 import { createApiToken } from '../../../src/auth/api-tokens.js';
 import { hashPassword } from '../../../src/auth/password.js';
 import { insertUser } from '../../../src/auth/user.queries.js';
@@ -192,4 +193,18 @@ export function seedStoredJudgments(db: Db, batchId: number, count: number): voi
     }
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+/**
+ * A fresh database at `path` for the benchmarks that read a stored analysis: migrated, a study of `pairs` pairs and
+ * `judgments` stored judgments, the seeding time printed under `label`. The handle stays open for the caller.
+ */
+export async function seedBenchDatabase(path: string, pairs: number, judgments: number, label: string): Promise<{ db: Db; study: BenchStudy }> {
+  const db = openDatabase(path);
+  migrate(db);
+  const study = await buildStudy(db, pairs);
+  const started = performance.now();
+  seedStoredJudgments(db, study.batchId, judgments);
+  console.log(`${label}: ${judgments.toLocaleString('en')} judgments seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { db, study };
 }
