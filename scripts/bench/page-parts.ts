@@ -27,6 +27,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { cacheStatements, openDatabase } from '../../src/db/connection.js';
 import { ADMIN, seedBenchDatabase } from './support/bench-study.js';
+import { withLongestPause } from './support/loop-pause.js';
 import { median } from './support/median-time.js';
 import { consoleBrowser, createAgent } from './support/form-client.js';
 
@@ -131,20 +132,11 @@ try {
   async function measure(url: string): Promise<{ pause: number; active: number }> {
     collectGarbage();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    let longest = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 1);
     const before = performance.eventLoopUtilization();
-    const reply = await browser.request('GET', url);
+    const { value: reply, longestPause } = await withLongestPause(() => browser.request('GET', url));
     const used = performance.eventLoopUtilization(before);
-    clearInterval(ticker);
-    longest = Math.max(longest, performance.now() - last);
     if (reply.status !== 200) throw new Error(`${url} answered ${reply.status}`);
-    return { pause: longest, active: used.active };
+    return { pause: longestPause, active: used.active };
   }
 
   const pages = {

@@ -22,6 +22,7 @@ import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { compressReport, REPORT_GZIP_LEVEL } from '../../src/analysis/stored-report.js';
 import { cacheStatements } from '../../src/db/connection.js';
 import { seedBenchDatabase } from './support/bench-study.js';
+import { withLongestPause } from './support/loop-pause.js';
 import { median, medianMs } from './support/median-time.js';
 
 const flag = (name: string, fallback: number) => {
@@ -115,17 +116,9 @@ try {
 
   // The server's own decompression for a client that does not accept gzip, or a console page: on the thread pool.
   const gzip = readRow(study.batchId) as Buffer;
-  let longestPause = 0;
-  let last = performance.now();
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    longestPause = Math.max(longestPause, now - last);
-    last = now;
-  }, 1);
   const t0 = performance.now();
-  await promisify(gunzip)(gzip);
+  const { longestPause } = await withLongestPause(() => promisify(gunzip)(gzip));
   const asyncMs = performance.now() - t0;
-  clearInterval(ticker);
 
   const ratio = (a: number[], b: number[]) => `${median(a).toFixed(1)} ms against ${median(b).toFixed(1)} ms: ratio ${(median(a) / median(b)).toFixed(3)}`;
   console.log(`\nmedians of ${ROUNDS} rounds, gzip (level ${REPORT_GZIP_LEVEL}, ${mb(gzip.length)}) against text (${mb(Buffer.byteLength(json))}):`);
