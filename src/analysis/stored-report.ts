@@ -62,7 +62,7 @@ export async function decompressReport(stored: Buffer): Promise<Buffer | null> {
  * report is returned as parsed, not as zod's copy (which puts the checked keys first): a bundle's analysis.json is then
  * the same text whether its report was just computed or read back.
  */
-export function parseReportJson(json: string): AnalysisReport | null {
+function parseReportJson(json: string): AnalysisReport | null {
   let report: unknown;
   try {
     report = JSON.parse(json);
