@@ -10,7 +10,7 @@ import { runAtEndpoint } from '../generation/run-at-endpoint.js';
 import { findRun, getRun, markInterruptedRuns, runHasLiveWorker, updateRunPatience } from '../generation/run.queries.js';
 import { estimateCost } from '../generation/simulation-card.js';
 import { createBatchApiClient } from '../generation/batch-api-client.js';
-import { type ScriptBatchSettings, collectScriptBatch } from '../generation/script-batch.js';
+import { type ScriptBatchSettings, collectScriptBatch, DEFAULT_BATCH_POLL_MS } from '../generation/script-batch.js';
 import { type CliContext, CliError } from './cli-context.js';
 import { numberOption } from './cli-numbers.js';
 import { parseJsonColumn } from '../db/json-column.js';
@@ -258,7 +258,8 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
       const config = ctx.config();
       const env = ctx.env ?? {};
       const concurrency = numberOption('--concurrency', flags.concurrency, { integer: true, min: 1, max: 256 });
-      const pollMs = Math.round((numberOption('--poll-seconds', flags.pollSeconds, { min: 0.01, max: 3600 }) ?? 30) * 1000);
+      const pollSeconds = numberOption('--poll-seconds', flags.pollSeconds, { min: 0.01, max: 3600 });
+      const pollMs = pollSeconds === undefined ? DEFAULT_BATCH_POLL_MS : Math.round(pollSeconds * 1000);
 
       if (flags.retryFailed && flags.resume === undefined) throw new CliError('--retry-failed needs --resume RUN (the run whose failed dialogues to generate again)');
       if (flags.resume !== undefined) {
@@ -298,7 +299,9 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
           ctx.out(`Generating ${again.length} failed dialogue(s) of run ${run.name} again (their earlier calls are kept).`);
         }
         ctx.out(`Resuming run ${run.name} (id ${run.id}) at ${endpoint.baseUrl}.`);
-        if ((settings as ScriptBatchSettings).scriptBatch && !(await collectBatch(ctx, run.id, pollMs))) return;
+        // The batch is read as often as the run asked when it was sent, unless --poll-seconds says otherwise now.
+        const batch = (settings as ScriptBatchSettings).scriptBatch;
+        if (batch && !(await collectBatch(ctx, run.id, pollSeconds === undefined ? (batch.pollMs ?? pollMs) : pollMs))) return;
         await execute(ctx, run.id);
         return;
       }

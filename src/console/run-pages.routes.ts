@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import { z } from 'zod';
 import type { Response } from 'express';
+import type { BatchInfo } from '../generation/batch-api-client.js';
 import type { RouteSpec } from '../auth/route-table.js';
 import { createRun } from '../generation/create-run.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
@@ -25,6 +26,13 @@ import { scenarioCatalogue } from './scenario-catalogue.js';
 
 const cancelFormSchema = z.object({ confirm: z.literal('cancel', { error: 'type "cancel" to confirm; the run was not cancelled' }) });
 
+/** While a resumed run collects the SCRIPT batch the CLI sent (`generate --batch-api`): what the batch is doing. */
+function batchNote(info: BatchInfo | null): string | null {
+  if (!info) return null;
+  const { completed, total, failed } = info.counts;
+  return `Collecting the OpenAI batch ${info.id} first: ${info.status.replace('_', ' ')}, ${completed} of ${total} answered, ${failed} failed. Its SCRIPT dialogues are completed from its answers when it ends (within 24 hours).`;
+}
+
 /** Runs: list, start from the browser, live progress, pause/resume/cancel, simulation card. */
 export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db, clock, config, runs: supervisor } = deps;
@@ -44,6 +52,7 @@ export function runRoutes(deps: ConsoleDeps): RouteSpec[] {
       live,
       in_flight: progress?.inFlight ?? 0,
       remaining_ms: progress?.remainingMs ?? null,
+      batch_note: batchNote(supervisor.batch(runId)),
       actions: {
         ...runActions({ kind: serialized.kind, state: serialized.state, live }),
         // The same conditions POST /runs/:id/retry-failed checks, so the button is offered only when it would work.

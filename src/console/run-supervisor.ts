@@ -1,8 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { ResolvedEndpoint } from '../generation/endpoints.js';
-import { executeRun, type RunProgress } from '../generation/execute-run.js';
+import { type BatchInfo, createBatchApiClient } from '../generation/batch-api-client.js';
+import { executeRun, type RunOutcome, type RunProgress } from '../generation/execute-run.js';
 import { createLlmClient } from '../generation/llm-client.js';
+import { collectScriptBatch, DEFAULT_BATCH_POLL_MS, scriptBatchOf } from '../generation/script-batch.js';
 import { finishRun, getRun, runHasLiveWorker } from '../generation/run.queries.js';
 import { buildSimulationCard } from '../generation/simulation-card.js';
 import { recordAudit } from '../audit/audit.queries.js';
@@ -21,13 +23,15 @@ export type RunSupervisor = {
   stop: (runId: number, reason: 'pause' | 'cancel', actor: string) => void;
   isLive: (runId: number) => boolean;
   progress: (runId: number) => RunProgress | null;
+  /** The run's OpenAI batch as last read, while the supervisor collects it before generating (null otherwise). */
+  batch: (runId: number) => BatchInfo | null;
   /** Resolves when every live run has stopped (tests, shutdown). */
   idle: () => Promise<void>;
   /** Pauses every live run and resolves once they have stopped: call before closing the database at shutdown. */
   pauseAll: () => Promise<void>;
 };
 
-type Live = { controller: AbortController; endpoint: string; progress: RunProgress | null; done: Promise<void> };
+type Live = { controller: AbortController; endpoint: string; progress: RunProgress | null; batch: BatchInfo | null; done: Promise<void> };
 
 export function createRunSupervisor(db: Db, clock: Clock, options: {
     perEndpoint?: number;
@@ -44,31 +48,70 @@ export function createRunSupervisor(db: Db, clock: Clock, options: {
         `${busy === 1 ? 'Another run is' : `${busy} runs are`} being generated on the endpoint "${endpointName}" (at most ${perEndpoint} at once, set by GENERATION_RUNS_PER_ENDPOINT); wait, or pause one first.`,
       );
   };
+  const auditFinish = (runId: number, state: string) =>
+    recordAudit(db, { actor: 'system', action: 'run.finish', targetType: 'run', targetId: runId, details: { state } }, clock());
+  /**
+   * A run the CLI sent through the OpenAI Batch API (`generate --batch-api`) collects its SCRIPT batch before the engine
+   * runs, as `generate --resume` does: the engine then completes those dialogues from the stored answers instead of
+   * paying for each again. 'paused' when stopped while the batch is still out (the batch id stays stored). A batch
+   * that cannot be read fails the run with the reason, and Resume tries again.
+   */
+  const collectBatchFirst = async (runId: number, endpoint: ResolvedEndpoint, signal: AbortSignal, onBatch: (info: BatchInfo) => void) => {
+    const batch = scriptBatchOf(db, runId);
+    if (!batch) return 'nothing';
+    try {
+      return await collectScriptBatch(db, runId, {
+        client: createBatchApiClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey }),
+        pollMs: batch.pollMs ?? DEFAULT_BATCH_POLL_MS,
+        clock,
+        signal,
+        onBatch,
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const message = `The run's OpenAI batch ${batch.batchId} could not be collected: ${reason}. Resume the run to try again.`;
+      finishRun(db, runId, { state: 'failed', error: message, simulationCard: buildSimulationCard(db, runId) }, clock());
+      auditFinish(runId, 'failed');
+      throw error;
+    }
+  };
   return {
     checkRoom,
     start(runId, endpoint, actor) {
       if (live.has(runId)) throw new HttpError(409, 'This run is already being generated.');
       checkRoom(endpoint.name);
       const controller = new AbortController();
-      const entry: Live = { controller, endpoint: endpoint.name, progress: null, done: Promise.resolve() };
+      const entry: Live = { controller, endpoint: endpoint.name, progress: null, batch: null, done: Promise.resolve() };
       live.set(runId, entry);
       recordAudit(db, { actor, action: 'run.start', targetType: 'run', targetId: runId }, clock());
-      entry.done = executeRun(db, runId, {
-        llm: createLlmClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey }),
-        clock,
-        signal: controller.signal,
-        onProgress: (p) => {
-          entry.progress = p;
-        },
-        apiKeyEnv: endpoint.apiKeyEnv,
-      })
-        .then(
-          (outcome) => {
-            recordAudit(db, { actor: 'system', action: 'run.finish', targetType: 'run', targetId: runId, details: { state: outcome.state } }, clock());
-            if (outcome.state === 'failed') options.onError?.(new Error(outcome.error ?? 'the run failed'), runId);
+      const generate = (): Promise<RunOutcome> =>
+        executeRun(db, runId, {
+          llm: createLlmClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey }),
+          clock,
+          signal: controller.signal,
+          onProgress: (p) => {
+            entry.batch = null;
+            entry.progress = p;
           },
-          (error: unknown) => options.onError?.(error, runId),
-        )
+          apiKeyEnv: endpoint.apiKeyEnv,
+        });
+      entry.done = collectBatchFirst(runId, endpoint, controller.signal, (info) => {
+        entry.batch = info;
+      })
+        .then(async (collected) => {
+          if (collected === 'paused') {
+            // Stopped while its batch was still out: nothing was generated, and the batch id stays stored for a resume.
+            if (controller.signal.reason === 'cancel') {
+              finishRun(db, runId, { state: 'cancelled', error: null, simulationCard: buildSimulationCard(db, runId) }, clock());
+              auditFinish(runId, 'cancelled');
+            }
+            return;
+          }
+          const outcome = await generate();
+          auditFinish(runId, outcome.state);
+          if (outcome.state === 'failed') options.onError?.(new Error(outcome.error ?? 'the run failed'), runId);
+        })
+        .catch((error: unknown) => options.onError?.(error, runId))
         .finally(() => live.delete(runId));
     },
     stop(runId, reason, actor) {
@@ -91,6 +134,7 @@ export function createRunSupervisor(db: Db, clock: Clock, options: {
     },
     isLive: (runId) => live.has(runId),
     progress: (runId) => live.get(runId)?.progress ?? null,
+    batch: (runId) => live.get(runId)?.batch ?? null,
     idle: async () => {
       await Promise.all([...live.values()].map((l) => l.done));
     },

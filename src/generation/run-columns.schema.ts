@@ -20,7 +20,7 @@ export const runSettingsSchema = z.looseObject({
 
 /** runs.settings while a SCRIPT batch is out: the batch to collect (script-batch.ts). */
 export const scriptBatchSettingsSchema = runSettingsSchema.extend({
-  scriptBatch: z.object({ batchId: z.string(), inputFileId: z.string() }).optional(),
+  scriptBatch: z.object({ batchId: z.string(), inputFileId: z.string(), pollMs: z.number().positive().optional() }).optional(),
 });
 
 /** runs.settings of any run, for the simulation card: imports and the demo store fewer settings, or none. */

@@ -21,7 +21,19 @@ import { scriptBatchSettingsSchema } from './run-columns.schema.js';
 // answers as the dialogues' calls. The engine then finds a valid stored answer to the very same request and completes
 // those dialogues without a call; lines that failed or came back invalid are asked again by the engine as usual.
 
-export type ScriptBatchSettings = RunSettings & { scriptBatch?: { batchId: string; inputFileId: string } };
+/** `pollMs`: how often the run's batch is read, as `--poll-seconds` set it (absent in runs stored before it was kept). */
+export type ScriptBatch = { batchId: string; inputFileId: string; pollMs?: number };
+export type ScriptBatchSettings = RunSettings & { scriptBatch?: ScriptBatch };
+
+/** Between two reads of a batch's status when the run does not say (the CLI's `--poll-seconds` default). */
+export const DEFAULT_BATCH_POLL_MS = 30_000;
+
+/** The SCRIPT batch a run sent (generate --batch-api), or null: a resume collects it before the engine runs. */
+export function scriptBatchOf(db: Db, runId: number): ScriptBatch | null {
+  const run = getRun(db, runId);
+  if (!run?.settings) return null;
+  return parseJsonColumn(scriptBatchSettingsSchema, run.settings, `runs.settings of run ${runId}`).scriptBatch ?? null;
+}
 
 export type ScriptBatchOptions = { client: BatchApiClient; pollMs: number; clock?: Clock; signal?: AbortSignal; onBatch?: (info: BatchInfo) => void };
 
@@ -61,7 +73,7 @@ export async function collectScriptBatch(db: Db, runId: number, options: ScriptB
     const lines: BatchInputLine[] = waiting.map((j) => ({ custom_id: `dialogue:${j.dialogueId}`, method: 'POST', url: '/v1/chat/completions', body: j.request }));
     const inputFileId = await options.client.uploadJsonl(`simarena-${run.name}.jsonl`, lines);
     const created = await options.client.createBatch(inputFileId, { simarena_run: run.name });
-    batch = { batchId: created.id, inputFileId };
+    batch = { batchId: created.id, inputFileId, pollMs: options.pollMs };
     updateRunPatience(db, runId, { concurrency: run.concurrency, settings: { ...settings, scriptBatch: batch } });
   }
   let info = await options.client.retrieveBatch(batch.batchId);
@@ -74,38 +86,45 @@ export async function collectScriptBatch(db: Db, runId: number, options: ScriptB
   }
   const byItem = new Map(jobs.map((j) => [`dialogue:${j.dialogueId}`, j]));
   const markBatch = db.prepare('UPDATE llm_calls SET provider_batch_id = :batchId WHERE id = :id');
+  const batchId = batch.batchId;
   for (const fileId of [info.outputFileId, info.errorFileId]) {
     if (!fileId) continue;
-    for (const line of await options.client.readJsonl(fileId)) {
-      const job = byItem.get(line.custom_id);
-      if (!job) continue;
-      const stored = calls.listCallsAt(job.dialogueId, 0);
-      // Mapped once, even when a resume reads the same output again.
-      if (db.prepare('SELECT 1 FROM llm_calls WHERE dialogue_id = ? AND turn_idx = 0 AND provider_batch_id = ?').get(job.dialogueId, batch.batchId)) continue;
-      const read = readBatchOutputLine(line);
-      const content = (read.body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
-      const parsed = read.ok ? parseScript(typeof content === 'string' ? content : null, job.names, run.max_turns ?? 20) : null;
-      const id = calls.insertCall(
-        {
-          runId,
-          dialogueId: job.dialogueId,
-          turnIdx: 0,
-          speaker: null,
-          attempt: stored.reduce((m, c) => Math.max(m, c.attempt), 0) + 1,
-          requestHash: hashRequestJson(job.json),
-          request: job.json,
-          response: read.body,
-          status: read.ok ? (parsed?.ok ? 'ok' : 'invalid') : 'http_error',
-          error: read.ok ? (parsed && !parsed.ok ? parsed.error : null) : read.failure,
-          httpStatus: read.httpStatus,
-          promptTokens: read.promptTokens,
-          completionTokens: read.completionTokens,
-          latencyMs: 0,
-        },
-        clock(),
-      );
-      markBatch.run({ batchId: batch.batchId, id });
-    }
+    const lines = await options.client.readJsonl(fileId);
+    // One write transaction per file, checking what is mapped already: two processes collecting the same batch (a CLI
+    // resume beside the console's) store each answer once.
+    const storeLines = db.transaction(() => {
+      for (const line of lines) {
+        const job = byItem.get(line.custom_id);
+        if (!job) continue;
+        const stored = calls.listCallsAt(job.dialogueId, 0);
+        // Mapped once, even when a resume reads the same output again.
+        if (db.prepare('SELECT 1 FROM llm_calls WHERE dialogue_id = ? AND turn_idx = 0 AND provider_batch_id = ?').get(job.dialogueId, batchId)) continue;
+        const read = readBatchOutputLine(line);
+        const content = (read.body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
+        const parsed = read.ok ? parseScript(typeof content === 'string' ? content : null, job.names, run.max_turns ?? 20) : null;
+        const id = calls.insertCall(
+          {
+            runId,
+            dialogueId: job.dialogueId,
+            turnIdx: 0,
+            speaker: null,
+            attempt: stored.reduce((m, c) => Math.max(m, c.attempt), 0) + 1,
+            requestHash: hashRequestJson(job.json),
+            request: job.json,
+            response: read.body,
+            status: read.ok ? (parsed?.ok ? 'ok' : 'invalid') : 'http_error',
+            error: read.ok ? (parsed && !parsed.ok ? parsed.error : null) : read.failure,
+            httpStatus: read.httpStatus,
+            promptTokens: read.promptTokens,
+            completionTokens: read.completionTokens,
+            latencyMs: 0,
+          },
+          clock(),
+        );
+        markBatch.run({ batchId, id });
+      }
+    });
+    storeLines.immediate();
   }
   return 'done';
 }
