@@ -14,6 +14,7 @@ import { createConsoleRouter } from './console/console.routes.js';
 import { createApiRouter } from './api/api.routes.js';
 import { createRunSupervisor } from './console/run-supervisor.js';
 import { requireFormBody } from './web/form-body.js';
+import { fixedHeaders } from './web/fixed-headers.js';
 import { probeWrite } from './web/storage-health.js';
 import { createEvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
 
@@ -53,7 +54,7 @@ export function createApp(deps: AppDeps): Express {
   const clock = deps.clock ?? systemClock;
 
   // Console, API, landing pages, static files and /healthz share the default strict headers; rater routes set their own.
-  const consoleHeaders = helmet({ contentSecurityPolicy: { directives: { 'form-action': ["'self'"] } } });
+  const consoleHeaders = fixedHeaders(helmet({ contentSecurityPolicy: { directives: { 'form-action': ["'self'"] } } }));
 
   // Healthy means the database takes writes: a read-only or full disk answers 503, so a proxy or monitor sees it.
   app.get('/healthz', consoleHeaders, (_req, res) => {

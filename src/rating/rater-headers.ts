@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
+import { fixedHeaders } from '../web/fixed-headers.js';
 import type { ProviderKind } from '../batches/batch.schema.js';
 import { MTURK_FRAME_HOSTS, MTURK_SUBMIT_HOSTS, PROLIFIC_COMPLETION_HOST } from './providers.js';
 
@@ -10,21 +11,23 @@ import { MTURK_FRAME_HOSTS, MTURK_SUBMIT_HOSTS, PROLIFIC_COMPLETION_HOST } from 
  */
 export function raterHeaders(): Record<ProviderKind, RequestHandler> {
   const build = (frameAncestors: string[], formAction: string[], frameguard: boolean): RequestHandler =>
-    helmet({
-      contentSecurityPolicy: {
-        directives: {
-          'default-src': ["'self'"],
-          'script-src': ["'self'"],
-          'style-src': ["'self'"],
-          'img-src': ["'self'", 'data:'],
-          'form-action': ["'self'", ...formAction],
-          'frame-ancestors': frameAncestors,
-          'upgrade-insecure-requests': null,
+    fixedHeaders(
+      helmet({
+        contentSecurityPolicy: {
+          directives: {
+            'default-src': ["'self'"],
+            'script-src': ["'self'"],
+            'style-src': ["'self'"],
+            'img-src': ["'self'", 'data:'],
+            'form-action': ["'self'", ...formAction],
+            'frame-ancestors': frameAncestors,
+            'upgrade-insecure-requests': null,
+          },
         },
-      },
-      frameguard: frameguard ? { action: 'sameorigin' } : false,
-      referrerPolicy: { policy: 'no-referrer' },
-    });
+        frameguard: frameguard ? { action: 'sameorigin' } : false,
+        referrerPolicy: { policy: 'no-referrer' },
+      }),
+    );
   return {
     // 'self' lets the console show a batch's preview in a frame of its own pages.
     link: build(["'self'"], [], true),
