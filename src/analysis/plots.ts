@@ -1,5 +1,4 @@
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 import type { AnalysisReport } from './analysis-report.js';
 import { raterCount } from './page-report.js';
 
@@ -215,8 +214,15 @@ export function isPlotName(name: string): name is PlotName {
   return (PLOT_NAMES as readonly string[]).includes(name);
 }
 
+// vega and vega-lite are loaded on the first plot drawn, not at start: the server draws one only for a result stored
+// without its plots (the analysis worker draws them), and the two hold about 15 MB of heap that every major garbage
+// collection of the server marked again under rater load (issue 12).
+let plotLibraries: Promise<[typeof import('vega'), typeof import('vega-lite')]> | undefined;
+const loadPlotLibraries = () => (plotLibraries ??= Promise.all([import('vega'), import('vega-lite')]));
+
 /** One plot of the report as a standalone SVG document. */
 export async function renderPlot(report: AnalysisReport, name: PlotName): Promise<string> {
+  const [vega, { compile }] = await loadPlotLibraries();
   const empty = emptyPlotReason(report, name);
   const compiled = compile(empty === null ? specFor(report, name) : emptySpec(name, empty)).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
