@@ -1,4 +1,3 @@
-import ejs from 'ejs';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
@@ -15,6 +14,7 @@ import { createApiRouter } from './api/api.routes.js';
 import { createRunSupervisor } from './console/run-supervisor.js';
 import { requireFormBody } from './web/form-body.js';
 import { fixedHeaders } from './web/fixed-headers.js';
+import { createTemplateCompiler } from './web/ejs-templates.js';
 import { probeWrite } from './web/storage-health.js';
 import { createEvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
 
@@ -43,11 +43,18 @@ export function createApp(deps: AppDeps): Express {
   // Templates are part of the code: compile each once per process. Express caches them only when NODE_ENV is
   // 'production', which `npm start` does not set, so every rater page was compiling its EJS again (issue 12).
   app.set('view cache', true);
-  // Includes written from the root (`include('/rater/partials/top')`) resolve without a file-system check; relative
-  // ones cost EJS an existsSync per include per render (2% of the rater path's CPU; issue 12). EJS takes `root` only
-  // as an option of its own, which Express's default engine call cannot pass.
+  // Views are compiled once per process without `with (locals)` (src/web/ejs-templates.ts); includes written from the
+  // root (`include('/rater/partials/top')`) resolve without a file-system check.
+  const templates = createTemplateCompiler(viewsDir);
   app.engine('ejs', (path: string, data: object, callback: (error: Error | null, html?: string) => void) => {
-    ejs.renderFile(path, data, { root: viewsDir, views: [viewsDir], cache: true }, callback);
+    let html: string;
+    try {
+      html = templates.template(path)(data) as string;
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    callback(null, html);
   });
 
   app.use(createHttpLogger(logger));

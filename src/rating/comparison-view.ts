@@ -1,5 +1,3 @@
-import ejs from 'ejs';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
@@ -8,6 +6,7 @@ import { type RaterTurn, renderTurnsForRater } from '../generation/render-turns.
 import { getCast, getCharacter, getScenario, type CharacterRow } from '../scenarios/scenario.queries.js';
 import { markupAsPlainText } from '../scenarios/goal-markup.js';
 import { createTtlMemo } from './ttl-memo.js';
+import { createTemplateCompiler } from '../web/ejs-templates.js';
 
 export type CharacterView = {
   name: string;
@@ -110,12 +109,9 @@ export type RenderedComparisonView = { html: { context: string; left: string; ri
  */
 function compileViewParts() {
   const viewsDir = fileURLToPath(new URL('../../views/', import.meta.url));
-  const compile = (name: string) => {
-    const filename = `${viewsDir}rater/partials/${name}.ejs`;
-    return ejs.compile(readFileSync(filename, 'utf8'), { filename, root: viewsDir });
-  };
-  const context = compile('context');
-  const conversation = compile('conversation');
+  const templates = createTemplateCompiler(viewsDir);
+  const context = templates.template(`${viewsDir}rater/partials/context.ejs`);
+  const conversation = templates.template(`${viewsDir}rater/partials/conversation.ejs`);
   return (view: ComparisonView): RenderedComparisonView => ({
     html: {
       context: context({ view }),
