@@ -11,6 +11,7 @@ import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { recordInTransaction, recordJudgment } from './record-judgment.js';
+import { seeOther } from '../web/see-other.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -30,12 +31,12 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
   function whenNotOpen(res: Response, b: BatchRow, rater: RaterRow): void {
     const live = liveLeaseOf(db, rater.id);
     if (live && live.expires_at > clock().toISOString()) {
-      res.redirect(303, comparisonUrl(b, rater, live.public_id));
+      seeOther(res, comparisonUrl(b, rater, live.public_id));
       return;
     }
     if (b.state === 'closed') {
       completeRater(db, rater, 'closed', clock());
-      res.redirect(303, withToken(`${base(b)}/done`, rater));
+      seeOther(res, withToken(`${base(b)}/done`, rater));
       return;
     }
     res.status(503).render('rater/notice', {
@@ -62,25 +63,25 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
    */
   function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): void {
     // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
-    const page = (show: () => void) => (answering ? res.redirect(303, withToken(`${base(b)}/next`, rater)) : show());
+    const page = (show: () => void) => (answering ? seeOther(res, withToken(`${base(b)}/next`, rater)) : show());
     if (b.state !== 'open') {
       page(() => whenNotOpen(res, b, rater));
       return;
     }
     if (isHitDone(settings, rater)) {
-      res.redirect(303, withToken(`${base(b)}/hit-done`, rater));
+      seeOther(res, withToken(`${base(b)}/hit-done`, rater));
       return;
     }
     const outcome = assigned ?? assignNextPair(db, rater.id, { now: clock(), random, redirecting: answering });
     if (outcome.kind === 'assigned') {
-      res.redirect(303, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
+      seeOther(res, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
       return;
     }
     if (outcome.kind === 'done') {
       // Everyone who started is given their code: a rater whose promise ran short (their reservations lapsed while
       // they were away, or a late answer filled a reserved pair) is thanked as done.
       completeRater(db, rater, outcome.reason, clock());
-      res.redirect(303, `${withToken(`${base(b)}/done`, rater)}${outcome.reason === 'exhausted' ? '&why=exhausted' : ''}`);
+      seeOther(res, `${withToken(`${base(b)}/done`, rater)}${outcome.reason === 'exhausted' ? '&why=exhausted' : ''}`);
       return;
     }
     if (outcome.kind === 'limited') {
@@ -100,7 +101,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       page(() => whenNotOpen(res, b, rater));
       return;
     }
-    res.redirect(303, pages.placeAfterChange(b, rater));
+    seeOther(res, pages.placeAfterChange(b, rater));
   }
 
   router.get('/:batchId/next', mw.batch, mw.csrf, (req, res) => {
@@ -160,7 +161,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (!isHitDone(settings, rater) || !rater.submit_to || !rater.session_id) {
-      res.redirect(303, pages.placeOf(b, rater));
+      seeOther(res, pages.placeOf(b, rater));
       return;
     }
     const progress = raterProgress(db, rater.id);
@@ -181,7 +182,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const mine = assignment && assignment.rater_id === rater.id;
     const ended = b.state === 'closed' && mine && !(assignment.state === 'leased' && assignment.expires_at > clock().toISOString());
     if ((mine && assignment.state === 'answered') || ended) {
-      res.redirect(303, withToken(`${base(b)}/next`, rater));
+      seeOther(res, withToken(`${base(b)}/next`, rater));
       return;
     }
     renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
@@ -239,7 +240,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     }
     if (outcome.kind === 'closed') {
       completeRater(db, rater, 'closed', clock());
-      res.redirect(303, withToken(`${base(b)}/done`, rater));
+      seeOther(res, withToken(`${base(b)}/done`, rater));
       return;
     }
     if (outcome.kind === 'rejected') {
@@ -254,11 +255,11 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     if (pages.redirectUnlessAt(res, b, after, 'next')) return;
     // A late answer that was not needed is thanked on the way (GET /next carries the notice to whatever comes next).
     if (outcome.kind === 'full') {
-      res.redirect(303, `${withToken(`${base(b)}/next`, after)}&notice=full`);
+      seeOther(res, `${withToken(`${base(b)}/next`, after)}&notice=full`);
       return;
     }
     if (nextFailed) {
-      res.redirect(303, withToken(`${base(b)}/next`, after));
+      seeOther(res, withToken(`${base(b)}/next`, after));
       return;
     }
     goToNext(res, b, batchOf(res).settings, after, null, true, next);
@@ -298,6 +299,6 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     if (!reportContent(db, rater, assignmentPublicId, parsed.data.which, parsed.data.reason, clock())) {
       throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     }
-    res.redirect(303, `${back}&notice=reported`);
+    seeOther(res, `${back}&notice=reported`);
   });
 }

@@ -16,6 +16,7 @@ import { admitRater, decideEntry, type EntryDecision, findReturningRaterNow, pla
 import { consentFormSchema } from './rater.schema.js';
 import { entryFromToken, type EntryIdentity, entryToken, isPreviewToken } from './rater-token.js';
 import { firstRegularPairId, getPair } from './rating.queries.js';
+import { seeOther } from '../web/see-other.js';
 
 type Middleware = { batch: RequestHandler; previewBatch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -115,12 +116,12 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     if (b.state !== 'open') {
       // Someone who started before the batch closed or paused still reaches their place (and their code).
       const returning = findReturningRaterNow(db, b, entry, now);
-      if (returning?.kind === 'returning') res.redirect(303, pages.placeOf(b, returning.rater));
+      if (returning?.kind === 'returning') seeOther(res, pages.placeOf(b, returning.rater));
       else pages.notOpen(res, b, settings);
       return;
     }
     const decision = decideEntry(db, b, settings, entry, hashOf(req, b), now);
-    if (decision.kind === 'returning') res.redirect(303, pages.placeOf(b, decision.rater));
+    if (decision.kind === 'returning') seeOther(res, pages.placeOf(b, decision.rater));
     else if (decision.kind === 'open') renderConsent(res, b, settings, entry, decision.promise);
     else renderRefusal(res, settings, decision);
   });
@@ -153,7 +154,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     if (tokenFrom(req) !== undefined) {
       const rater = pages.requireRater(req, res);
       answerConsent(db, rater, agree, clock());
-      res.redirect(303, pages.placeAfterChange(b, rater));
+      seeOther(res, pages.placeAfterChange(b, rater));
       return;
     }
     const now = clock();
@@ -162,12 +163,12 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     const { entry, raterPublicId } = signed;
     if (b.state !== 'open') {
       const returning = findReturningRaterNow(db, b, entry, now);
-      if (returning?.kind === 'returning') res.redirect(303, pages.placeOf(b, returning.rater));
+      if (returning?.kind === 'returning') seeOther(res, pages.placeOf(b, returning.rater));
       else pages.notOpen(res, b, settings);
       return;
     }
     const admission = admitRater(db, b, settings, entry, { agree, raterPublicId, userAgent: req.get('user-agent') ?? null, addressHash: hashOf(req, b), now });
-    if (admission.kind === 'admitted' || admission.kind === 'returning') res.redirect(303, pages.placeOf(b, admission.rater));
+    if (admission.kind === 'admitted' || admission.kind === 'returning') seeOther(res, pages.placeOf(b, admission.rater));
     else renderRefusal(res, settings, admission);
   });
 
@@ -192,6 +193,6 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     finishInstructions(db, rater, clock());
-    res.redirect(303, pages.placeAfterChange(b, rater));
+    seeOther(res, pages.placeAfterChange(b, rater));
   });
 }

@@ -2,6 +2,7 @@ import type { RequestHandler, Router } from 'express';
 import { completeRater, completionCodeFor, outcomeOf, withdrawRater } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { MTURK_PREVIEW_ASSIGNMENT, mturkSubmitUrl, prolificCompletionUrl } from './providers.js';
+import { seeOther } from '../web/see-other.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
@@ -20,7 +21,7 @@ export function finishRoutes(router: Router, pages: RaterPages, mw: Middleware):
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     withdrawRater(db, rater, clock());
-    res.redirect(303, pages.placeAfterChange(b, rater));
+    seeOther(res, pages.placeAfterChange(b, rater));
   });
 
   // Offered on the paused page: a rater who does not want to wait ends now with the `partial` code.
@@ -28,7 +29,7 @@ export function finishRoutes(router: Router, pages: RaterPages, mw: Middleware):
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (b.state !== 'open') completeRater(db, rater, b.state === 'closed' ? 'closed' : 'paused', clock());
-    res.redirect(303, pages.placeAfterChange(b, rater));
+    seeOther(res, pages.placeAfterChange(b, rater));
   });
 
   router.get('/:batchId/done', mw.batch, mw.csrf, (req, res) => {
@@ -36,7 +37,7 @@ export function finishRoutes(router: Router, pages: RaterPages, mw: Middleware):
     const rater = pages.requireRater(req, res);
     const outcome = outcomeOf(rater);
     if (!outcome) {
-      res.redirect(303, pages.placeOf(b, rater));
+      seeOther(res, pages.placeOf(b, rater));
       return;
     }
     const code = completionCodeFor(settings, outcome);

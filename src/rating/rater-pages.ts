@@ -18,6 +18,7 @@ import {
   getRaterByPublicId,
   type RaterRow,
 } from './rating.queries.js';
+import { seeOther } from '../web/see-other.js';
 
 // What every step of the rater's flow shares: the batch of the request, the rater from their signed token, where a
 // rater belongs, and the pieces every rater page is rendered with. One instance per router (no module state).
@@ -98,7 +99,7 @@ export function createRaterPages(deps: RaterPagesDeps) {
   /** Sends a rater who is not at this step to the page of theirs; true when it did (the handler then stops). */
   function redirectUnlessAt(res: Response, b: BatchRow, rater: RaterRow, step: Step): boolean {
     if (stepOf(rater) === step) return false;
-    res.redirect(303, placeOf(b, rater));
+    seeOther(res, placeOf(b, rater));
     return true;
   }
 
