@@ -1,3 +1,5 @@
+import type * as Vega from 'vega';
+import type * as VegaLite from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import type { AnalysisReport } from './analysis-report.js';
 import { raterCount } from './page-report.js';
@@ -217,7 +219,7 @@ export function isPlotName(name: string): name is PlotName {
 // vega and vega-lite are loaded on the first plot drawn, not at start: the server draws one only for a result stored
 // without its plots (the analysis worker draws them), and the two hold about 15 MB of heap that every major garbage
 // collection of the server marked again under rater load (issue 12).
-let plotLibraries: Promise<[typeof import('vega'), typeof import('vega-lite')]> | undefined;
+let plotLibraries: Promise<[typeof Vega, typeof VegaLite]> | undefined;
 const loadPlotLibraries = () => (plotLibraries ??= Promise.all([import('vega'), import('vega-lite')]));
 
 /** One plot of the report as a standalone SVG document. */
