@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ejs from 'ejs';
 import { describe, expect, it } from 'vitest';
-import { createTemplateCompiler, declareLocals } from '../../src/web/ejs-templates.js';
+import { createTemplateCompiler, localDeclarations } from '../../src/web/ejs-templates.js';
 import { tempDir } from '../helpers/test-db.js';
 
 // Templates compiled without `with (locals)`, their locals declared from their own code, must render exactly what
@@ -48,16 +48,15 @@ describe('templates compiled without with (src/web/ejs-templates.ts)', () => {
     expect(compiled(cases[2])).toContain('JSON local JSON');
   });
 
-  it('declare nothing the template declares itself, and keep the file line numbers in errors', () => {
-    const declared = declareLocals(PAGE);
-    expect(declared.startsWith('<% locals = locals || {}; var ')).toBe(true);
-    expect(declared.split('\n')).toHaveLength(PAGE.split('\n').length);
-    const declarations = `, ${declared.slice(declared.indexOf('var ') + 4, declared.indexOf('; %>'))}`;
+  it('declare nothing the template declares itself, and keep the file line numbers in errors, in includes too', () => {
+    const declarations = `, ${localDeclarations(PAGE)}`;
     for (const local of ['title', 'items', 'note', 'pair']) expect(declarations).toContain(`, ${local} = locals.${local}`);
     for (const own of ['total', 'item', 'first', 'renamed', 'include', 'locals']) expect(declarations).not.toContain(`, ${own} =`);
     expect(declarations).toContain(", Math = ('Math' in locals ? locals.Math : globalThis.Math)");
 
-    const dir = viewsWith({ 'broken.ejs': 'line one\nline two\n<%= missing.field %>\n' });
-    expect(() => createTemplateCompiler(dir).template(join(dir, 'broken.ejs'))({})).toThrow(/broken\.ejs:3/);
+    const dir = viewsWith({ 'broken.ejs': 'line one\nline two\n<%= missing.field %>\n', 'outer.ejs': "a\n<%- include('broken') %>" });
+    const templates = createTemplateCompiler(dir);
+    expect(() => templates.template(join(dir, 'broken.ejs'))({})).toThrow(/broken\.ejs:3/);
+    expect(() => templates.template(join(dir, 'outer.ejs'))({})).toThrow(/broken\.ejs:3/);
   });
 });
