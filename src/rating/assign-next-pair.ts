@@ -1,7 +1,7 @@
 import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
-import type { Db } from '../db/connection.js';
+import { type Db, transactionOf } from '../db/connection.js';
 import { newPublicId } from '../web/ids.js';
 import { attentionChecksDue } from './attention-schedule.js';
 import { activeHoldUntil, unviewedHoldUntil } from './rater-pool.js';
@@ -151,13 +151,15 @@ function isOverAddressLimit(db: Db, settings: BatchSettings, raterId: number, ba
   return countActiveRatersFromAddress(db, batchId, hash, now, raterId) >= settings.addressLimits.activeRaters;
 }
 
+const assignTransaction = transactionOf(assignInTransaction);
+
 /**
  * Gives a rater their next comparison: their live lease if they have one, else an onboarding pair, an attention
  * check when one is due, or the least-filled regular pair they may see. One IMMEDIATE transaction, so two raters
  * (or two processes) can never both take the last place of a pair.
  */
 export function assignNextPair(db: Db, raterId: number, deps: AssignDeps): AssignOutcome {
-  return db.transaction(() => assignInTransaction(db, raterId, deps)).immediate();
+  return assignTransaction(db).immediate(raterId, deps);
 }
 
 /** Onboarding pairs a rater must answer before rating. */

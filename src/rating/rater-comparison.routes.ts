@@ -10,12 +10,16 @@ import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
-import { recordInTransaction, recordJudgment } from './record-judgment.js';
+import { type JudgmentInput, type RecordOutcome, recordInTransaction, recordJudgment } from './record-judgment.js';
 import { seeOther } from '../web/see-other.js';
+import { type Db, transactionOf } from '../db/connection.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
 const NOTICES = ['full', 'late', 'reported'];
+
+/** How far an answer's transaction got, and what it read and leased on the way. */
+type AnswerStep = { leasing: boolean; answered: RaterRow | undefined; next: AssignOutcome | null };
 
 /** The next comparison, the comparison page and its answer, and content reports. */
 export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middleware): void {
@@ -55,6 +59,24 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     const regular = raterProgress(db, rater.id).regularJudged;
     return regular >= hit.regularEnd && regular < Math.min(settings.perRaterCap, rater.promised ?? settings.perRaterCap);
   }
+
+  /**
+   * The answer and the rater's next lease in one IMMEDIATE transaction: one commit per answered comparison, not two
+   * (issue 12). The next lease is taken only where goToNext would take it. Neither is a savepoint of its own: a
+   * savepoint's journal of the pages they change outgrew SQLite's in-memory limit into a temporary file created and
+   * deleted for every answer. `step` says how far it got (read when it throws): should taking the lease fail, the
+   * transaction is rolled back whole and the answer stored alone in a transaction of its own (kept, once), and
+   * GET /next tries the lease again.
+   */
+  const answerAndLease = transactionOf((db: Db, rater: RaterRow, b: BatchRow, settings: BatchSettings, input: JudgmentInput, step: AnswerStep): RecordOutcome => {
+    const recorded = recordInTransaction(db, rater.id, input, clock());
+    if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
+    step.answered = getRaterByPublicId(db, rater.public_id);
+    if (!step.answered || pages.stepOf(step.answered) !== 'next' || b.state !== 'open' || isHitDone(settings, step.answered)) return recorded;
+    step.leasing = true;
+    step.next = assignInTransaction(db, step.answered.id, { now: clock(), random, redirecting: true, rater: step.answered });
+    return recorded;
+  });
 
   /**
    * Hands the rater their next comparison (or their end): the answer's POST does this itself and redirects straight to
@@ -211,31 +233,15 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
     const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later };
-    // The answer and the rater's next lease in one IMMEDIATE transaction: one commit per answered comparison, not
-    // two (issue 12). The next lease is taken only where goToNext would take it. Neither is a savepoint of its own:
-    // a savepoint's journal of the pages they change outgrew SQLite's in-memory limit into a temporary file created
-    // and deleted for every answer. Should taking the lease fail, the transaction is rolled back whole and the answer
-    // stored alone in a transaction of its own (kept, once), and GET /next tries the lease again.
-    let next: AssignOutcome | null = null;
-    let leasing = false;
+    const step: AnswerStep = { leasing: false, answered: undefined, next: null };
     let nextFailed = false;
-    let answered: RaterRow | undefined;
-    const answerAndLease = () => {
-      const recorded = recordInTransaction(db, rater.id, input, clock());
-      if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
-      answered = getRaterByPublicId(db, rater.public_id);
-      if (!answered || pages.stepOf(answered) !== 'next' || b.state !== 'open' || isHitDone(batchOf(res).settings, answered)) return recorded;
-      leasing = true;
-      next = assignInTransaction(db, answered.id, { now: clock(), random, redirecting: true, rater: answered });
-      return recorded;
-    };
-    let outcome: ReturnType<typeof answerAndLease>;
+    let outcome: RecordOutcome;
     try {
-      outcome = db.transaction(answerAndLease).immediate();
+      outcome = answerAndLease(db).immediate(rater, b, batchOf(res).settings, input, step);
     } catch (error) {
-      if (!leasing) throw error;
+      if (!step.leasing) throw error;
       nextFailed = true;
-      answered = undefined;
+      step.answered = undefined;
       outcome = recordJudgment(db, rater.id, input, clock());
     }
     if (outcome.kind === 'closed') {
@@ -251,7 +257,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
     }
     // The rater as the answer left them (read inside the transaction when it stored or was a duplicate).
-    const after = answered ?? getRaterByPublicId(db, rater.public_id) ?? rater;
+    const after = step.answered ?? getRaterByPublicId(db, rater.public_id) ?? rater;
     if (pages.redirectUnlessAt(res, b, after, 'next')) return;
     // A late answer that was not needed is thanked on the way (GET /next carries the notice to whatever comes next).
     if (outcome.kind === 'full') {
@@ -262,7 +268,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
       seeOther(res, withToken(`${base(b)}/next`, after));
       return;
     }
-    goToNext(res, b, batchOf(res).settings, after, null, true, next);
+    goToNext(res, b, batchOf(res).settings, after, null, true, step.next);
   });
 
   // Content reports ------------------------------------------------------------------------

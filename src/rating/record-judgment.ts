@@ -1,7 +1,7 @@
 import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { batchQuestions } from '../batches/batch.schema.js';
-import type { Db } from '../db/connection.js';
+import { type Db, transactionOf } from '../db/connection.js';
 import {
   countAccepted,
   countGoldPairs,
@@ -160,10 +160,12 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   return { kind: 'stored', late, gold: isGold ? (pair.kind as 'onboarding' | 'attention') : null, correct, screenedOut };
 }
 
+const recordTransaction = transactionOf(recordInTransaction);
+
 /**
  * Stores a rater's answer to an assignment (one row per question), with the pair's counters, in one IMMEDIATE
  * transaction: an assignment is answered once and a pair never gets more than K, whatever the concurrency.
  */
 export function recordJudgment(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
-  return db.transaction(() => recordInTransaction(db, raterId, input, now)).immediate();
+  return recordTransaction(db).immediate(raterId, input, now);
 }
