@@ -14,19 +14,18 @@ import {
   countGoldPairs,
   countReservationsOf,
   endExcludedSession,
-  expireLeases,
   getRaterAddressHash,
-  getAssignment,
   getRater,
   insertAssignment,
   liveLeaseOf,
-  purgeExpiredReservations,
   type RaterRow,
-  raterProgress,
+  progressOf,
   releaseReservation,
   reservedCandidatePairs,
+  setAssignmentState,
   setRaterStatus,
 } from './rating.queries.js';
+import { releaseLapsedHolds } from './lapsed-holds.js';
 
 /**
  * `redirecting`: the lease is made by an answer whose response redirects the browser straight to its page, so it is
@@ -68,20 +67,22 @@ function pickLeastFilled(candidates: CandidatePair[], random: () => number): Can
 
 function lease(db: Db, settings: BatchSettings, raterId: number, batchId: number, pair: CandidatePair, deps: AssignDeps): AssignmentRow {
   const viewed = deps.redirecting === true;
-  const id = insertAssignment(db, {
-    publicId: newPublicId(),
-    batchId,
-    pairId: pair.id,
-    raterId,
-    leftSide: chooseLeftSide(pair, deps.random),
-    leasedAt: deps.now.toISOString(),
+  const leasedAt = deps.now.toISOString();
+  const row = {
+    public_id: newPublicId(),
+    batch_id: batchId,
+    pair_id: pair.id,
+    rater_id: raterId,
+    left_side: chooseLeftSide(pair, deps.random),
+    state: 'leased' as const,
+    leased_at: leasedAt,
     // Short until its page is served (markAssignmentViewed): a lease nobody looks at cannot hold a place for long.
-    expiresAt: (viewed ? activeHoldUntil : unviewedHoldUntil)(deps.now, settings.leaseMinutes).toISOString(),
-    viewedAt: viewed ? deps.now.toISOString() : null,
-  });
-  const row = getAssignment(db, id);
-  if (!row) throw new Error('assignment vanished inside its own transaction');
-  return row;
+    expires_at: (viewed ? activeHoldUntil : unviewedHoldUntil)(deps.now, settings.leaseMinutes).toISOString(),
+    viewed_at: viewed ? leasedAt : null,
+  };
+  // The row as stored, made from what was inserted rather than read back.
+  const id = insertAssignment(db, { publicId: row.public_id, batchId, pairId: pair.id, raterId, leftSide: row.left_side, leasedAt, expiresAt: row.expires_at, viewedAt: row.viewed_at });
+  return { id, ...row };
 }
 
 /** assignNextPair's work, in a write transaction the caller holds (an answer's, which records the answer first). */
@@ -99,10 +100,13 @@ export function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): 
   }
   const settings = readBatchSettings(batch);
 
-  expireLeases(db, batch.id, deps.now);
-  purgeExpiredReservations(db, batch.id, deps.now);
+  releaseLapsedHolds(db, batch.id, deps.now);
   const live = liveLeaseOf(db, raterId);
-  if (live) return { kind: 'assigned', assignment: live, resumed: true };
+  if (live) {
+    if (live.expires_at > deps.now.toISOString()) return { kind: 'assigned', assignment: live, resumed: true };
+    // Lapsed since the batch's holds were last released (releaseLapsedHolds): released now, as they would have been.
+    setAssignmentState(db, live.id, 'expired');
+  }
   if (isOverAddressLimit(db, settings, rater.id, batch.id, deps.now)) return { kind: 'limited' };
 
   if (rater.status === 'onboarding') {
@@ -112,7 +116,8 @@ export function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): 
     setRaterStatus(db, raterId, 'rating', deps.now);
   }
 
-  const progress = raterProgress(db, raterId);
+  // The rater's row was read in this transaction (here or by the caller), so its counters are current.
+  const progress = progressOf(rater);
   // A rater is given what they were promised at consent, no more (the count on their pages stays true).
   const cap = Math.min(settings.perRaterCap, rater.promised ?? settings.perRaterCap);
   if (progress.regularJudged >= cap) return { kind: 'done', reason: 'cap', judged: progress.regularJudged };

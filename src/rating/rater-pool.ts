@@ -8,19 +8,18 @@ import {
   countActiveRatersFromAddress,
   countRatersFromAddress,
   countReachableRegularPairs,
-  expireLeases,
   findRaterByPerson,
   findRaterBySession,
   getRater,
   insertRater,
   insertReservations,
   participantRatedIn,
-  purgeExpiredReservations,
   type RaterRow,
   recordRaterSession,
   iterateReservablePairs,
   type ReservablePair,
 } from './rating.queries.js';
+import { releaseLapsedHolds } from './lapsed-holds.js';
 
 // Who may enter a batch, and what they are promised (issue 10): one rater per provider identity, no rater before
 // consent, nobody let in for whom no regular comparison is left, the regular comparisons promised at consent
@@ -115,8 +114,7 @@ export function checkAddressLimits(db: Db, batch: BatchRow, settings: BatchSetti
  * they will (so those stay reachable: issue 10, "gold pairs never consume regular work"), least filled first.
  */
 export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, now: Date): number[] {
-  expireLeases(db, batch.id, now);
-  purgeExpiredReservations(db, batch.id, now);
+  releaseLapsedHolds(db, batch.id, now);
   const chosen: number[] = [];
   const samples = new Set<string>();
   const take = (pair: ReservablePair) => {
@@ -143,8 +141,7 @@ export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, no
  * The entry page needs just this number; choosing (with its ordering of every open pair) waits for consent.
  */
 export function promiseSize(db: Db, batch: BatchRow, settings: BatchSettings, now: Date): number {
-  expireLeases(db, batch.id, now);
-  purgeExpiredReservations(db, batch.id, now);
+  releaseLapsedHolds(db, batch.id, now);
   return countReachableRegularPairs(db, {
     batchId: batch.id,
     raterId: null,

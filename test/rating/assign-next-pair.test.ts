@@ -96,6 +96,29 @@ describe('assignNextPair', () => {
     expect(db.prepare('SELECT state FROM assignments ORDER BY id').pluck().all()).toEqual(['expired', 'leased']);
   });
 
+  it('assignNextPair, within a second of the last release of lapsed holds in the batch, frees a lapsed pair only after it, and never hands its holder the lapsed lease again', () => {
+    const { db } = createTestDb();
+    const seeded = seedBatch(db, { samples: 2, settings: { judgmentsPerPair: 1, leaseMinutes: 10 } });
+    const holder = makeRater(db, { batchId: seeded.batchId });
+    const other = makeRater(db, { batchId: seeded.batchId });
+    const late = makeRater(db, { batchId: seeded.batchId });
+    const held = leaseFor(db, holder);
+    if (!held) throw new Error('expected an assignment');
+    // The other pair is taken just before the holder's unserved lease lapses (two minutes), which releases nothing yet.
+    const justBefore = new Date(at(2).getTime() - 400);
+    expect(leaseFor(db, other, justBefore)?.pair_id).not.toBe(held.pair_id);
+    // 600 ms later the lease has lapsed, but the batch's holds were released 600 ms ago: its pair is not free yet.
+    const lapsed = new Date(at(2).getTime() + 200);
+    expect(assignNextPair(db, late, { now: lapsed, random: seededRandom(1) })).toEqual({ kind: 'done', reason: 'exhausted', judged: 0 });
+    // Its holder, though, is not handed the lapsed lease back: it is released when touched, and the holder gets a new pair
+    // only if one is free (none is: K = 1 and the other pair is taken), never the lapsed one.
+    expect(assignNextPair(db, holder, { now: lapsed, random: seededRandom(1) })).toMatchObject({ kind: 'done' });
+    expect(db.prepare('SELECT state FROM assignments WHERE id = ?').pluck().get(held.id)).toBe('expired');
+    // A second after the last release the batch's lapsed holds go, and the pair is served again.
+    const rater4 = makeRater(db, { batchId: seeded.batchId });
+    expect(leaseFor(db, rater4, new Date(at(2).getTime() + 700))?.pair_id).toBe(held.pair_id);
+  });
+
   it('assignNextPair never gives a rater the same pair twice, and stops at the per-rater cap', () => {
     const { db } = createTestDb();
     const seeded = seedBatch(db, { samples: 4, settings: { perRaterCap: 3 } });
