@@ -2,11 +2,12 @@
 // several hundred pairs; N virtual raters in a closed loop go through the real flow (entry, consent, instructions,
 // comparisons: comparison page, answer, redirect) by following the forms and redirects in the HTML they get, for a
 // fixed time. The same load runs in the same process against a minimal same-stack skeleton (support/skeleton-server.ts):
-// the ratio of the two is the figure (issue 12: ≥ 50% of the skeleton's judgments per second, p99 ≤ 2× the skeleton's).
+// the ratio of the two is the figure (issue 12: ≥ 50% of the skeleton's judgments per second, p99 ≤ 2× the skeleton's),
+// both measured in alternating windows (--windows, 3 by default) so that the machine's drift falls on both alike.
 // Then the same with 1k, 100k and 1M judgments already stored in the batch (throughput at 1M ≥ 80% of 1k); at the
 // largest, a researcher opening the analysis every second during the load (raters' p99 rises < 50 ms), the console's
 // batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the query plans of the SQL the hot path runs.
-//   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--pairs 600]
+//   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 600]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
 // node --cpu-prof, summarised. --analysis-at N: the analysis phase at N stored judgments instead of the largest. The load client is this process; each server is a child process (2 cores shared).
@@ -29,6 +30,7 @@ const option = (name: string, fallback: string) => {
   return i >= 0 && argv[i + 1] ? (argv[i + 1] as string) : fallback;
 };
 const QUICK = flag('quick');
+const WINDOWS = Number(option('windows', '3'));
 const RATERS = Number(option('raters', '100'));
 const SECONDS = Number(option('seconds', QUICK ? '8' : '20'));
 const WARMUP = Number(option('warmup', QUICK ? '2' : '3'));
@@ -339,16 +341,42 @@ let study: BenchStudy;
 }
 console.log(`study: ${study.pairs} pairs, K = 50, 20 comparisons per rater, Prolific links`);
 
-// The skeleton is measured right before each simarena run, so both meet the same load from the machine's other work.
+// The skeleton and simarena are measured in alternating windows (WINDOWS of each, SECONDS in all for each), both
+// servers running: the machine's own speed drifts by a fifth within minutes, which measuring one after the other
+// turned into the ratio.
 let skeletonRuns = 0;
-async function measureSkeleton(): Promise<LoadResult> {
+async function startSkeleton(): Promise<Server> {
   skeletonRuns += 1;
-  const server = await startServer(join(here, 'support/skeleton-server.ts'), [join(dir, `skeleton-${skeletonRuns}.db`)], {});
-  const result = await runLoad(server, () => `${server.origin}/`, RATERS, SECONDS, WARMUP);
-  const { peakRssMb } = await server.stop();
-  printLoad('skeleton (Express 5 + express-session/SQLite + EJS page + one INSERT)', result);
-  console.log(`    peak RSS ${peakRssMb.toFixed(0)} MB`);
-  return result;
+  return startServer(join(here, 'support/skeleton-server.ts'), [join(dir, `skeleton-${skeletonRuns}.db`)], {});
+}
+
+/** Windows of one load merged as one: judgments and CPU summed, cycles and steps pooled, the rate over their total time. */
+function mergeLoads(parts: LoadResult[], seconds: number): LoadResult {
+  const merged: LoadResult = { judgments: 0, perSecond: 0, cpuMsPerJudgment: NaN, cycles: [], steps: new Map(), errors: new Map() };
+  let cpuMs = 0;
+  for (const part of parts) {
+    merged.judgments += part.judgments;
+    cpuMs += part.cpuMsPerJudgment * part.judgments;
+    merged.cycles.push(...part.cycles);
+    for (const [name, xs] of part.steps) merged.steps.set(name, [...(merged.steps.get(name) ?? []), ...xs]);
+    for (const [what, n] of part.errors) merged.errors.set(what, (merged.errors.get(what) ?? 0) + n);
+  }
+  merged.perSecond = merged.judgments / seconds;
+  merged.cpuMsPerJudgment = cpuMs / merged.judgments;
+  return merged;
+}
+
+/** The skeleton and a simarena server under the same load in alternating windows; each window starts with its warm-up. */
+async function measureAlternating(skeleton: Server, simarena: Server, entry: () => string): Promise<{ skeleton: LoadResult; result: LoadResult }> {
+  const window = SECONDS / WINDOWS;
+  const parts: { skeleton: LoadResult[]; result: LoadResult[] } = { skeleton: [], result: [] };
+  for (let w = 0; w < WINDOWS; w++) {
+    // Later windows start on warm servers: a second brings the closed loop back to its pace.
+    const warmup = w === 0 ? WARMUP : Math.min(WARMUP, 1);
+    parts.skeleton.push(await runLoad(skeleton, () => `${skeleton.origin}/`, RATERS, window, warmup));
+    parts.result.push(await runLoad(simarena, entry, RATERS, window, warmup));
+  }
+  return { skeleton: mergeLoads(parts.skeleton, SECONDS), result: mergeLoads(parts.result, SECONDS) };
 }
 
 const byLevel = new Map<number, { result: LoadResult; skeleton: LoadResult }>();
@@ -367,10 +395,13 @@ for (const stored of levels) {
   // The database as seeded, for the later phases at this level to start from (the database file alone: a closed
   // connection leaves no log behind).
   copyFileSync(path, `${path}.seeded`);
-  const skeleton = await measureSkeleton();
+  const skeletonServer = await startSkeleton();
   const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
   const entry = () => prolificEntry(server.origin, study.publicId);
-  const result = await runLoad(server, entry, RATERS, SECONDS, WARMUP);
+  const { skeleton, result } = await measureAlternating(skeletonServer, server, entry);
+  const skeletonPeak = (await skeletonServer.stop()).peakRssMb;
+  printLoad('skeleton (Express 5 + express-session/SQLite + EJS page + one INSERT)', skeleton);
+  console.log(`    peak RSS ${skeletonPeak.toFixed(0)} MB`);
   byLevel.set(stored, { result, skeleton });
   printLoad(`simarena, ${stored === 0 ? 'fresh study' : `${stored} judgments stored`}`, result, skeleton);
   console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB; resident now: ${rssPartsOf(server.child.pid)}; write-ahead log ${(walBytes(path) / 1e6).toFixed(1)} MB`);
