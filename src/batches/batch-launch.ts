@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { checkBatchCapacity } from './batch-capacity.js';
+import { type CapacityResult, checkBatchCapacity } from './batch-capacity.js';
 import { BatchError } from './batch-error.js';
 import { getBatchRow } from './batch.queries.js';
 import { readBatchSettings } from './batch-settings.js';
@@ -7,12 +7,15 @@ import { blockingFailures, type ChecklistInput, type ChecklistItem, describeFail
 
 export type LaunchOptions = Omit<ChecklistInput, 'settings' | 'capacity'>;
 
-/** The launch checklist of a stored batch (console batch page, `batches open`, and the refusal of `open`). */
-export function batchLaunchChecklist(db: Db, batchId: number, options: LaunchOptions = {}): ChecklistItem[] {
+/**
+ * The launch checklist of a stored batch (console batch page, `batches open`, and the refusal of `open`); `capacity`:
+ * the batch's capacity when the caller has just checked it (the batch page shows it too), else checked here.
+ */
+export function batchLaunchChecklist(db: Db, batchId: number, options: LaunchOptions = {}, capacity?: CapacityResult): ChecklistItem[] {
   const row = getBatchRow(db, batchId);
   if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
   const settings = readBatchSettings(row);
-  return launchChecklist({ ...options, settings, capacity: checkBatchCapacity(db, batchId) });
+  return launchChecklist({ ...options, settings, capacity: capacity ?? checkBatchCapacity(db, batchId) });
 }
 
 /** Throws a 409 naming every failing blocking item of the checklist, each with the setting that fixes it. */
