@@ -110,6 +110,14 @@ export function countJudgmentsOnRemovedPairs(db: Db, batchId: number): Map<numbe
 // onboarding score under the batch's threshold (the same double division as in JavaScript).
 const FAILS_CHECKS = `(attention_failures > 0 OR (:threshold IS NOT NULL AND onboarding_answered > 0 AND CAST(onboarding_correct AS REAL) / onboarding_answered < :threshold))`;
 
+/**
+ * How often the batch's raters were added, removed, or changed status or exclusion (migration 029): what the
+ * participants page's counts depend on of the raters' rows, besides the stored figures and the batch's median time.
+ */
+export function raterDecisionChanges(db: Db, batchId: number): number {
+  return db.prepare<{ batchId: number }, number>('SELECT changes FROM batch_rater_counts WHERE batch_id = :batchId').pluck().get({ batchId }) ?? 0;
+}
+
 /** How many raters of a batch are on each list decided by their status and checks alone (`quality`: the rest). */
 export type DecisionCounts = { approve: number; review: number; reject: number; quality: number };
 
