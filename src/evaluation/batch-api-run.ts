@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { type BatchApiClient, type BatchInfo, type BatchInputLine, type BatchOutputLine, isTerminal, readBatchOutputLine } from '../generation/batch-api-client.js';
+import { batchCallOutcome, type BatchApiClient, type BatchInfo, type BatchInputLine, type BatchOutputLine, isTerminal, readBatchOutputLine } from '../generation/batch-api-client.js';
 import { hashRequestJson, requestJson } from '../generation/call.queries.js';
 import type { ChatRequest } from '../generation/llm-client.js';
 import type { Parsed } from '../generation/model-output.schema.js';
@@ -45,13 +45,7 @@ function storeLine<T>(e: JudgeEngine, job: JudgeItem<T>, batchId: string, line: 
       providerBatchId: batchId,
       requestHash: hash,
       request: json,
-      response: read.body,
-      status: read.ok ? (parsed?.ok ? 'ok' : 'invalid') : 'http_error',
-      error: read.ok ? (parsed && !parsed.ok ? parsed.error : null) : read.failure,
-      httpStatus: read.httpStatus,
-      promptTokens: read.promptTokens,
-      completionTokens: read.completionTokens,
-      latencyMs: 0,
+      ...batchCallOutcome(read, parsed),
     },
     e.clock(),
   );

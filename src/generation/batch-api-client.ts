@@ -50,6 +50,22 @@ export function readBatchOutputLine(line: BatchOutputLine): {
   };
 }
 
+/**
+ * The outcome fields of the call record of an output line, whatever the call is for: `parsed` is the caller's reading
+ * of its answer (null when the line failed), whose own failure makes the call 'invalid'.
+ */
+export function batchCallOutcome(read: ReturnType<typeof readBatchOutputLine>, parsed: { ok: true } | { ok: false; error: string } | null) {
+  return {
+    response: read.body,
+    status: read.ok ? (parsed?.ok ? 'ok' : 'invalid') : 'http_error',
+    error: read.ok ? (parsed && !parsed.ok ? parsed.error : null) : read.failure,
+    httpStatus: read.httpStatus,
+    promptTokens: read.promptTokens,
+    completionTokens: read.completionTokens,
+    latencyMs: 0,
+  } as const;
+}
+
 export type BatchApiClient = {
   uploadJsonl(filename: string, lines: BatchInputLine[]): Promise<string>;
   createBatch(inputFileId: string, metadata: Record<string, string>): Promise<BatchInfo>;

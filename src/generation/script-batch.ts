@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { type CharacterRow, getCast, getCharacter, getScenario } from '../scenarios/scenario.queries.js';
-import { type BatchApiClient, type BatchInfo, type BatchInputLine, isTerminal, readBatchOutputLine } from './batch-api-client.js';
+import { batchCallOutcome, type BatchApiClient, type BatchInfo, type BatchInputLine, isTerminal, readBatchOutputLine } from './batch-api-client.js';
 import { createCallStore, hashRequestJson, requestJson } from './call.queries.js';
 import type { RunSettings } from './create-run.js';
 import { getDialogue, listUnfinishedDialogueIds } from './dialogue.queries.js';
@@ -111,13 +111,7 @@ export async function collectScriptBatch(db: Db, runId: number, options: ScriptB
             attempt: stored.reduce((m, c) => Math.max(m, c.attempt), 0) + 1,
             requestHash: hashRequestJson(job.json),
             request: job.json,
-            response: read.body,
-            status: read.ok ? (parsed?.ok ? 'ok' : 'invalid') : 'http_error',
-            error: read.ok ? (parsed && !parsed.ok ? parsed.error : null) : read.failure,
-            httpStatus: read.httpStatus,
-            promptTokens: read.promptTokens,
-            completionTokens: read.completionTokens,
-            latencyMs: 0,
+            ...batchCallOutcome(read, parsed),
           },
           clock(),
         );
