@@ -123,20 +123,27 @@ export type DecisionCounts = { approve: number; review: number; reject: number; 
 
 /**
  * The payment decisions that do not depend on quality figures, counted over the whole batch by one aggregate. The
- * order of the cases is decideParticipant's (src/console/participants-csv.ts); the test "participants page counts"
- * compares these counts with the full CSV's decisions. `quality`: completed, included, no failed check — their list
+ * order of the cases is decideParticipant's (src/console/participants-csv.ts); test/console/rater-pages-paged.test.ts
+ * compares these counts with the full CSV's decisions for every status, exclusion and failed check. `quality`: completed, included, no failed check — their list
  * depends on the quality flags, decided in code from the stored analysis (listQualityDependentRaters).
  */
 export function countDecisionsBeforeQuality(db: Db, batchId: number, onboardingThreshold: number | null): DecisionCounts {
+  // Two index-only reads (migration 030): the completed, included raters, whose list depends on their checks and then
+  // their figures; everyone else, whose list follows from status and exclusion alone.
   const rows = db
     .prepare<{ batchId: number; threshold: number | null }, { decision: keyof DecisionCounts; n: number }>(
-      `SELECT CASE
-           WHEN status IN ('withdrew', 'no_consent') THEN 'review'
-           WHEN excluded = 1 OR status = 'screened_out' THEN 'reject'
-           WHEN status <> 'completed' THEN 'review'
-           WHEN ${FAILS_CHECKS} THEN 'review'
-           ELSE 'quality' END AS decision, count(*) AS n
-       FROM raters WHERE batch_id = :batchId AND provider <> 'preview' GROUP BY 1`,
+      `SELECT decision, count(*) AS n FROM (
+         SELECT CASE
+             WHEN status IN ('withdrew', 'no_consent') THEN 'review'
+             WHEN excluded = 1 OR status = 'screened_out' THEN 'reject'
+             ELSE 'review' END AS decision -- still working: a completed rater here is excluded, rejected above
+         FROM raters INDEXED BY raters_not_completed_included
+         WHERE batch_id = :batchId AND provider <> 'preview' AND NOT (status = 'completed' AND excluded = 0)
+         UNION ALL
+         SELECT CASE WHEN ${FAILS_CHECKS} THEN 'review' ELSE 'quality' END
+         FROM raters INDEXED BY raters_completed_included
+         WHERE batch_id = :batchId AND provider <> 'preview' AND status = 'completed' AND excluded = 0)
+       GROUP BY 1`,
     )
     .all({ batchId, threshold: onboardingThreshold });
   const counts: DecisionCounts = { approve: 0, review: 0, reject: 0, quality: 0 };
@@ -156,12 +163,12 @@ const QUALITY_DEPENDENT = `r.batch_id = :batchId AND r.provider <> 'preview' AND
 
 /**
  * The raters counted as `quality` by countDecisionsBeforeQuality, with what decides their list beside the figures,
- * found by the index raters_completed_included (migration 020).
+ * read from the index raters_completed_included alone (migrations 020, 030).
  */
 export function listQualityDependentRaters(db: Db, batchId: number, onboardingThreshold: number | null, options: { unnamedOnly?: boolean } = {}): QualityDependentRater[] {
   return db
     .prepare<{ batchId: number; threshold: number | null }, QualityDependentRater>(
-      `SELECT r.id, r.finish_reason, r.regular_judged AS regular_judgments, r.judge FROM raters r
+      `SELECT r.id, r.finish_reason, r.regular_judged AS regular_judgments, r.judge FROM raters r INDEXED BY raters_completed_included
        WHERE ${QUALITY_DEPENDENT}${options.unnamedOnly ? ' AND r.judge IS NULL' : ''}`,
     )
     .all({ batchId, threshold: onboardingThreshold });
@@ -207,7 +214,9 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
            WHEN r.finish_reason IN ('closed', 'paused') THEN 'approve'
            WHEN r.finish_reason IS NOT NULL AND r.regular_judged = 0 THEN 'review'
            ELSE 'approve' END AS decision, count(*) AS n
-       FROM raters r LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.parts_id = :partsId AND f.judge = r.judge
+       -- The raters in pseudonym order (migration 030): their figures are looked up in the figures' own key order.
+       FROM raters r INDEXED BY raters_completed_included
+         LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.parts_id = :partsId AND f.judge = r.judge
        WHERE ${QUALITY_DEPENDENT}
        GROUP BY 1`,
     )

@@ -69,6 +69,27 @@ describe('the raters and participants pages, a page at a time with figures from 
     expect(participants).not.toContain('data-testid="count-pending"');
   });
 
+  it('GET /console/batches/:id/participants, for raters of every status, excluded or not, and with failed checks, counts each list as the CSV decides it', async () => {
+    const t = buildTestApp();
+    const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b', 'a'], ['b', 'b', 'a']] });
+    const b = made.batchId;
+    const statuses = ['consent', 'instructions', 'onboarding', 'rating', 'completed', 'screened_out', 'withdrew', 'no_consent'];
+    for (const status of statuses) {
+      for (const excluded of [false, true]) makeRater(t.db, { batchId: b, provider: 'prolific', status, excluded, exclusionReason: excluded ? 'copied' : undefined });
+    }
+    const failedCheck = makeRater(t.db, { batchId: b, provider: 'prolific', status: 'completed' });
+    t.db.prepare('UPDATE raters SET attention_failures = 1, attention_answered = 2 WHERE id = ?').run(failedCheck);
+    await storeAnalysis(t.db, b);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const participants = (await admin.agent.get(`/console/batches/${b}/participants`).expect(200)).text;
+    const full = (await admin.agent.get(`/console/batches/${b}/participants.csv?form=full`).expect(200)).text.trim().split('\n');
+    const decisions = full.slice(1).map((line) => /,(approve|review|reject|pending),/.exec(line)?.[1]);
+    expect(decisions).toHaveLength(t.db.prepare("SELECT count(*) FROM raters WHERE batch_id = ? AND provider <> 'preview'").pluck().get(b) as number);
+    for (const decision of ['approve', 'review', 'reject']) expect(count(participants, decision), decision).toBe(decisions.filter((d) => d === decision).length);
+    // Withdrawn and never consenting: review, excluded or not; any other excluded or screened out: reject.
+    expect(count(participants, 'reject')).toBe(statuses.length - 2 + 1);
+  });
+
   it('GET /console/batches/:id/participants.csv, for more raters than one part of the download (2,000), lists each once under one header in every form', async () => {
     const t = buildTestApp();
     const made = makeBatchWithJudgments(t.db, { votes: [['a', 'b']] });
