@@ -19,21 +19,48 @@ export function completedRaterMedian(db: Db, batchId: number): { count: number; 
   return { count, medianMs: medianOfOrdered(count, (offset) => middle.all({ batchId, offset })) };
 }
 
+const REGULAR_PAIRS = "p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL";
+
 /**
  * Mean words of one regular comparison of a batch: both conversations, the scenario's context and (when shown) its
- * goals. Zero when the batch has no regular pair. Each dialogue's words are stored with it (migration 021); one written
- * before that is counted from its turns here and stored, so that is done once (where storing fails, e.g. on a
- * read-only handle, it is counted again next time).
+ * goals. Zero when the batch has no regular pair. Each dialogue's words are stored with it (migration 021), so this is
+ * two aggregates: the dialogues' words over the batch's pairs, and the pairs per scenario (20,000 pairs at a million
+ * judgments: read as rows, 80–120 ms on a console batch page's first view; issue 12). A dialogue written before that
+ * is counted from its turns here and stored, so that is done once (where storing fails, e.g. on a read-only handle,
+ * it is counted again next time).
  */
 export function wordsPerComparison(db: Db, batchId: number, withGoals: boolean): number {
-  const pairs = db
-    .prepare<{ batchId: number }, { a: number; b: number; wordsA: number | null; wordsB: number | null; scenario: string }>(
-      `SELECT p.dialogue_a_id AS a, p.dialogue_b_id AS b, da.words AS wordsA, db.words AS wordsB, p.scenario_id AS scenario
+  const sums = db
+    .prepare<{ batchId: number }, { n: number; words: number; unstored: number }>(
+      `SELECT count(*) AS n, total(da.words) + total(db.words) AS words, count(*) FILTER (WHERE da.words IS NULL OR db.words IS NULL) AS unstored
        FROM pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
-       WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL`,
+       WHERE ${REGULAR_PAIRS}`,
+    )
+    .get({ batchId });
+  if (!sums || sums.n === 0) return 0;
+  const dialogueWords = sums.unstored > 0 ? countUnstoredWords(db, batchId) : sums.words;
+  const scenarios = db
+    .prepare<{ batchId: number }, { id: string; pairs: number }>(`SELECT p.scenario_id AS id, count(*) AS pairs FROM pairs p WHERE ${REGULAR_PAIRS} GROUP BY p.scenario_id`)
+    .all({ batchId });
+  const scenarioWords = scenarios.reduce((sum, scenario) => sum + scenario.pairs * wordsOfScenario(db, scenario.id, withGoals), 0);
+  return (dialogueWords + scenarioWords) / sums.n;
+}
+
+/** Words of a scenario's context and, when shown, its goals. */
+function wordsOfScenario(db: Db, id: string, withGoals: boolean): number {
+  const s = db.prepare<{ id: string }, { context: string; goal_1: string; goal_2: string }>('SELECT context, goal_1, goal_2 FROM scenarios WHERE id = :id').get({ id });
+  return s ? countWords(s.context) + (withGoals ? countWords(s.goal_1) + countWords(s.goal_2) : 0) : 0;
+}
+
+/** Both dialogues' words over a batch's regular pairs, counting (and storing) those of dialogues stored without them. */
+function countUnstoredWords(db: Db, batchId: number): number {
+  const pairs = db
+    .prepare<{ batchId: number }, { a: number; b: number; wordsA: number | null; wordsB: number | null }>(
+      `SELECT p.dialogue_a_id AS a, p.dialogue_b_id AS b, da.words AS wordsA, db.words AS wordsB
+       FROM pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
+       WHERE ${REGULAR_PAIRS}`,
     )
     .all({ batchId });
-  if (pairs.length === 0) return 0;
   const counted = new Map<number, number>();
   const dialogueWords = (id: number, stored: number | null): number => {
     if (stored !== null) return stored;
@@ -45,18 +72,7 @@ export function wordsPerComparison(db: Db, batchId: number, withGoals: boolean):
     }
     return words;
   };
-  const scenarioWords = new Map<string, number>();
-  const wordsOfScenario = (id: string): number => {
-    let words = scenarioWords.get(id);
-    if (words === undefined) {
-      const s = db.prepare<{ id: string }, { context: string; goal_1: string; goal_2: string }>('SELECT context, goal_1, goal_2 FROM scenarios WHERE id = :id').get({ id });
-      words = s ? countWords(s.context) + (withGoals ? countWords(s.goal_1) + countWords(s.goal_2) : 0) : 0;
-      scenarioWords.set(id, words);
-    }
-    return words;
-  };
-  const total = pairs.reduce((sum, p) => sum + dialogueWords(p.a, p.wordsA) + dialogueWords(p.b, p.wordsB) + wordsOfScenario(p.scenario), 0);
-  return total / pairs.length;
+  return pairs.reduce((sum, p) => sum + dialogueWords(p.a, p.wordsA) + dialogueWords(p.b, p.wordsB), 0);
 }
 
 function storeDialogueWords(db: Db, id: number, words: number): void {

@@ -108,6 +108,29 @@ describe('words per comparison, stored with each dialogue (migration 021)', () =
     expect(wordsPerComparison(db, seeded.batchId, false)).toBe(48 + 72 + context);
   });
 
+  it('wordsPerComparison, for pairs of scenarios of different lengths with goals shown and one pair removed, gives the mean over the pairs served, counted from their texts', () => {
+    const { db } = createTestDb();
+    const seeded = seedBatch(db, { samples: 4 });
+    const scenarioIds = db.prepare('SELECT DISTINCT scenario_id FROM pairs WHERE batch_id = ? ORDER BY id').pluck().all(seeded.batchId) as string[];
+    expect(scenarioIds.length).toBeGreaterThanOrEqual(3);
+    scenarioIds.forEach((id, i) => db.prepare('UPDATE scenarios SET context = ?, goal_1 = ? WHERE id = ?').run('word '.repeat(10 * (i + 1)).trim(), 'goal '.repeat(i + 1).trim(), id));
+    db.prepare("UPDATE pairs SET removed_at = '2026-01-16T00:00:00.000Z' WHERE id = ?").run(seeded.pairIds[0]);
+    // Two served pairs of one scenario: its words count once per pair.
+    db.prepare('UPDATE pairs SET scenario_id = ? WHERE id = ?').run(scenarioIds[2], seeded.pairIds[3]);
+    // Expected from the texts themselves, pair by pair, for the pairs still served.
+    const served = db
+      .prepare<[number], { a: number; b: number; scenario: string }>("SELECT dialogue_a_id AS a, dialogue_b_id AS b, scenario_id AS scenario FROM pairs WHERE batch_id = ? AND kind = 'regular' AND removed_at IS NULL")
+      .all(seeded.batchId);
+    const textWords = (dialogueId: number) => (db.prepare('SELECT text FROM turns WHERE dialogue_id = ?').pluck().all(dialogueId) as string[]).reduce((n, text) => n + countWords(text), 0);
+    const scenarioWords = (id: string) => {
+      const s = db.prepare<[string], { context: string; goal_1: string; goal_2: string }>('SELECT context, goal_1, goal_2 FROM scenarios WHERE id = ?').get(id);
+      return countWords(s?.context ?? '') + countWords(s?.goal_1 ?? '') + countWords(s?.goal_2 ?? '');
+    };
+    const expected = served.reduce((sum, p) => sum + textWords(p.a) + textWords(p.b) + scenarioWords(p.scenario), 0) / served.length;
+    expect(served.length).toBe(seeded.pairIds.length - 1);
+    expect(wordsPerComparison(db, seeded.batchId, true)).toBeCloseTo(expected, 9);
+  });
+
   it('wordsPerComparison, for dialogues written before their words were stored, counts their turns once and stores the count, also giving the figure on a read-only handle', () => {
     const { db, path } = createTestDb();
     const seeded = seedBatch(db, { samples: 3 });
