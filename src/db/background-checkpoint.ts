@@ -16,7 +16,10 @@ export type BackgroundCheckpoints = {
 };
 
 export type BackgroundCheckpointOptions = {
+  /** How often the thread copies the log into the file (200 ms). */
   intervalMs?: number;
+  /** How often at most it lets the log start over, holding the write lock for a moment (1 s; checkpoint-thread.mjs). */
+  restartIntervalMs?: number;
   /**
    * The thread could not start (the promise rejects with the same reason), its checkpoints began to fail, or it ended:
    * the handle checkpoints on its own commits meanwhile. Called once per run of failures, with the first one's reason.
@@ -41,7 +44,9 @@ type ThreadMessage = { kind: 'ready' | 'recovered' } | { kind: 'error' | 'failed
  * them back.
  */
 export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpointOptions = {}): Promise<BackgroundCheckpoints> {
-  const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), { workerData: { path: db.name, intervalMs: options.intervalMs ?? 200 } });
+  const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), {
+    workerData: { path: db.name, intervalMs: options.intervalMs ?? 200, restartIntervalMs: options.restartIntervalMs ?? 1000 },
+  });
   worker.unref();
   let state: 'starting' | 'running' | 'not-started' = 'starting';
   let stopped = false;

@@ -1,10 +1,11 @@
 // The thread of src/db/background-checkpoint.ts: its own connection to the database file copies the write-ahead log
-// into the file every `intervalMs`, never waiting for a reader or a writer (see checkpoint() below), until 'stop'.
+// into the file every `intervalMs` and lets the log start over at most every `restartIntervalMs`, never waiting for a
+// reader or a writer (see checkpoint() below), until 'stop'.
 // Plain JavaScript, so that it runs under any loader the server was started with.
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { path, intervalMs } = workerData;
+const { path, intervalMs, restartIntervalMs } = workerData;
 const reasonOf = (error) => (error instanceof Error && error.message ? error.message : String(error?.code ?? error));
 let db;
 try {
@@ -22,9 +23,19 @@ db.pragma('busy_timeout = 0');
 // wholly copied at the moment a writer starts, and only then does SQLite start the log over, so it would grow without
 // end. RESTART then copies the few frames committed meanwhile and lets the next writer start the log over; with no
 // busy wait it never blocks: a writer or an old reader (an analysis) just makes it a PASSIVE one, to be tried again.
+// But RESTART holds the write lock while it copies and syncs, and every commit meanwhile waits in SQLite's busy
+// handler, whose sleeps (1, 2, 5, 10 ms) hold the server's whole request thread; and the first commit after a restart
+// syncs the log's new header on that thread. Run after every PASSIVE (5 a second) that was 9 sleeps and 3 syncs a
+// second on the request thread under full rater load, and a RESTART after a long reader copied hundreds of megabytes
+// under the lock (issue 12). So it runs at most every `restartIntervalMs`, right after a second PASSIVE: what it copies
+// under the lock is then what came in the last few milliseconds.
+let lastRestart = -Infinity;
 function checkpoint() {
   const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
-  if (passive.log > 0) db.pragma('wal_checkpoint(RESTART)');
+  if (passive.log === 0 || performance.now() - lastRestart < restartIntervalMs) return;
+  db.pragma('wal_checkpoint(PASSIVE)');
+  db.pragma('wal_checkpoint(RESTART)');
+  lastRestart = performance.now();
 }
 
 // Each failure is posted (the server counts them and warns once per run of failures); the first success after a run

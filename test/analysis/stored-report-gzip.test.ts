@@ -12,6 +12,7 @@ import { seedStoredJudgments } from '../../scripts/bench/support/bench-study.js'
 import { analysisVersion, computeBatchAnalysis, getBatchAnalysis } from '../../src/analysis/analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { analysisRunning } from '../../src/analysis/background-analysis.js';
+import { compressReport, decompressReport } from '../../src/analysis/stored-report.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -195,6 +196,27 @@ describe('the analysis report stored gzip-compressed', () => {
     const again = await t.admin.agent.get(url).expect(200);
     expect(again.text).toContain('6 judgments on 2 pairs');
     expect(storedType(t.db, t.batch.batchId)).toBe('blob');
+  });
+
+  it('decompressReport inflates a report of 14 MB (a million judgments\' size) in a few turns of the event loop, so that a request thread busy with raters does not hold it for a minute', async () => {
+    const json = `{"schema_version":1,"rows":[${Array.from({ length: 200_000 }, (_, i) => `{"rater":"r${i}","n":${i % 97},"agreement":${(i % 89) / 89}}`).join(',')}]}`;
+    expect(json.length).toBeGreaterThan(10_000_000);
+    const stored = compressReport(json);
+    // A request thread that never idles: each of its turns works 5 ms, then schedules the next one.
+    let turns = 0;
+    let busy = true;
+    const turn = () => {
+      turns++;
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      if (busy) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const inflated = await decompressReport(stored);
+    busy = false;
+    expect(inflated?.toString('utf8')).toBe(json);
+    // zlib's default 16 KB output chunks took over 700 turns for this report; each turn of a busy server lasts as long as its queued requests.
+    expect(turns).toBeLessThan(100);
   });
 
   it('getBatchAnalysis (the CLI, in process), stores the gzip, reads back an older text row of the current version as it is, and recomputes a damaged gzip row', () => {

@@ -111,7 +111,7 @@ async function startThenDamage(db: Db, path: string) {
 describe('background checkpoints', () => {
   it("copy the log into the database file from their own thread while the server's handle no longer checkpoints, and keep the log from growing without end", async () => {
     const { db, path } = fileDb();
-    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 20 });
+    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 20, restartIntervalMs: 20 });
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     const before = pagesInFile(path);
     writeCommits(db);
@@ -141,7 +141,7 @@ describe('background checkpoints', () => {
   it('cut a log that a long reader let grow back a step at a time, one step per commit after it starts over, down to the limit', async () => {
     const { db, path } = fileDb();
     const mb = 1024 * 1024;
-    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, logSizeLimitBytes: mb, logCutStepBytes: mb / 2 });
+    const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, restartIntervalMs: 10, logSizeLimitBytes: mb, logCutStepBytes: mb / 2 });
     // A reader holds its snapshot (as an analysis does) while commits come: the log cannot start over and grows.
     const reader = openDatabase(path);
     opened.push(reader);
@@ -163,6 +163,32 @@ describe('background checkpoints', () => {
     expect(Math.max(...cuts)).toBeLessThanOrEqual(mb / 2 + 64 * 1024);
     expect(cuts.filter((cut) => cut > 0).length).toBeGreaterThanOrEqual(10);
     await checkpoints.stop();
+  });
+
+  it('let the log start over at most once per restart interval, however often they copy it (a restart holds the write lock)', async () => {
+    /** Log restarts while commits come as a server makes them for `ms`, and how long that took. */
+    const restartsUnder = async (restartIntervalMs: number, ms: number) => {
+      const { db, path } = fileDb();
+      const checkpoints = await startBackgroundCheckpoints(db, { intervalMs: 10, restartIntervalMs });
+      writeCommits(db, 5);
+      const before = logRestarts(path);
+      const started = performance.now();
+      while (performance.now() - started < ms) {
+        writeCommits(db, 5);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      const elapsed = performance.now() - started;
+      const restarts = logRestarts(path) - before;
+      await checkpoints.stop();
+      return { restarts, elapsed };
+    };
+    // Copied every 10 ms and let start over as often: many restarts.
+    const often = await restartsUnder(10, 1500);
+    expect(often.restarts).toBeGreaterThan(20);
+    // Copied as often, let start over at most every 400 ms: a few, never more than the interval allows.
+    const limited = await restartsUnder(400, 1500);
+    expect(limited.restarts).toBeGreaterThanOrEqual(1);
+    expect(limited.restarts).toBeLessThanOrEqual(Math.floor(limited.elapsed / 400) + 1);
   });
 
   it('without background checkpoints the same commits leave the file behind (the observation above is the thread’s doing)', () => {
