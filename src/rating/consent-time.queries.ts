@@ -105,30 +105,34 @@ function regularPairsSignature(db: Db, batchId: number): string {
  * With `ttlMs`, a batch's figures (finished raters' median and words) are also taken as they were for that long
  * before they are read again: reading them cost 4 ms of every rater page that shows the time at 1M judgments (20,000
  * pairs, 50,000 raters), about a fifth of the server's work per judgment (issue 12); a promise made a few seconds
- * after a rater finished may not count them yet. Made once per app (or command), never module-wide.
+ * after a rater finished may not count them yet. Made once per app (or command), never module-wide; the words are kept
+ * per database handle (as the statement cache is), so that the console's first view of a batch finds what the rater
+ * pages counted, and a rater's first consent page what the console counted (40 ms at 20,000 pairs, issue 12).
  */
 type TimeFacts = { completed: { count: number; medianMs: number | null }; words: number };
 
 export type WordsMemo = {
-  words: Map<string, { signature: string; words: number }>;
   /** A batch's figures within `ttlMs`; null: read each time. */
   facts: ((key: string, read: () => TimeFacts) => TimeFacts) | null;
 };
 
 export function createWordsMemo(options: { ttlMs?: number; now?: () => number } = {}): WordsMemo {
-  return { words: new Map(), facts: options.ttlMs ? createTtlMemo<TimeFacts>({ ttlMs: options.ttlMs, max: 200, now: options.now }) : null };
+  return { facts: options.ttlMs ? createTtlMemo<TimeFacts>({ ttlMs: options.ttlMs, max: 200, now: options.now }) : null };
 }
 
 const memoKey = (batchId: number, withGoals: boolean) => `${batchId}:${withGoals ? 1 : 0}`;
+const wordsByHandle = new WeakMap<Db, Map<string, { signature: string; words: number }>>();
 
 function rememberedWords(db: Db, batchId: number, withGoals: boolean, memo: WordsMemo | undefined): number {
   if (!memo) return wordsPerComparison(db, batchId, withGoals);
   const key = memoKey(batchId, withGoals);
   const signature = regularPairsSignature(db, batchId);
-  const known = memo.words.get(key);
+  let remembered = wordsByHandle.get(db);
+  if (!remembered) wordsByHandle.set(db, (remembered = new Map()));
+  const known = remembered.get(key);
   if (known && known.signature === signature) return known.words;
   const words = wordsPerComparison(db, batchId, withGoals);
-  memo.words.set(key, { signature, words });
+  remembered.set(key, { signature, words });
   return words;
 }
 

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { countWords } from '../../src/generation/dialogue-words.js';
 import { estimateConsentTime } from '../../src/rating/consent-time.js';
-import { completedRaterMedian, wordsPerComparison } from '../../src/rating/consent-time.queries.js';
+import { completedRaterMedian, consentTimeOfBatch, createWordsMemo, wordsPerComparison } from '../../src/rating/consent-time.queries.js';
+import { getBatchRow } from '../../src/batches/batch.queries.js';
+import { readBatchSettings } from '../../src/batches/batch-settings.js';
 import Database from 'better-sqlite3';
 import { createTestDb } from '../helpers/test-db.js';
 import { makeJudgment, makeRater } from '../helpers/factories.js';
@@ -129,6 +131,27 @@ describe('words per comparison, stored with each dialogue (migration 021)', () =
     const expected = served.reduce((sum, p) => sum + textWords(p.a) + textWords(p.b) + scenarioWords(p.scenario), 0) / served.length;
     expect(served.length).toBe(seeded.pairIds.length - 1);
     expect(wordsPerComparison(db, seeded.batchId, true)).toBeCloseTo(expected, 9);
+  });
+
+  it("consentTimeOfBatch, with the console's memo after the rater pages' memo counted a batch's words on the same handle, uses that count until the batch's pairs change; without a memo it counts again", () => {
+    const { db } = createTestDb();
+    const seeded = seedBatch(db, { samples: 3 });
+    const row = getBatchRow(db, seeded.batchId);
+    if (!row) throw new Error('no batch');
+    const settings = readBatchSettings(row);
+    const minutes = (memo?: ReturnType<typeof createWordsMemo>) => consentTimeOfBatch(db, seeded.batchId, settings, 40, memo).readingMinutes;
+    const raterPages = createWordsMemo({ ttlMs: 10_000 });
+    const counted = minutes(raterPages);
+    // The stored counts change behind the memos' back (dialogues' texts never change once written: this only shows which count is used).
+    db.prepare('UPDATE dialogues SET words = words * 50').run();
+    const recounted = minutes();
+    expect(recounted).toBeGreaterThan(counted);
+    // The console's own memo, on the same handle: the rater pages' count.
+    expect(minutes(createWordsMemo())).toBe(counted);
+    // Its pairs change (one removed): counted again.
+    db.prepare("UPDATE pairs SET removed_at = '2026-01-16T00:00:00.000Z' WHERE id = ?").run(seeded.pairIds[0]);
+    expect(minutes(createWordsMemo())).toBe(minutes());
+    expect(minutes(createWordsMemo())).toBeGreaterThan(counted);
   });
 
   it('wordsPerComparison, for dialogues written before their words were stored, counts their turns once and stores the count, also giving the figure on a read-only handle', () => {
