@@ -29,9 +29,10 @@ db.pragma('busy_timeout = 0');
 // second on the request thread under full rater load, and after a long reader (an analysis) it copied under the lock
 // the tens of megabytes committed while the PASSIVE before it copied what that reader had held back (issue 12). So it
 // runs at most every `restartIntervalMs`, and only after a PASSIVE short enough that what is left to copy under the
-// lock is what came in the last few milliseconds.
+// lock is what came in the last few milliseconds: after a long reader, the first PASSIVE copies what it held back
+// (hundreds of megabytes, over a second) and more passes follow until one is short.
 let lastRestart = -Infinity;
-const SHORT_PASS_MS = 10;
+const SHORT_PASS_MS = 50;
 const MAX_PASSES = 5;
 function checkpoint() {
   let started = performance.now();
