@@ -188,7 +188,8 @@ describe('background checkpoints', () => {
     // Copied as often, let start over at most every 400 ms: a few, never more than the interval allows.
     const limited = await restartsUnder(400, 1500);
     expect(limited.restarts).toBeGreaterThanOrEqual(1);
-    expect(limited.restarts).toBeLessThanOrEqual(Math.floor(limited.elapsed / 400) + 1);
+    // (One more: a restart allowed just before the count began takes effect at the first commit after it.)
+    expect(limited.restarts).toBeLessThanOrEqual(Math.floor(limited.elapsed / 400) + 2);
   });
 
   it('without background checkpoints the same commits leave the file behind (the observation above is the thread’s doing)', () => {
