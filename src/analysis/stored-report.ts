@@ -23,7 +23,7 @@ const gunzipAsync = promisify(gunzip);
 /**
  * zlib's asynchronous API inflates one output chunk per task on the thread pool and goes back through the event loop
  * between chunks: with its default 16 KB chunks a million judgments' report (14 MB) took some 900 turns of a request
- * thread busy with raters, and the API's answer waited 67 s for a report stored long before (issue 12). In 1 MB
+ * thread busy with raters, and the API's answer came up to 67 s after the report was stored (issue 12). In 1 MB
  * chunks it is some 14 turns.
  */
 const UNZIP_CHUNK_BYTES = 1 << 20;
