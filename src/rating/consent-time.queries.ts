@@ -20,6 +20,8 @@ export function completedRaterMedian(db: Db, batchId: number): { count: number; 
 }
 
 const REGULAR_PAIRS = "p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL";
+/** A batch's served regular pairs with their two dialogues. */
+const REGULAR_PAIRS_WITH_DIALOGUES = `pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id WHERE ${REGULAR_PAIRS}`;
 
 /**
  * Mean words of one regular comparison of a batch: both conversations, the scenario's context and (when shown) its
@@ -33,8 +35,7 @@ export function wordsPerComparison(db: Db, batchId: number, withGoals: boolean):
   const sums = db
     .prepare<{ batchId: number }, { n: number; words: number; unstored: number }>(
       `SELECT count(*) AS n, total(da.words) + total(db.words) AS words, count(*) FILTER (WHERE da.words IS NULL OR db.words IS NULL) AS unstored
-       FROM pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
-       WHERE ${REGULAR_PAIRS}`,
+       FROM ${REGULAR_PAIRS_WITH_DIALOGUES}`,
     )
     .get({ batchId });
   if (!sums || sums.n === 0) return 0;
@@ -57,8 +58,7 @@ function countUnstoredWords(db: Db, batchId: number): number {
   const pairs = db
     .prepare<{ batchId: number }, { a: number; b: number; wordsA: number | null; wordsB: number | null }>(
       `SELECT p.dialogue_a_id AS a, p.dialogue_b_id AS b, da.words AS wordsA, db.words AS wordsB
-       FROM pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
-       WHERE ${REGULAR_PAIRS}`,
+       FROM ${REGULAR_PAIRS_WITH_DIALOGUES}`,
     )
     .all({ batchId });
   const counted = new Map<number, number>();
@@ -92,8 +92,7 @@ function storeDialogueWords(db: Db, id: number, words: number): void {
 function regularPairsSignature(db: Db, batchId: number): string {
   const row = db
     .prepare<{ batchId: number }, { n: number; ids: number; squares: number }>(
-      `SELECT count(*) AS n, total(id) AS ids, total(id * id) AS squares FROM pairs
-       WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL`,
+      `SELECT count(*) AS n, total(p.id) AS ids, total(p.id * p.id) AS squares FROM pairs p WHERE ${REGULAR_PAIRS}`,
     )
     .get({ batchId });
   return `${row?.n ?? 0}:${row?.ids ?? 0}:${row?.squares ?? 0}`;
