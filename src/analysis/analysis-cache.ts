@@ -8,7 +8,11 @@ import {
   batchDataVersion,
   countGoldFromRatedSamples,
   findBatchForAnalysis,
-  loadBatchJudgments,
+  joinJudgments,
+  type JudgmentFrame,
+  judgmentRange,
+  readJudgmentFrame,
+  readJudgmentRows,
   resolveAnalysisQuestion,
 } from './batch-judgments.queries.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
@@ -40,19 +44,39 @@ export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuest
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
- * Reads a batch's analysis input (null: no such batch). Apart from the computation, so that a caller can read it in one
- * short read transaction and compute with no snapshot held: the analysis worker's snapshot of a million judgments,
- * held through the whole computation at idle priority, kept the server's write-ahead log from being reset for tens of
- * seconds while raters wrote (issue 12).
+ * Reads a batch's analysis input (null: no such batch) in the caller's snapshot. Apart from the computation, so that a
+ * caller can read it in one read transaction and compute with no snapshot held: the analysis worker's snapshot of a
+ * million judgments, held through the whole computation at idle priority, kept the server's write-ahead log from being
+ * reset for tens of seconds while raters wrote (issue 12). The worker reads even the judgments outside that
+ * transaction (src/analysis/analysis-input.ts).
  */
 export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisInput | null {
+  const frame = readBatchAnalysisFrame(db, batchId, options);
+  return frame && completeBatchAnalysisInput(db, frame);
+}
+
+/** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number };
+type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
+
+export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
   const batch = findBatchForAnalysis(db, batchId);
   if (!batch) return null;
   const asked = options.question === undefined ? null : resolveAnalysisQuestion(batch, options.question);
   const paper = loadPaperData(db, batch.id);
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
-  const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, data: loadBatchJudgments(db, batch, question.id), paper, goldFromRated }));
-  return { batch, asked, parts };
+  const range = judgmentRange(db, batch.id);
+  const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, range), paper, goldFromRated }));
+  return { batch, asked, parts, upTo: range.hi };
+}
+
+/** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
+export function completeBatchAnalysisInput(db: Db, { batch, asked, parts }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
+  return {
+    batch,
+    asked,
+    parts: parts.map(({ question, frame, paper, goldFromRated }) => ({ question, data: joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range, idsPerPart)), paper, goldFromRated })),
+  };
 }
 
 /** The batch's analysis from its input: no database is read. */
@@ -122,9 +146,14 @@ export function getBatchAnalysis(
   return pick(report);
 }
 
-/** The cache key of a batch's analysis: the computation's version, the batch's data version and the settings. */
-export function analysisVersion(db: Db, batchId: number, settings: { seed: number; bootstrap: number; targetHalfWidth: number }): string {
-  return `${ANALYSIS_VERSION}|${batchDataVersion(db, batchId)}|paper=${paperDataVersion(db)}|seed=${settings.seed}|bootstrap=${settings.bootstrap}|target=${settings.targetHalfWidth}`;
+export type AnalysisSettings = { seed: number; bootstrap: number; targetHalfWidth: number };
+
+/**
+ * The cache key of a batch's analysis: the computation's version, the batch's data version and the settings; with
+ * `upTo`, of its judgments up to that id only (batchDataVersion).
+ */
+export function analysisVersion(db: Db, batchId: number, settings: AnalysisSettings, upTo?: number): string {
+  return `${ANALYSIS_VERSION}|${batchDataVersion(db, batchId, upTo)}|paper=${paperDataVersion(db)}|seed=${settings.seed}|bootstrap=${settings.bootstrap}|target=${settings.targetHalfWidth}`;
 }
 
 /**

@@ -13,7 +13,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { analysisVersion, analyzeBatchInput, loadBatchAnalysisInput, storeAnalysis } from './analysis-cache.js';
+import { analyzeBatchInput, storeAnalysis } from './analysis-cache.js';
+import { readAnalysisInput } from './analysis-input.js';
 import { drawPlots, storePlots } from './analysis-plots.queries.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { pageReportOf, raterFiguresOf } from './page-report.js';
@@ -112,21 +113,16 @@ function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult
 type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null };
 
 /**
- * Recomputes unless the stored result already has this data version. What it computes from is read in one read
- * transaction (one snapshot, of the version it is stored under) and computed after that transaction ends: held through
- * the computation, at this process's idle priority while raters keep the machine busy, that snapshot stopped the
+ * Recomputes unless the stored result already has this data version. What it computes from is read first
+ * (src/analysis/analysis-input.ts: no snapshot held through the judgments' read) and computed after that: a snapshot
+ * held through the computation, at this process's idle priority while raters keep the machine busy, stopped the
  * server's write-ahead log from being reset for tens of seconds at a million judgments, and the log grew by every
  * rater's commit meanwhile (issue 12).
  */
 function computeBatchJob(job: BatchAnalysisJob, open: () => Db): Computed {
   const db = open();
   const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
-  const read = db.transaction(() => {
-    const version = analysisVersion(db, job.batchId, settings);
-    const stored = db.prepare<{ b: number }, { data_version: string }>('SELECT data_version FROM analysis_cache WHERE batch_id = :b').get({ b: job.batchId });
-    if (stored?.data_version === version) return 'unchanged' as const;
-    return { version, input: loadBatchAnalysisInput(db, job.batchId) };
-  })();
+  const read = readAnalysisInput(db, job.batchId, settings);
   if (read === 'unchanged') return { outcome: { id: job.id, kind: 'unchanged' }, report: null };
   if (!read.input) return { outcome: { id: job.id, kind: 'missing' }, report: null };
   const report = analyzeBatchInput(read.input, { ...settings, now: new Date(job.now) });

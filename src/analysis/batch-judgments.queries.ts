@@ -75,13 +75,22 @@ export function resolveBatchId(db: Db, ref: string): number | null {
 }
 
 /**
- * Changes whenever a judgment is added or removed, a rater is excluded or screened out, a pair is removed, or the
- * batch's settings change: the analysis cache key.
+ * Changes whenever a judgment is added, removed or changed, a rater is excluded or screened out, a pair is removed, or
+ * the batch's settings change: the analysis cache key. With `upTo`, of the batch's judgments with ids up to it only:
+ * the analysis worker, having read judgments in parts (readJudgmentRows), checks with it that none of those it read was
+ * removed or changed meanwhile. Removals and changes are counted (migration 031), as a count and a last id alone are
+ * the same again when the last judgments are deleted and new ones take their ids.
  */
-export function batchDataVersion(db: Db, batchId: number): string {
-  const judgments = db
-    .prepare<{ b: number }, { n: number; max_id: number }>('SELECT count(*) AS n, coalesce(max(id), 0) AS max_id FROM judgments WHERE batch_id = :b')
-    .get({ b: batchId });
+export function batchDataVersion(db: Db, batchId: number, upTo?: number): string {
+  // Without `upTo` no id is compared: a third faster at a million judgments.
+  const judgments =
+    upTo === undefined
+      ? db.prepare<{ b: number }, { n: number; max_id: number }>('SELECT count(*) AS n, coalesce(max(id), 0) AS max_id FROM judgments WHERE batch_id = :b').get({ b: batchId })
+      : db
+          .prepare<{ b: number; upTo: number }, { n: number; max_id: number }>(
+            'SELECT count(*) AS n, coalesce(max(id), 0) AS max_id FROM judgments WHERE batch_id = :b AND id <= :upTo',
+          )
+          .get({ b: batchId, upTo });
   const raters = db
     .prepare<{ b: number }, { ids: string | null }>(
       `SELECT group_concat(id || ':' || excluded || ':' || status, ',') AS ids FROM
@@ -93,9 +102,15 @@ export function batchDataVersion(db: Db, batchId: number): string {
       'SELECT group_concat(id, \',\') AS ids FROM (SELECT id FROM pairs WHERE batch_id = :b AND removed_at IS NOT NULL ORDER BY id)',
     )
     .get({ b: batchId });
-  const settings = db.prepare<{ b: number }, { settings: string }>('SELECT settings FROM batches WHERE id = :b').get({ b: batchId });
+  const batch = db
+    .prepare<{ b: number }, { settings: string; revisions: number }>(
+      'SELECT b.settings, coalesce(c.revisions, 0) AS revisions FROM batches b LEFT JOIN batch_judgment_counts c ON c.batch_id = b.id WHERE b.id = :b',
+    )
+    .get({ b: batchId });
+  // The count of removals and changes joins the key once there is one: a result stored before migration 031 keeps its key.
+  const revisions = batch?.revisions ? [`revised ${batch.revisions}`] : [];
   return createHash('sha256')
-    .update([judgments?.n, judgments?.max_id, raters?.ids ?? '', pairs?.ids ?? '', settings?.settings ?? ''].join('|'))
+    .update([judgments?.n, judgments?.max_id, ...revisions, raters?.ids ?? '', pairs?.ids ?? '', batch?.settings ?? ''].join('|'))
     .digest('hex')
     .slice(0, 32);
 }
@@ -116,14 +131,49 @@ export type BatchJudgments = {
   dialogues: DialogueForMetrics[];
 };
 
+/** The ids, first to last, of a batch's judgments in one snapshot; `hi` 0 when it has none. */
+export type JudgmentRange = { lo: number; hi: number };
+
+export function judgmentRange(db: Db, batchId: number): JudgmentRange {
+  const range = db.prepare<{ b: number }, { lo: number | null; hi: number | null }>('SELECT min(id) AS lo, max(id) AS hi FROM judgments WHERE batch_id = :b').get({ b: batchId });
+  return { lo: range?.lo ?? 1, hi: range?.hi ?? 0 };
+}
+
+/** Judgment ids per statement of readJudgmentRows. */
+const JUDGMENT_IDS_PER_PART = 20_000;
+
 /**
- * A batch's judgments to one question (default the first) with the exclusions applied: gold pairs (attention,
- * onboarding), raters excluded by a researcher or screened out, and removed pairs are left out and listed. One
- * question at a time: two questions' rows of one assignment are two answers of the same rater to the same pair, and
- * mixed they would count that rater twice in every win rate and agreement.
+ * A batch's judgments with ids in `range`, in id order, read in parts of `idsPerPart` ids, each part one statement run
+ * to its end. Inside a transaction every part reads its snapshot; outside one each part reads its own, and none is held
+ * between parts: the analysis worker reads a million judgments so (src/analysis/analysis-input.ts). It reads the id
+ * range in rowid order, so no sort and no index: batches are made one after another, so the range is mostly theirs.
  */
-export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id): BatchJudgments {
-  const q = { b: batch.id, q: questionId };
+export function* readJudgmentRows(db: Db, batchId: number, range: JudgmentRange, idsPerPart = JUDGMENT_IDS_PER_PART): Generator<JudgmentRow> {
+  const part = db
+    .prepare<{ b: number; lo: number; hi: number }, JudgmentRow>(
+      `SELECT j.pair_id, j.rater_id, j.question_id, j.is_gold, j.correct, j.winner, j.left_side, j.active_ms
+       FROM judgments j NOT INDEXED WHERE j.id BETWEEN :lo AND :hi AND j.batch_id = :b ORDER BY j.id`,
+    )
+    .raw();
+  for (let lo = range.lo; lo <= range.hi; lo += idsPerPart) yield* part.all({ b: batchId, lo, hi: Math.min(range.hi, lo + idsPerPart - 1) });
+}
+
+/**
+ * What a batch's judgments to one question are joined to (its raters, pairs, excluded raters and rated dialogues), read
+ * in one snapshot with the id range of the judgments that snapshot holds.
+ */
+export type JudgmentFrame = {
+  batch: BatchForAnalysis;
+  questionId: string;
+  range: JudgmentRange;
+  raters: Map<number, { name: string; excluded: number; status: string } | null>;
+  pairs: Map<number, PairRow | null>;
+  excludedRaters: { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }[];
+  dialogues: Map<number, DialogueForMetrics>;
+};
+
+/** The frame of the batch's judgments to one question (default the first); `range` when the caller has read it already. */
+export function readJudgmentFrame(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id, range = judgmentRange(db, batch.id)): JudgmentFrame {
   const raters = new Map<number, { name: string; excluded: number; status: string } | null>();
   for (const r of db
     .prepare<{ b: number }, { id: number; provider: string; participant_id: string | null; public_id: string; excluded: number; status: string }>(
@@ -133,33 +183,14 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
     // Raters are named by the export's `judge` pseudonym, so a report and an export of the same batch can be joined.
     raters.set(r.id, { name: judgePseudonym(batch.judgeSalt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id }), excluded: r.excluded, status: r.status });
   }
-  // A judgment whose rater or pair is not the batch's own (the schema does not forbid it) is looked up on its own.
-  const raterOf = (id: number) => {
-    let rater = raters.get(id);
-    if (rater === undefined) {
-      const row = db.prepare<{ id: number }, { excluded: number; status: string }>('SELECT excluded, status FROM raters WHERE id = :id').get({ id });
-      rater = row ? { name: `rater:${id}`, ...row } : null;
-      raters.set(id, rater);
-    }
-    return rater;
-  };
   const pairs = new Map<number, PairRow | null>(db.prepare<{ b: number }, PairRow>(`${PAIR_SELECT} WHERE p.batch_id = :b`).all({ b: batch.id }).map((p) => [p.id, p]));
-  const pairOf = (id: number) => {
-    let pair = pairs.get(id);
-    if (pair === undefined) {
-      pair = db.prepare<{ id: number }, PairRow>(`${PAIR_SELECT} WHERE p.id = :id`).get({ id }) ?? null;
-      pairs.set(id, pair);
-    }
-    return pair;
-  };
   const excludedRaters = db
-    .prepare<{ b: number; q: string }, { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }>(
+    .prepare<{ b: number; q: string }, JudgmentFrame['excludedRaters'][number]>(
       `SELECT r.id, r.excluded, r.status, r.exclusion_reason,
               (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.is_gold = 0 AND j.question_id = :q) AS judgments
        FROM raters r WHERE r.batch_id = :b AND (r.excluded = 1 OR r.status = 'screened_out') ORDER BY r.id`,
     )
-    .all(q);
-
+    .all({ b: batch.id, q: questionId });
   const dialogueRows = db
     .prepare<{ b: number }, { id: number; mode: string; model: string; end_reason: string | null }>(
       `SELECT d.id, d.mode, d.model, d.end_reason FROM dialogues d
@@ -180,21 +211,47 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
     )
     .iterate({ b: batch.id });
   for (const t of turnRows) dialogues.get(t.dialogue_id)?.turns.push({ speaker: t.speaker, action: t.action, text: t.text });
-  const wpt = new Map<number, number>([...dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)]));
+  return { batch, questionId, range, raters, pairs, excludedRaters, dialogues };
+}
 
-  // One pass over the batch's judgments in id order, streamed (never a million row objects held: that was most of the
-  // analysis worker's gigabyte, issue 12), each joined here to its pair and rater from the maps above. SQLite joining
-  // them itself, through the question's index and a sort by id, took 2.5 s at a million judgments and two more scans
-  // (gold and removed counts, attention checks) 0.6 s; this pass takes about a third of that. It reads the batch's id
-  // range in rowid order, so no sort and no index: batches are made one after another, so the range is mostly theirs.
-  const range = db.prepare<{ b: number }, { lo: number | null; hi: number | null }>('SELECT min(id) AS lo, max(id) AS hi FROM judgments WHERE batch_id = :b').get({ b: batch.id });
-  const rows = db
-    .prepare<{ b: number; lo: number; hi: number }, JudgmentRow>(
-      `SELECT j.pair_id, j.rater_id, j.question_id, j.is_gold, j.correct, j.winner, j.left_side, j.active_ms
-       FROM judgments j NOT INDEXED WHERE j.id BETWEEN :lo AND :hi AND j.batch_id = :b ORDER BY j.id`,
-    )
-    .raw()
-    .iterate({ b: batch.id, lo: range?.lo ?? 0, hi: range?.hi ?? -1 });
+/**
+ * A batch's judgments to one question (default the first) with the exclusions applied: gold pairs (attention,
+ * onboarding), raters excluded by a researcher or screened out, and removed pairs are left out and listed. One
+ * question at a time: two questions' rows of one assignment are two answers of the same rater to the same pair, and
+ * mixed they would count that rater twice in every win rate and agreement. Read in the caller's snapshot.
+ */
+export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id): BatchJudgments {
+  const frame = readJudgmentFrame(db, batch, questionId);
+  return joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range));
+}
+
+/**
+ * The frame's judgments (`rows`, its range's in id order) joined to it. One pass, each row joined here to its pair
+ * and rater from the frame's maps (never a million row objects held: that was most of the analysis worker's gigabyte,
+ * issue 12). SQLite joining them itself, through the question's index and a sort by id, took 2.5 s at a million
+ * judgments and two more scans (gold and removed counts, attention checks) 0.6 s; this pass takes about a third of that.
+ */
+export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<JudgmentRow>): BatchJudgments {
+  const { batch, questionId, raters, pairs } = frame;
+  // A judgment whose rater or pair is not the batch's own (the schema does not forbid it) is looked up on its own.
+  const raterOf = (id: number) => {
+    let rater = raters.get(id);
+    if (rater === undefined) {
+      const row = db.prepare<{ id: number }, { excluded: number; status: string }>('SELECT excluded, status FROM raters WHERE id = :id').get({ id });
+      rater = row ? { name: `rater:${id}`, ...row } : null;
+      raters.set(id, rater);
+    }
+    return rater;
+  };
+  const pairOf = (id: number) => {
+    let pair = pairs.get(id);
+    if (pair === undefined) {
+      pair = db.prepare<{ id: number }, PairRow>(`${PAIR_SELECT} WHERE p.id = :id`).get({ id }) ?? null;
+      pairs.set(id, pair);
+    }
+    return pair;
+  };
+  const wpt = new Map<number, number>([...frame.dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)]));
   const builder = createJudgmentTableBuilder();
   const dropped = { gold: 0, removed: 0 };
   const attentionByRater = new Map<number, { correct: number; answered: number }>();
@@ -246,7 +303,7 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
   return {
     table: builder.build(),
     exclusions: {
-      raters: excludedRaters.map((r) => ({
+      raters: frame.excludedRaters.map((r) => ({
         rater: raterOf(r.id)?.name ?? `rater:${r.id}`,
         reason: r.excluded === 1 ? `excluded: ${r.exclusion_reason ?? 'no reason given'}` : 'screened out (failed attention checks or onboarding)',
         judgments: r.judgments,
@@ -254,7 +311,7 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
       dropped: droppedList,
     },
     attention,
-    dialogues: [...dialogues.values()],
+    dialogues: [...frame.dialogues.values()],
   };
 }
 
