@@ -5,7 +5,7 @@ import type { AnalysisReport } from './analysis-report.js';
 import type { DialogueForMetrics } from './dialogue-metrics.js';
 import { wordsPerTurn } from './dialogue-metrics.js';
 import { judgePseudonym } from '../rating/judge-pseudonym.js';
-import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
+import { createJudgmentTableBuilder, type JudgmentRowInput, type JudgmentTable } from './judgment-table.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID, findQuestion } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -253,6 +253,7 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
   };
   const wpt = new Map<number, number>([...frame.dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)]));
   const builder = createJudgmentTableBuilder();
+  const rowOfPair = new Map<number, JudgmentRowInput>();
   const dropped = { gold: 0, removed: 0 };
   const attentionByRater = new Map<number, { correct: number; answered: number }>();
   for (const [pairId, raterId, question, isGold, correct, winner, leftSide, activeMs] of rows) {
@@ -276,19 +277,30 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
       continue;
     }
     if (!rater || rater.excluded !== 0 || rater.status === 'screened_out' || pair.joined === 0) continue;
-    const problem = builder.add({
-      item: String(pairId),
-      rater: rater.name,
-      conditionA: pair.condition_a,
-      conditionB: pair.condition_b,
-      outcome: winner === 'a' ? 0 : winner === 'b' ? 1 : 2,
-      left: leftSide === 'a' ? 0 : 1,
-      seconds: activeMs === null ? NaN : activeMs / 1000,
-      aWords: wpt.get(pair.dialogue_a_id) ?? NaN,
-      bWords: wpt.get(pair.dialogue_b_id) ?? NaN,
-      scenario: pair.scenario_id,
-      category: pair.category,
-    });
+    // One row object per pair, its judgment's own fields set each time (the builder keeps none of it): not a million
+    // objects and pair ids made text (issue 12).
+    let row = rowOfPair.get(pairId);
+    if (!row) {
+      row = {
+        item: String(pairId),
+        rater: '',
+        conditionA: pair.condition_a,
+        conditionB: pair.condition_b,
+        outcome: 0,
+        left: 0,
+        seconds: NaN,
+        aWords: wpt.get(pair.dialogue_a_id) ?? NaN,
+        bWords: wpt.get(pair.dialogue_b_id) ?? NaN,
+        scenario: pair.scenario_id,
+        category: pair.category,
+      };
+      rowOfPair.set(pairId, row);
+    }
+    row.rater = rater.name;
+    row.outcome = winner === 'a' ? 0 : winner === 'b' ? 1 : 2;
+    row.left = leftSide === 'a' ? 0 : 1;
+    row.seconds = activeMs === null ? NaN : activeMs / 1000;
+    const problem = builder.add(row);
     // A pair's comparison is fixed by the schema; say so loudly if that ever breaks.
     if (problem) throw new Error(`batch ${batch.id}: ${problem}`);
   }

@@ -1,5 +1,5 @@
 import type { Fact } from '../scenarios/scenario.schema.js';
-import { dialogueLeakage } from './information-leakage.js';
+import { type DialogueLeakage, dialogueLeakage } from './information-leakage.js';
 import { countWords } from '../generation/dialogue-words.js';
 
 export type DialogueForMetrics = {
@@ -94,10 +94,16 @@ const mean = (xs: number[]) => {
 const shareOf = (d: DialogueForMetrics, action: string) =>
   d.turns.length > 0 ? d.turns.filter((t) => t.action === action).length / d.turns.length : NaN;
 
-function leakageMetrics(list: DialogueForMetrics[]): LeakageMetrics | null {
+/** The mean words per spoken turn of the dialogues (of those with a spoken turn); `wordsOf` gives one dialogue's. */
+export function meanWordsPerTurn<D extends DialogueForMetrics>(list: D[], wordsOf: (d: D) => number = (d) => wordsPerTurn(d.turns)): number | null {
+  return mean(list.map(wordsOf));
+}
+
+/** Leakage over the dialogues whose scenario has marked facts; `leakageOf` gives one dialogue's (dialogueLeakage). */
+export function leakageMetrics<D extends DialogueForMetrics>(list: D[], leakageOf: (d: D) => DialogueLeakage = (d) => dialogueLeakage(d.turns, d.facts ?? [])): LeakageMetrics | null {
   const marked = list.filter((d) => d.facts && d.facts.length > 0);
   if (marked.length === 0) return null;
-  const results = marked.map((d) => dialogueLeakage(d.turns, d.facts ?? []));
+  const results = marked.map(leakageOf);
   const positions = results.map((r) => r.first_mention_position).filter((p): p is number => p !== null);
   const withMutual = marked.filter((d) => d.facts?.some((f) => f.kind === 'mutual_friend'));
   return {
@@ -145,7 +151,7 @@ export function dialogueMetrics(dialogues: DialogueForMetrics[]): ConditionDialo
         model: first.model,
         dialogues: list.length,
         turns_per_dialogue: mean(list.map((d) => d.turns.length)),
-        words_per_turn: mean(list.map((d) => wordsPerTurn(d.turns))),
+        words_per_turn: meanWordsPerTurn(list),
         non_verbal_share: mean(list.map((d) => (d.turns.length > 0 ? d.turns.filter((t) => t.action === 'non-verbal' || t.action === 'action').length / d.turns.length : NaN))),
         non_verbal_communication_share: mean(list.map((d) => shareOf(d, 'non-verbal'))),
         physical_action_share: mean(list.map((d) => shareOf(d, 'action'))),

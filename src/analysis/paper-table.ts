@@ -1,4 +1,5 @@
-import { type DialogueForMetrics, dialogueMetrics } from './dialogue-metrics.js';
+import { type DialogueForMetrics, leakageMetrics, meanWordsPerTurn, wordsPerTurn } from './dialogue-metrics.js';
+import { dialogueLeakage } from './information-leakage.js';
 import {
   type JudgeAnswer,
   type JudgeHumanAgreement,
@@ -91,17 +92,33 @@ function rate(successes: number, n: number): Rate {
   return { n, rate: n > 0 ? successes / n : null, ci95: wilsonInterval(successes, n) };
 }
 
-/** A condition's win rate over judgments in which it took part, ties excluded. */
-function winRateOf(condition: string, rows: { conditionA: string; conditionB: string; winner: Verdict }[]): Rate {
-  let wins = 0;
-  let decisive = 0;
+/**
+ * Each condition's win rate over the judgments in which it took part, ties excluded, in every scope (all, and the
+ * judgment's category), counted in one pass: at a million human judgments, filtering them again for each row of the
+ * table was a fifth of a batch analysis (issue 12).
+ */
+function winRates(rows: { conditionA: string; conditionB: string; category: string | null; winner: Verdict }[]): (condition: string, scope: string) => Rate {
+  const tallies = new Map<string, Map<string, { wins: number; decisive: number }>>();
+  const count = (condition: string, scope: string, won: boolean) => {
+    let byScope = tallies.get(condition);
+    if (!byScope) tallies.set(condition, (byScope = new Map()));
+    let tally = byScope.get(scope);
+    if (!tally) byScope.set(scope, (tally = { wins: 0, decisive: 0 }));
+    tally.decisive += 1;
+    if (won) tally.wins += 1;
+  };
   for (const r of rows) {
-    const side = r.conditionA === condition ? 'a' : r.conditionB === condition ? 'b' : null;
-    if (!side || r.winner === 'tie') continue;
-    decisive += 1;
-    if (r.winner === side) wins += 1;
+    if (r.winner === 'tie') continue;
+    count(r.conditionA, 'all', r.winner === 'a');
+    count(r.conditionB, 'all', r.winner === 'b');
+    if (r.category === null || r.category === 'all') continue;
+    count(r.conditionA, r.category, r.winner === 'a');
+    count(r.conditionB, r.category, r.winner === 'b');
   }
-  return rate(wins, decisive);
+  return (condition, scope) => {
+    const tally = tallies.get(condition)?.get(scope);
+    return rate(tally?.wins ?? 0, tally?.decisive ?? 0);
+  };
 }
 
 function dialogueMean(scores: PaperScore[], dimension: string, ids: Set<number>): number[] {
@@ -110,7 +127,23 @@ function dialogueMean(scores: PaperScore[], dimension: string, ids: Set<number>)
   return [...byDialogue.values()].map((xs) => xs.reduce((a, b) => a + b, 0) / xs.length);
 }
 
+/** `of` found once per dialogue. */
+function perDialogue<T>(of: (d: PaperDialogue) => T): (d: PaperDialogue) => T {
+  const found = new Map<PaperDialogue, T>();
+  return (d) => {
+    if (!found.has(d)) found.set(d, of(d));
+    return found.get(d) as T;
+  };
+}
+
 export function paperSection(input: PaperInput): PaperSection {
+  // A dialogue is in two scopes (all, its category): its words and leakage are found once. Only these two of the
+  // dialogue metrics are read here; computing them all (repetition, shares) for every scope was three quarters of a
+  // batch analysis at a million judgments, a few seconds each time the worker refreshed it (issue 12).
+  const wordsOf = perDialogue((d) => wordsPerTurn(d.turns));
+  const leakageOf = perDialogue((d) => dialogueLeakage(d.turns, d.facts ?? []));
+  const humanWinRate = winRates(input.judgments);
+  const judgeWinRate = winRates(input.judgeAnswers);
   const conditions = [...new Set(input.dialogues.map((d) => d.condition))].sort();
   const categories = [...new Set(input.dialogues.map((d) => d.category))].sort();
   const rows: PaperRow[] = [];
@@ -123,21 +156,21 @@ export function paperSection(input: PaperInput): PaperSection {
       const deals = input.deals.filter((d) => ids.has(d.dialogueId));
       const reached = deals.filter((d) => d.reached);
       const prices = reached.map((d) => d.price).filter((p): p is number => p !== null);
-      const metrics = dialogueMetrics(dialogues)[0];
+      const leaks = leakageMetrics(dialogues, leakageOf);
       rows.push({
         condition,
         scope,
         dialogues: dialogues.length,
-        human_win_rate: winRateOf(condition, input.judgments.filter(inScope)),
-        llm_judge_win_rate: winRateOf(condition, input.judgeAnswers.filter(inScope)),
+        human_win_rate: humanWinRate(condition, scope),
+        llm_judge_win_rate: judgeWinRate(condition, scope),
         goal: meanWithCi(dialogueMean(input.scores, 'goal', ids)),
         believability: meanWithCi(dialogueMean(input.scores, 'believability', ids)),
         deal_rate: rate(reached.length, deals.length),
         mean_deal_price: prices.length > 0 ? prices.reduce((a, b) => a + b, 0) / prices.length : null,
-        mutual_friend_position: metrics?.leakage?.mutual_friend_position ?? null,
-        first_mention_position: metrics?.leakage?.first_mention_position ?? null,
-        premature_share: metrics?.leakage?.premature_share ?? null,
-        words_per_turn: metrics?.words_per_turn ?? null,
+        mutual_friend_position: leaks?.mutual_friend_position ?? null,
+        first_mention_position: leaks?.first_mention_position ?? null,
+        premature_share: leaks?.premature_share ?? null,
+        words_per_turn: meanWordsPerTurn(dialogues, wordsOf),
       });
     }
   }

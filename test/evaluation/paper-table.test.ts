@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { humanMajorities, judgeHumanAgreement, judgePositionBias, judgeVerdicts } from '../../src/analysis/llm-judge-agreement.js';
-import { meanWithCi, tQuantile975 } from '../../src/analysis/paper-table.js';
+import { meanWithCi, type PaperDialogue, type PaperJudgment, paperSection, tQuantile975 } from '../../src/analysis/paper-table.js';
 import { type FakeLlm, answerFromSchema, promptOf, startFakeLlm } from '../helpers/fake-llm.js';
 import { makeBatchWithJudgments, makeDialogue, makeRun, makeScenario } from '../helpers/factories.js';
 import { replaceScenarioFacts } from '../../src/scenarios/scenario.queries.js';
@@ -63,6 +63,49 @@ describe('LLM judge against the human majority', () => {
     // sd 2, n 3: half-width 4.302653 * 2 / sqrt(3).
     expect(m.mean).toBe(6);
     expect(m.ci95![1] - 6).toBeCloseTo((4.302653 * 2) / Math.sqrt(3), 5);
+  });
+});
+
+describe('paperSection', () => {
+  it('gives each condition its win rate in all judgments and in each category, ties and other comparisons left out, counted by hand', () => {
+    const dialogue = (id: number, condition: string, category: string): PaperDialogue => {
+      const [mode, model] = condition.split(':') as [string, string];
+      return { id, mode, model, endReason: null, condition, category, turns: [{ speaker: 1, action: 'speak', text: 'one two three four' }] };
+    };
+    const verdicts = (conditionA: string, conditionB: string, category: string | null, winners: string): PaperJudgment[] =>
+      [...winners].map((w, i) => ({ pair: `${category}-${i}`, conditionA, conditionB, category, winner: w === 'a' ? 'a' : w === 'b' ? 'b' : 'tie' }));
+    const S = 'SCRIPT:m';
+    const A = 'AGENTS:m';
+    const M = 'MINDREADERS:m';
+    const section = paperSection({
+      judgments: [
+        ...verdicts(S, A, 'cooperative', 'aabt'), // S 2 of 3, A 1 of 3
+        ...verdicts(A, S, 'competitive', 'abbtt'), // A 1 of 3, S 2 of 3
+        ...verdicts(S, M, 'competitive', 'bb'), // S 0 of 2, M 2 of 2
+        ...verdicts(A, S, null, 'a'), // in no category: counted in all only
+      ],
+      judge: null,
+      judgeAnswers: [],
+      evaluations: [],
+      dialogues: [dialogue(1, S, 'cooperative'), dialogue(2, S, 'competitive'), dialogue(3, A, 'cooperative'), dialogue(4, A, 'competitive'), dialogue(5, M, 'competitive')],
+      scores: [],
+      deals: [],
+    });
+    const rate = (condition: string, scope: string) => {
+      const row = section.rows.find((r) => r.condition === condition && r.scope === scope);
+      return row && [row.human_win_rate.n, row.human_win_rate.rate];
+    };
+    expect(rate(S, 'all')).toEqual([9, 4 / 9]);
+    expect(rate(S, 'cooperative')).toEqual([3, 2 / 3]);
+    expect(rate(S, 'competitive')).toEqual([5, 2 / 5]);
+    expect(rate(A, 'all')).toEqual([7, 3 / 7]);
+    expect(rate(A, 'cooperative')).toEqual([3, 1 / 3]);
+    expect(rate(A, 'competitive')).toEqual([3, 1 / 3]);
+    expect(rate(M, 'all')).toEqual([2, 1]);
+    expect(rate(M, 'competitive')).toEqual([2, 1]);
+    // A condition with no dialogue in a category has no row there.
+    expect(rate(M, 'cooperative')).toBeUndefined();
+    expect(section.rows.map((r) => r.words_per_turn)).toEqual(section.rows.map(() => 4));
   });
 });
 
