@@ -10,7 +10,7 @@ import {
   findBatchForAnalysis,
   joinJudgments,
   type JudgmentFrame,
-  judgmentRange,
+  readBatchFrame,
   readJudgmentFrame,
   readJudgmentRows,
   resolveAnalysisQuestion,
@@ -65,9 +65,9 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const asked = options.question === undefined ? null : resolveAnalysisQuestion(batch, options.question);
   const paper = loadPaperData(db, batch.id);
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
-  const range = judgmentRange(db, batch.id);
-  const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, range), paper, goldFromRated }));
-  return { batch, asked, parts, upTo: range.hi };
+  const shared = readBatchFrame(db, batch);
+  const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
+  return { batch, asked, parts, upTo: shared.range.hi };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */

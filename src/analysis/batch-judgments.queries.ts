@@ -159,21 +159,27 @@ export function* readJudgmentRows(db: Db, batchId: number, range: JudgmentRange,
 }
 
 /**
- * What a batch's judgments to one question are joined to (its raters, pairs, excluded raters and rated dialogues), read
- * in one snapshot with the id range of the judgments that snapshot holds.
+ * What a batch's judgments are joined to, whatever the question (its raters, pairs and rated dialogues with their words
+ * per turn), read in one snapshot with the id range of the judgments that snapshot holds: read once for all of a
+ * batch's questions.
  */
-export type JudgmentFrame = {
+export type BatchFrame = {
   batch: BatchForAnalysis;
-  questionId: string;
   range: JudgmentRange;
   raters: Map<number, { name: string; excluded: number; status: string } | null>;
   pairs: Map<number, PairRow | null>;
-  excludedRaters: { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }[];
   dialogues: Map<number, DialogueForMetrics>;
+  wordsPerTurn: Map<number, number>;
 };
 
-/** The frame of the batch's judgments to one question (default the first); `range` when the caller has read it already. */
-export function readJudgmentFrame(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id, range = judgmentRange(db, batch.id)): JudgmentFrame {
+/** A batch frame with what depends on one question: its excluded raters with their judgments to it. */
+export type JudgmentFrame = BatchFrame & {
+  questionId: string;
+  excludedRaters: { id: number; excluded: number; status: string; exclusion_reason: string | null; judgments: number }[];
+};
+
+export function readBatchFrame(db: Db, batch: BatchForAnalysis): BatchFrame {
+  const range = judgmentRange(db, batch.id);
   const raters = new Map<number, { name: string; excluded: number; status: string } | null>();
   for (const r of db
     .prepare<{ b: number }, { id: number; provider: string; participant_id: string | null; public_id: string; excluded: number; status: string }>(
@@ -184,13 +190,6 @@ export function readJudgmentFrame(db: Db, batch: BatchForAnalysis, questionId: s
     raters.set(r.id, { name: judgePseudonym(batch.judgeSalt, { provider: r.provider, participantId: r.participant_id, raterPublicId: r.public_id }), excluded: r.excluded, status: r.status });
   }
   const pairs = new Map<number, PairRow | null>(db.prepare<{ b: number }, PairRow>(`${PAIR_SELECT} WHERE p.batch_id = :b`).all({ b: batch.id }).map((p) => [p.id, p]));
-  const excludedRaters = db
-    .prepare<{ b: number; q: string }, JudgmentFrame['excludedRaters'][number]>(
-      `SELECT r.id, r.excluded, r.status, r.exclusion_reason,
-              (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.is_gold = 0 AND j.question_id = :q) AS judgments
-       FROM raters r WHERE r.batch_id = :b AND (r.excluded = 1 OR r.status = 'screened_out') ORDER BY r.id`,
-    )
-    .all({ b: batch.id, q: questionId });
   const dialogueRows = db
     .prepare<{ b: number }, { id: number; mode: string; model: string; end_reason: string | null }>(
       `SELECT d.id, d.mode, d.model, d.end_reason FROM dialogues d
@@ -211,7 +210,19 @@ export function readJudgmentFrame(db: Db, batch: BatchForAnalysis, questionId: s
     )
     .iterate({ b: batch.id });
   for (const t of turnRows) dialogues.get(t.dialogue_id)?.turns.push({ speaker: t.speaker, action: t.action, text: t.text });
-  return { batch, questionId, range, raters, pairs, excludedRaters, dialogues };
+  return { batch, range, raters, pairs, dialogues, wordsPerTurn: new Map([...dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)])) };
+}
+
+/** The frame of the batch's judgments to one question (default the first); `shared` when the caller has read it already. */
+export function readJudgmentFrame(db: Db, batch: BatchForAnalysis, questionId: string = (batch.questions[0] as AnalysisQuestion).id, shared = readBatchFrame(db, batch)): JudgmentFrame {
+  const excludedRaters = db
+    .prepare<{ b: number; q: string }, JudgmentFrame['excludedRaters'][number]>(
+      `SELECT r.id, r.excluded, r.status, r.exclusion_reason,
+              (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.is_gold = 0 AND j.question_id = :q) AS judgments
+       FROM raters r WHERE r.batch_id = :b AND (r.excluded = 1 OR r.status = 'screened_out') ORDER BY r.id`,
+    )
+    .all({ b: batch.id, q: questionId });
+  return { ...shared, questionId, excludedRaters };
 }
 
 /**
@@ -251,7 +262,6 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
     }
     return pair;
   };
-  const wpt = new Map<number, number>([...frame.dialogues].map(([id, d]) => [id, wordsPerTurn(d.turns)]));
   const builder = createJudgmentTableBuilder();
   const rowOfPair = new Map<number, JudgmentRowInput>();
   const dropped = { gold: 0, removed: 0 };
@@ -289,8 +299,8 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
         outcome: 0,
         left: 0,
         seconds: NaN,
-        aWords: wpt.get(pair.dialogue_a_id) ?? NaN,
-        bWords: wpt.get(pair.dialogue_b_id) ?? NaN,
+        aWords: frame.wordsPerTurn.get(pair.dialogue_a_id) ?? NaN,
+        bWords: frame.wordsPerTurn.get(pair.dialogue_b_id) ?? NaN,
         scenario: pair.scenario_id,
         category: pair.category,
       };
