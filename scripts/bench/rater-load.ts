@@ -9,8 +9,13 @@
 // batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the query plans of the SQL the hot path runs.
 //   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 600]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
+//     [--think MS]
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
 // node --cpu-prof, summarised. --analysis-at N: the analysis phase at N stored judgments instead of the largest. The load client is this process; each server is a child process (2 cores shared).
+// --think MS: paced instead of as fast as they can: each virtual rater reads every comparison for MS on average (half
+// to one and a half times it) before answering, and arrives after a random part of it, so that e.g. 1,000 raters
+// reading 10 s make about the largest realistic study's pace (100 judgments/s); a cycle is then the rater's waiting
+// per comparison (the comparison page and the answer with its redirect), reading excluded.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
@@ -37,6 +42,7 @@ const WARMUP = Number(option('warmup', QUICK ? '2' : '3'));
 const PAIRS = Number(option('pairs', '600'));
 const ANALYSIS_AT = Number(option('analysis-at', '-1'));
 const ANALYSIS_PAIRS = Number(option('analysis-pairs', QUICK ? '1' : '2'));
+const THINK_MS = Number(option('think', '0'));
 const STORED = option('stored', QUICK ? '1000,100000' : '1000,100000,1000000')
   .split(',')
   .map(Number)
@@ -170,7 +176,10 @@ async function runLoad(server: Pick<Server, 'origin' | 'child'>, entry: () => st
   const cpuStart = setTimeout(() => (cpuAtStart = cpuMsOf(server.child.pid)), warmup * 1000);
   const cpuEnd = setTimeout(() => (cpuAtEnd = cpuMsOf(server.child.pid)), (warmup + seconds) * 1000);
   const inWindow = (t0: number, t1: number) => t0 >= measureFrom && t1 <= end;
+  const pause = (msToWait: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, Math.min(msToWait, end - performance.now()))));
   const person = async () => {
+    // Paced raters arrive spread over one reading time, not all in the first instant.
+    if (THINK_MS > 0) await pause(Math.random() * THINK_MS);
     while (performance.now() < end) {
       const browser: Browser = createBrowser(origin, agent);
       let method: 'GET' | 'POST' = 'GET';
@@ -178,6 +187,8 @@ async function runLoad(server: Pick<Server, 'origin' | 'child'>, entry: () => st
       let form: [string, string][] | undefined;
       let choicePosted = false;
       let lastChoicePage: number | null = null;
+      // Paced: the time spent waiting for the server since the last comparison page (reading excluded).
+      let waited = 0;
       for (;;) {
         if (performance.now() >= end) return;
         const t0 = performance.now();
@@ -189,6 +200,7 @@ async function runLoad(server: Pick<Server, 'origin' | 'child'>, entry: () => st
           break;
         }
         const t1 = performance.now();
+        waited += t1 - t0;
         if (inWindow(t0, t1)) {
           const name = stepName(method, url);
           const list = result.steps.get(name) ?? [];
@@ -209,16 +221,25 @@ async function runLoad(server: Pick<Server, 'origin' | 'child'>, entry: () => st
         }
         const forms = findForms(reply.body);
         const next = forms[0];
-        if (!next) break;
+        if (!next) {
+          // A person turned away before any comparison (e.g. "This study is full": the study's places are all held).
+          if (lastChoicePage === null && inWindow(t0, t1)) {
+            const key = `turned away before any comparison: "${/<title>([^<]*)<\/title>/.exec(reply.body)?.[1]?.trim() ?? '?'}"`;
+            result.errors.set(key, (result.errors.get(key) ?? 0) + 1);
+          }
+          break;
+        }
         if (next.hasChoice) {
-          if (lastChoicePage !== null && choicePosted && inWindow(lastChoicePage, t1)) result.cycles.push(t1 - lastChoicePage);
+          if (lastChoicePage !== null && choicePosted && inWindow(lastChoicePage, t1)) result.cycles.push(THINK_MS > 0 ? waited : t1 - lastChoicePage);
           lastChoicePage = t1;
+          waited = 0;
         }
         // The page's script fills the time spent reading; a person takes 8 to 58 s.
         form = next.fields.map(([n, v]) => [n, v === '' && /_ms$/.test(n) ? String(8000 + Math.floor(Math.random() * 50000)) : v]);
         choicePosted = next.hasChoice;
         method = 'POST';
         url = new URL(next.action, url).toString();
+        if (THINK_MS > 0 && next.hasChoice) await pause(THINK_MS * (0.5 + Math.random()));
       }
     }
   };
@@ -329,7 +350,10 @@ function printQueryPlans(dbPath: string, traceFile: string, judgments: number, t
 }
 
 // Main -----------------------------------------------------------------------------------------------------------
-console.log(`rater load: ${RATERS} raters, closed loop, ${WARMUP} s warm-up + ${SECONDS} s measured; study of ${PAIRS} pairs; stored judgments ${STORED.join(', ')}`);
+console.log(
+  `rater load: ${RATERS} raters, ${THINK_MS > 0 ? `each reading a comparison ${(THINK_MS / 1000).toFixed(1)} s on average (cycles: their waiting per comparison, reading excluded)` : 'closed loop'}, ` +
+    `${WARMUP} s warm-up + ${SECONDS} s measured; study of ${PAIRS} pairs; stored judgments ${STORED.join(', ')}`,
+);
 const basePath = join(dir, 'base.db');
 let study: BenchStudy;
 {

@@ -70,6 +70,9 @@ const server = app.listen(0, '127.0.0.1', () => {
   const address = server.address();
   console.log(`listening ${typeof address === 'object' && address ? address.port : 0}`);
 });
+// As simarena's server (KEEP_ALIVE_TIMEOUT_SECONDS): paced raters (--think) keep their connection while they read.
+server.keepAliveTimeout = 75_000;
+server.headersTimeout = 80_000;
 process.on('SIGTERM', () => {
   server.close(() => process.exit(0));
   server.closeAllConnections();
