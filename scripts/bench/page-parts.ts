@@ -5,8 +5,9 @@
 // opened a new result, a stall for every rater in flight.
 // Prints, per page, the longest pause of the server's event loop while it answers (what a rater's request waits for)
 // and the event loop's busy time for the answer, new against old, as ratios; and the worker's write transactions
-// (what raters' writes wait for), with the parts against without them.
-// Run: npx tsx scripts/bench/page-parts.ts [--judgments N] [--rounds R]
+// (what raters' writes wait for), with the parts against without them, for a first result and for later ones in which
+// --changed raters' figures changed (migration 032: only those are written).
+// Run: npx tsx scripts/bench/page-parts.ts [--judgments N] [--rounds R] [--changed 2500]
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,8 +21,8 @@ import { analysisVersion, computeBatchAnalysis, storeAnalysis } from '../../src/
 import { drawPlots, storePlots } from '../../src/analysis/analysis-plots.queries.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { analysisRunning } from '../../src/analysis/background-analysis.js';
-import { pageReportOf, raterFiguresOf } from '../../src/analysis/page-report.js';
-import { deleteOtherRaterFigures, insertRaterFigures } from '../../src/analysis/rater-figures.queries.js';
+import { pageReportOf, type RaterFiguresRow, raterFiguresOf } from '../../src/analysis/page-report.js';
+import { storeBatchResult, type WriteStep } from '../../src/analysis/analysis-worker.js';
 import { compressReport } from '../../src/analysis/stored-report.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -37,7 +38,10 @@ const flag = (name: string, fallback: number) => {
 };
 const JUDGMENTS = flag('--judgments', 1_000_000);
 const ROUNDS = flag('--rounds', 5);
-const FIGURES_PER_WRITE = 1_000;
+const CHANGED = flag('--changed', 2_500);
+/** Later results stored, each with --changed raters' figures changed. */
+const LAST_WRITE = 3;
+type Written = { transactions: number; longest: number; all: number };
 const kb = (bytes: number) => `${(bytes / 1e3).toFixed(0)} KB`;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const timed = (what: () => unknown) => {
@@ -75,45 +79,48 @@ try {
       `page report JSON ${kb(pageJson.length)} (gzip ${kb(pageGzip.length)}), ${figures.length.toLocaleString('en')} figure rows`,
   );
 
-  // The worker's writes, as src/analysis/analysis-worker.ts makes them: without parts (the report and plots, before
-  // migration 028) against with them (figures in transactions of their own, then the report, page report and plots,
-  // then the old result's figures deleted). Alternated, each storing a new result.
-  const writes = { without: [] as number[], main: [] as number[], longestFigures: [] as number[], allFigures: [] as number[] };
-  const LAST_WRITE = 3;
-  for (let round = 0; round <= LAST_WRITE; round++) {
-    const at = new Date(Date.now() + round * 1000);
-    // Each round's result of its own version (the last of the version the server's refresh computes), so that each
-    // replaces the previous round's figures.
-    const stored = round === LAST_WRITE ? version : `${version}|bench-${round}`;
-    const partsId = round + 1;
-    const without = timed(() =>
-      worker.transaction(() => {
-        storeAnalysis(worker, study.batchId, `${stored}|without`, gzip, at);
-        storePlots(worker, study.batchId, `${stored}|without`, plots);
-      })(),
+  // The worker's writes, as src/analysis/analysis-worker.ts makes them (storeBatchResult, each transaction timed, no
+  // pause between them): without parts (the report and plots, before migration 028) against with them, for a first
+  // result (every figure written), for a later one in which --changed raters' figures changed (one more judgment each:
+  // a few seconds of a large study's answers; migration 032 writes only those), and for one in which every rater's did.
+  const writes = { without: [] as number[], changed: [] as Written[] };
+  const timedWrites = (into: number[]): WriteStep => async (db, write) => {
+    const t0 = performance.now();
+    const result = db.transaction(write)();
+    into.push(performance.now() - t0);
+    return result;
+  };
+  let stamp = Date.now();
+  const store = async (version: string, next: RaterFiguresRow[]): Promise<Written> => {
+    const times: number[] = [];
+    const done = await storeBatchResult(worker, study.batchId, { version, report: gzip, pageReport: pageGzip, plots, figures: next, now: new Date(stamp++) }, timedWrites(times));
+    if (done !== 'stored') throw new Error(`not stored: ${done}`);
+    return { transactions: times.length, longest: Math.max(...times), all: times.reduce((x, y) => x + y, 0) };
+  };
+  const firstResult = await store(`${version}|bench-first`, figures);
+  const changedEach = Math.min(CHANGED, figures.length);
+  let current = figures;
+  for (let round = 1; round <= LAST_WRITE; round++) {
+    const storedParts = worker.prepare('SELECT parts_id FROM analysis_cache WHERE batch_id = ?').pluck().get(study.batchId);
+    writes.without.push(
+      timed(() =>
+        worker.transaction(() => {
+          storeAnalysis(worker, study.batchId, `${version}|without-${round}`, gzip, new Date(stamp++));
+          storePlots(worker, study.batchId, `${version}|without-${round}`, plots);
+        })(),
+      ),
     );
-    const figureWrites: number[] = [];
-    for (let i = 0; i < figures.length; i += FIGURES_PER_WRITE) {
-      figureWrites.push(timed(() => worker.transaction(() => insertRaterFigures(worker, study.batchId, partsId, figures.slice(i, i + FIGURES_PER_WRITE)))()));
-    }
-    const main = timed(() =>
-      worker.transaction(() => {
-        storeAnalysis(worker, study.batchId, stored, gzip, at, { report: pageGzip, id: partsId });
-        storePlots(worker, study.batchId, stored, plots);
-      })(),
-    );
-    for (let deleted = FIGURES_PER_WRITE; deleted === FIGURES_PER_WRITE; ) {
-      const t0 = performance.now();
-      deleted = worker.transaction(() => deleteOtherRaterFigures(worker, study.batchId, partsId, FIGURES_PER_WRITE))();
-      figureWrites.push(performance.now() - t0);
-    }
-    // Round 0 warms up (statements prepared, file grown); the other rounds each replace a stored result.
-    if (round === 0) continue;
-    writes.without.push(without);
-    writes.main.push(main);
-    writes.longestFigures.push(Math.max(...figureWrites));
-    writes.allFigures.push(figureWrites.reduce((a, b) => a + b, 0));
+    // Its parts given back, so that the next result replaces a result stored with them, as in the worker.
+    worker.prepare('UPDATE analysis_cache SET page_report = ?, parts_id = ? WHERE batch_id = ?').run(pageGzip, storedParts, study.batchId);
+    // Other raters each round, one judgment more than they had in the result before.
+    const from = (round * changedEach) % figures.length;
+    current = current.map((f, i) => ((i - from + figures.length) % figures.length < changedEach ? { ...f, judgments: f.judgments + 1 } : f));
+    writes.changed.push(await store(`${version}|bench-${round}`, current));
   }
+  const everyRater = await store(`${version}|bench-all`, figures.map((f) => ({ ...f, judgments: f.judgments + 100 })));
+  // Last, the result of the version the server's refresh computes: the worker it starts finds it current and leaves it.
+  await store(version, figures);
+  const partsId = worker.prepare('SELECT parts_id FROM analysis_cache WHERE batch_id = ?').pluck().get(study.batchId) as number;
 
   // The server: the real app on its own connection, signed in as the admin over HTTP.
   const db = openDatabase(path);
@@ -146,7 +153,7 @@ try {
   };
   type Way = 'parts' | 'whole';
   const results: Record<string, Record<Way, { pause: number[]; active: number[] }>> = {};
-  let stamp = Date.now() + 60_000;
+  stamp += 60_000;
   // Each view is the first of a new result (another computed_at, so the server reads the row anew), with its page
   // report (the new way) or without (the old: the whole report parsed). The ways alternate, so that the machine's other
   // load falls on both alike; round 0 warms up (templates compiled, statements prepared) and is not counted.
@@ -155,7 +162,7 @@ try {
       for (const way of ['parts', 'whole'] as const) {
         worker
           .prepare('UPDATE analysis_cache SET computed_at = :at, page_report = :page, parts_id = :partsId WHERE batch_id = :b')
-          .run({ at: new Date(stamp++).toISOString(), page: way === 'parts' ? pageGzip : null, partsId: way === 'parts' ? LAST_WRITE + 1 : null, b: study.batchId });
+          .run({ at: new Date(stamp++).toISOString(), page: way === 'parts' ? pageGzip : null, partsId: way === 'parts' ? partsId : null, b: study.batchId });
         const m = await measure(url);
         if (round === 0) continue;
         const slot = (results[name] ??= { parts: { pause: [], active: [] }, whole: { pause: [], active: [] } })[way];
@@ -174,9 +181,16 @@ try {
         `busy ${ms(active('parts'))} against ${ms(active('whole'))} (ratio ${(active('parts') / active('whole')).toFixed(3)})`,
     );
   }
-  console.log(`\nthe worker's write transactions per new result, medians of ${LAST_WRITE} (raters' writes wait for each):`);
-  console.log(`  without parts (report + ${plots.length} plots): ${ms(median(writes.without))}`);
-  console.log(`  with parts: report + page report + plots ${ms(median(writes.main))}; longest figure transaction (${FIGURES_PER_WRITE} rows) ${ms(median(writes.longestFigures))}; all figure transactions ${ms(median(writes.allFigures))}`);
+  const written = (w: Written) => `${w.transactions} transactions, longest ${ms(w.longest)}, all ${ms(w.all)}`;
+  console.log(`\nthe worker's write transactions per new result of ${figures.length.toLocaleString('en')} raters (raters' writes wait for each):`);
+  console.log(`  without parts (report + ${plots.length} plots), median of ${LAST_WRITE}: ${ms(median(writes.without))}`);
+  console.log(`  with parts, a first result: ${written(firstResult)}`);
+  const mid = (pick: (w: Written) => number) => median(writes.changed.map(pick));
+  console.log(
+    `  with parts, ${changedEach.toLocaleString('en')} raters' figures changed, median of ${LAST_WRITE}: ${mid((w) => w.transactions)} transactions, ` +
+      `longest ${ms(mid((w) => w.longest))}, all ${ms(mid((w) => w.all))} (ratio to a first result's all ${(mid((w) => w.all) / firstResult.all).toFixed(3)})`,
+  );
+  console.log(`  with parts, every rater's figures changed: ${written(everyRater)}`);
 
   agent.destroy();
   await new Promise((resolve) => server.close(resolve));

@@ -6,7 +6,6 @@
 // computed here too and its report sent back, as it is stored nowhere; a refusal comes back as its name, message and
 // status, for the server to raise again. The analysis files of an export bundle are written here too, into a folder the
 // server names, for the server to stream into the archive without parsing, rendering or pretty-printing the report.
-import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,12 +14,20 @@ import { cacheStatements, type Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { analyzeBatchInput, storeAnalysis } from './analysis-cache.js';
 import { readAnalysisInput } from './analysis-input.js';
-import { drawPlots, storePlots } from './analysis-plots.queries.js';
+import { type DrawnPlot, drawPlots, storePlots } from './analysis-plots.queries.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { pageReportOf, raterFiguresOf } from './page-report.js';
+import { pageReportOf, type RaterFiguresRow, raterFiguresOf } from './page-report.js';
 import { computePooledAnalysis } from './pooled-batches.js';
 import { selectQuestionReport } from './question-reports.js';
-import { deleteOtherRaterFigures, insertRaterFigures } from './rater-figures.queries.js';
+import { planFigureChanges } from './rater-figures-plan.js';
+import {
+  applyFigureChanges,
+  claimFiguresWriter,
+  deleteEndedFigureRows,
+  listStoredFigureRows,
+  ownsFiguresWriter,
+  releaseFiguresWriter,
+} from './rater-figures.queries.js';
 import { renderAnalysisHtml } from './report-html.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
@@ -50,7 +57,7 @@ export type AnalysisJobResult =
   | { id: number; kind: 'refused'; name: string; message: string; status: number; code: string }
   | { id: number; kind: 'failed'; message: string };
 
-/** Rater figures written (or deleted) per transaction of the worker; each such transaction is what raters' writes may wait for. */
+/** Rater figure rows changed per transaction of the worker; each such transaction is what raters' writes may wait for. */
 const FIGURES_PER_WRITE = 1_000;
 
 /**
@@ -138,9 +145,56 @@ function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
   }
 }
 
+/** Runs one of the worker's write transactions (writeThenYield); a benchmark passes its own to time them. */
+export type WriteStep = <T>(db: Db, write: () => T) => Promise<T>;
+
+/** A computed result as it is stored: the report's gzip, its page report's, its plots and its raters' figures. */
+export type ResultToStore = { version: string; report: Buffer; pageReport: Buffer; plots: DrawnPlot[]; figures: RaterFiguresRow[]; now: Date };
+
+/**
+ * Stores a batch's result: the rater figures that changed since the stored result (migration 032) in parts of their
+ * own, then the report, its page report and its plots in one transaction, then the figure rows no result reads any
+ * longer. Rewriting all 50,000 raters' figures of a million judgments took some hundred transactions per result, each
+ * of which raters' answers waited for; between results a few hundred to a few thousand change (issue 12). Pages read
+ * the stored result's figures until the report is stored, then this one's. 'busy' when another server process's
+ * worker is storing this batch's result right now: nothing is written.
+ */
+export async function storeBatchResult(db: Db, batchId: number, result: ResultToStore, write: WriteStep = writeThenYield): Promise<'stored' | 'busy'> {
+  const claim = await write(db, () => claimFiguresWriter(db, batchId, Date.now()));
+  if (!claim) return 'busy';
+  const owned = () => {
+    if (!ownsFiguresWriter(db, batchId, claim.parts)) throw new Error(`another process took over writing the analysis of batch ${batchId}`);
+  };
+  try {
+    const changes = planFigureChanges(listStoredFigureRows(db, batchId), claim.stored, result.figures);
+    for (let i = 0; i < changes.length; i += FIGURES_PER_WRITE) {
+      await write(db, () => {
+        owned();
+        applyFigureChanges(db, batchId, claim.parts, changes.slice(i, i + FIGURES_PER_WRITE));
+      });
+    }
+    await write(db, () => {
+      owned();
+      storeAnalysis(db, batchId, result.version, result.report, result.now, { report: result.pageReport, id: claim.parts });
+      storePlots(db, batchId, result.version, result.plots);
+      releaseFiguresWriter(db, batchId, claim.parts);
+    });
+    // What is left here after a crash the next result clears.
+    const ended = changes.flatMap((change) => (change.op === 'close' ? [change.row] : []));
+    for (let i = 0; i < ended.length; i += FIGURES_PER_WRITE) {
+      await write(db, () => deleteEndedFigureRows(db, batchId, claim.parts, ended.slice(i, i + FIGURES_PER_WRITE)));
+    }
+    return 'stored';
+  } catch (error) {
+    // Given up: the batch's next result need not wait for this number to go stale (another's claim is left as it is).
+    db.transaction(() => releaseFiguresWriter(db, batchId, claim.parts))();
+    throw error;
+  }
+}
+
 /**
  * In the worker: computes, draws the console's plots from the report while it is at hand, and stores them, the report
- * and its page report in one transaction, its per-rater figures (under its parts_id) just before, so that a plot
+ * and its page report in one transaction, the per-rater figures that changed just before, so that a plot
  * or figure served is always of the report served (issue 12: drawing them on the request thread took
  * up to 285 ms a plot at a million judgments). Plots that fail to draw are left out: the console draws those itself.
  */
@@ -155,27 +209,13 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     // What the console's pages read (migration 028): the report without most of its per-rater array, and each rater's
     // figures as rows, so that no page parses the whole report on the server's request thread (issue 12).
     const pageReport = compressReport(JSON.stringify(pageReportOf(report)));
-    const figures = raterFiguresOf(report);
-    // Names this result's figures (migration 028): drawn, not counted, so that no state is shared between processes.
-    const partsId = randomInt(1, 2 ** 47);
     const db = connectionTo(job.path, 'write');
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
-    // The new result's rater figures first, in parts of their own: 50,000 rows in the one transaction below would hold
-    // raters' writes far longer than the report's gzip does (issue 12). Pages read only the figures under the stored
-    // result's parts_id, so these are read from the moment the report is stored, in one transaction with its page
-    // report and plots.
-    for (let i = 0; i < figures.length; i += FIGURES_PER_WRITE) {
-      await writeThenYield(db, () => insertRaterFigures(db, job.batchId, partsId, figures.slice(i, i + FIGURES_PER_WRITE)));
-    }
-    await writeThenYield(db, () => {
-      storeAnalysis(db, job.batchId, outcome.version, stored, new Date(job.now), { report: pageReport, id: partsId });
-      storePlots(db, job.batchId, outcome.version, plots);
-    });
-    // Then the figures of the result it replaced (and of any never stored), in parts too.
-    for (let deleted = FIGURES_PER_WRITE; deleted === FIGURES_PER_WRITE; ) {
-      deleted = await writeThenYield(db, () => deleteOtherRaterFigures(db, job.batchId, partsId, FIGURES_PER_WRITE));
-    }
+    const figures = raterFiguresOf(report);
+    const done = await storeBatchResult(db, job.batchId, { version: outcome.version, report: stored, pageReport, plots, figures, now: new Date(job.now) });
+    // Another server process's worker is storing this batch's result right now: that one is served.
+    if (done === 'busy') return { id: job.id, kind: 'unchanged' };
     return { id: job.id, kind: 'stored' };
   } catch (error) {
     return { id: job.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) };

@@ -1,53 +1,100 @@
 import type { Db } from '../db/connection.js';
 import type { RaterFiguresRow } from './page-report.js';
+import { type FigureChange, type FigureRowKey, OPEN_PARTS, type StoredFigureRow } from './rater-figures-plan.js';
 
-// analysis_rater_figures (migration 028): each rater's figures of a batch's stored report, written by the analysis
-// worker around the transaction that stores the report (the new result's before it, the old one's deleted after), and
-// read by the console's raters and participants pages a page of raters at a time, always under the parts_id of the
-// result they serve (analysis_cache.parts_id), so that a page never shows figures of two results.
+// analysis_rater_figures (migrations 028 and 032): each rater's figures of a batch's stored report, written by the
+// analysis worker before the transaction that stores the report, only where they changed (src/analysis/rater-figures-plan.ts),
+// and read by the console's raters and participants pages a page of raters at a time, always of the result they serve
+// (analysis_cache.parts_id), so that a page never shows figures of two results. A row is of result R when
+// from_parts <= R < to_parts.
+
+/** After this long a job still writing a batch's figures is taken to have died, and its number is drawn past. */
+export const FIGURES_WRITER_STALE_MS = 10 * 60_000;
 
 /**
- * Stores rater figures of the result named `partsId` (one part of them: the worker writes them in parts, each in a
- * transaction of its own, before the transaction that stores the report; a part written again replaces itself).
+ * In a write transaction: draws the number of the batch's next result and marks it as being written since `nowMs`,
+ * unless another job has been writing for less than FIGURES_WRITER_STALE_MS (then null: that job's result will be
+ * stored). `stored`: the stored result's number, null when none is stored with its parts.
  */
-export function insertRaterFigures(db: Db, batchId: number, partsId: number, rows: readonly RaterFiguresRow[]): void {
-  const insert = db.prepare(
-    `INSERT OR REPLACE INTO analysis_rater_figures (batch_id, parts_id, judge, judgments, median_seconds, majority_agreement, left_rate)
-     VALUES (:batchId, :partsId, :judge, :judgments, :median_seconds, :majority_agreement, :left_rate)`,
+export function claimFiguresWriter(db: Db, batchId: number, nowMs: number): { parts: number; stored: number | null } | null {
+  const writer = db
+    .prepare<{ b: number }, { last_parts: number; writing_since: number | null }>('SELECT last_parts, writing_since FROM analysis_figures_writer WHERE batch_id = :b')
+    .get({ b: batchId });
+  if (writer?.writing_since != null && nowMs - writer.writing_since < FIGURES_WRITER_STALE_MS) return null;
+  const stored = db.prepare<{ b: number }, number | null>('SELECT parts_id FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId }) ?? null;
+  const parts = Math.max(writer?.last_parts ?? 0, stored ?? 0) + 1;
+  db.prepare(
+    `INSERT INTO analysis_figures_writer (batch_id, last_parts, writing_since) VALUES (:b, :parts, :now)
+     ON CONFLICT (batch_id) DO UPDATE SET last_parts = excluded.last_parts, writing_since = excluded.writing_since`,
+  ).run({ b: batchId, parts, now: nowMs });
+  return { parts, stored };
+}
+
+/** Whether result `parts` is still the one being written (no other job took the batch over). */
+export function ownsFiguresWriter(db: Db, batchId: number, parts: number): boolean {
+  return (
+    db.prepare<{ b: number; parts: number }, number>('SELECT 1 FROM analysis_figures_writer WHERE batch_id = :b AND last_parts = :parts AND writing_since IS NOT NULL').pluck().get({ b: batchId, parts }) ===
+    1
   );
-  for (const row of rows) insert.run({ batchId, partsId, ...row });
 }
 
-/** Deletes up to `limit` stored figures of the batch of any result but this one (the stored result's); how many it deleted. */
-export function deleteOtherRaterFigures(db: Db, batchId: number, partsId: number, limit: number): number {
+/** Ends the writing of result `parts` (stored, or given up). */
+export function releaseFiguresWriter(db: Db, batchId: number, parts: number): void {
+  db.prepare('UPDATE analysis_figures_writer SET writing_since = NULL WHERE batch_id = :b AND last_parts = :parts').run({ b: batchId, parts });
+}
+
+/** Every stored figure row of the batch, of whichever result. */
+export function listStoredFigureRows(db: Db, batchId: number): StoredFigureRow[] {
   return db
-    .prepare(
-      `DELETE FROM analysis_rater_figures WHERE (batch_id, parts_id, judge) IN (
-         SELECT batch_id, parts_id, judge FROM analysis_rater_figures WHERE batch_id = :batchId AND parts_id <> :partsId LIMIT :limit)`,
+    .prepare<{ b: number }, StoredFigureRow>(
+      'SELECT judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = :b',
     )
-    .run({ batchId, partsId, limit }).changes;
+    .all({ b: batchId });
 }
 
-/** The stored figures of these raters (by `judge` pseudonym) of the result named `partsId`; a rater without any is left out. */
+/** Writes changes planned for result `parts` (planFigureChanges); closing a row ends it at `parts`. */
+export function applyFigureChanges(db: Db, batchId: number, parts: number, changes: readonly FigureChange[]): void {
+  const key = (row: FigureRowKey) => ({ b: batchId, judge: row.judge, from: row.from_parts });
+  const remove = db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = :b AND judge = :judge AND from_parts = :from');
+  const end = db.prepare('UPDATE analysis_rater_figures SET to_parts = :to WHERE batch_id = :b AND judge = :judge AND from_parts = :from');
+  const insert = db.prepare(
+    `INSERT INTO analysis_rater_figures (batch_id, judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate)
+     VALUES (:b, :judge, :parts, :open, :judgments, :median_seconds, :majority_agreement, :left_rate)`,
+  );
+  for (const change of changes) {
+    if (change.op === 'delete') remove.run(key(change.row));
+    else if (change.op === 'reopen') end.run({ ...key(change.row), to: OPEN_PARTS });
+    else if (change.op === 'close') end.run({ ...key(change.row), to: parts });
+    else insert.run({ b: batchId, parts, open: OPEN_PARTS, ...change.figures });
+  }
+}
+
+/** Deletes rows that ended at or before result `parts` (by their keys): once `parts` is stored they are of no result read. */
+export function deleteEndedFigureRows(db: Db, batchId: number, parts: number, rows: readonly FigureRowKey[]): void {
+  const remove = db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = :b AND judge = :judge AND from_parts = :from AND to_parts <= :parts');
+  for (const row of rows) remove.run({ b: batchId, judge: row.judge, from: row.from_parts, parts });
+}
+
+/** The stored figures of these raters (by `judge` pseudonym) of result `partsId`; a rater without any is left out. */
 export function findRaterFigures(db: Db, batchId: number, partsId: number, judges: readonly string[]): RaterFiguresRow[] {
   if (judges.length === 0) return [];
   return db
     .prepare<{ batchId: number; partsId: number; judges: string }, RaterFiguresRow>(
       `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
-       WHERE batch_id = :batchId AND parts_id = :partsId AND judge IN (SELECT value FROM json_each(:judges))`,
+       WHERE batch_id = :batchId AND judge IN (SELECT value FROM json_each(:judges)) AND from_parts <= :partsId AND to_parts > :partsId`,
     )
     .all({ batchId, partsId, judges: JSON.stringify(judges) });
 }
 
 /**
- * Up to `limit` stored figures of the result named `partsId` after the pseudonym `afterJudge`, in pseudonym order (the
- * primary key): the payment CSV reads them all in parts, answering other requests between them.
+ * Up to `limit` stored figures of result `partsId` after the pseudonym `afterJudge`, in pseudonym order (the primary
+ * key): the payment CSV reads them all in parts, answering other requests between them.
  */
 export function listRaterFiguresAfter(db: Db, batchId: number, partsId: number, afterJudge: string, limit: number): RaterFiguresRow[] {
   return db
     .prepare<{ batchId: number; partsId: number; afterJudge: string; limit: number }, RaterFiguresRow>(
       `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
-       WHERE batch_id = :batchId AND parts_id = :partsId AND judge > :afterJudge ORDER BY judge LIMIT :limit`,
+       WHERE batch_id = :batchId AND judge > :afterJudge AND from_parts <= :partsId AND to_parts > :partsId ORDER BY judge LIMIT :limit`,
     )
     .all({ batchId, partsId, afterJudge, limit });
 }

@@ -179,7 +179,7 @@ export type QualityDecisionCounts = { approve: number; review: number; pending: 
 
 /**
  * The payment decisions of the raters counted as `quality` by countDecisionsBeforeQuality, counted by one aggregate
- * over their stored figures of the result named `partsId` (analysis_rater_figures, migration 028, found by each rater's
+ * over their stored figures of result `partsId` (analysis_rater_figures, migrations 028 and 032, found by each rater's
  * stored pseudonym through the primary key): the participants page's counts without reading the whole report or a row
  * per rater into JavaScript (at a million judgments the 50,000 raters' rows took 60–85 ms to read, joined to their
  * figures 110–190 ms). The cases are decideParticipant's after its status and checks (src/console/participants-csv.ts),
@@ -216,7 +216,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
            ELSE 'approve' END AS decision, count(*) AS n
        -- The raters in pseudonym order (migration 030): their figures are looked up in the figures' own key order.
        FROM raters r INDEXED BY raters_completed_included
-         LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.parts_id = :partsId AND f.judge = r.judge
+         LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.judge = r.judge AND f.from_parts <= :partsId AND f.to_parts > :partsId
        WHERE ${QUALITY_DEPENDENT}
        GROUP BY 1`,
     )

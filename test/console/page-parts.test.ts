@@ -5,11 +5,17 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { getBatchAnalysis } from '../../src/analysis/analysis-cache.js';
+import { join } from 'node:path';
+import { analysisVersion, computeBatchAnalysis, getBatchAnalysis, storeAnalysis } from '../../src/analysis/analysis-cache.js';
+import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
+import { compressReport } from '../../src/analysis/stored-report.js';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
+import { tempDir } from '../helpers/test-db.js';
 import type { AnalysisReport } from '../../src/analysis/analysis-report.js';
 import { awaitBatchAnalysis, serveBatchAnalysis, storedReportParsed } from '../../src/analysis/background-analysis.js';
-import { pageReportOf, RATERS_TABLE_ROWS } from '../../src/analysis/page-report.js';
-import { insertRaterFigures } from '../../src/analysis/rater-figures.queries.js';
+import { pageReportOf, type RaterFiguresRow, RATERS_TABLE_ROWS } from '../../src/analysis/page-report.js';
+import { planFigureChanges } from '../../src/analysis/rater-figures-plan.js';
+import { applyFigureChanges, listStoredFigureRows } from '../../src/analysis/rater-figures.queries.js';
 import { qualityFlags } from '../../src/analysis/rater-quality.js';
 import { decideParticipant } from '../../src/console/participants-csv.js';
 import { qualityStateOf } from '../../src/console/rater-quality-lookup.js';
@@ -73,14 +79,21 @@ const pageUrls = (batchId: number) => [
   `/console/batches/${batchId}/participants?page=3&per_page=50`,
 ];
 
-const figureRows = (db: Db, batchId: number) =>
-  db.prepare('SELECT judge, parts_id, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = ? ORDER BY judge').all(batchId) as {
+/** The batch's figure rows of result `parts` (migration 032: from_parts <= parts < to_parts), in pseudonym order. */
+const figureRows = (db: Db, batchId: number, parts: number | null) =>
+  db
+    .prepare(
+      `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
+       WHERE batch_id = ? AND from_parts <= ? AND to_parts > ? ORDER BY judge`,
+    )
+    .all(batchId, parts, parts) as RaterFiguresRow[];
+/** Every stored figure row of the batch, of whichever result. */
+const allFigureRows = (db: Db, batchId: number) =>
+  db.prepare('SELECT judge, from_parts, to_parts, judgments FROM analysis_rater_figures WHERE batch_id = ? ORDER BY judge, from_parts').all(batchId) as {
     judge: string;
-    parts_id: number;
+    from_parts: number;
+    to_parts: number;
     judgments: number;
-    median_seconds: number | null;
-    majority_agreement: number | null;
-    left_rate: number | null;
   }[];
 const storedRow = (db: Db, batchId: number) =>
   db.prepare('SELECT data_version, computed_at, page_report, parts_id FROM analysis_cache WHERE batch_id = ?').get(batchId) as {
@@ -114,13 +127,13 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(page.raters.length).toBeLessThanOrEqual(RATERS_TABLE_ROWS + 2);
     expect(page.raters_total).toBe(whole.raters.length);
     expect(page.raters.length).toBeLessThan(whole.raters.length);
-    const figures = figureRows(t.db, batch.batchId);
-    expect(figures).toHaveLength(whole.raters.length);
     expect(row.parts_id).not.toBeNull();
-    expect(figures.every((f) => f.parts_id === row.parts_id)).toBe(true);
+    const figures = figureRows(t.db, batch.batchId, row.parts_id);
+    expect(figures).toHaveLength(whole.raters.length);
+    expect(allFigureRows(t.db, batch.batchId)).toHaveLength(whole.raters.length);
     const first = whole.raters[0]!;
     expect(figures.find((f) => f.judge === first.rater)).toEqual({
-      judge: first.rater, parts_id: row.parts_id, judgments: first.judgments, median_seconds: first.median_seconds, majority_agreement: first.loo_agreement, left_rate: first.left_rate,
+      judge: first.rater, judgments: first.judgments, median_seconds: first.median_seconds, majority_agreement: first.loo_agreement, left_rate: first.left_rate,
     });
 
     const admin = await signIn(t.app, t.db, 'admin');
@@ -194,25 +207,136 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(after.parts_id).not.toBe(before.parts_id);
     const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
     expect(storedPageReport(t.db, batch.batchId)).toEqual(pageReportOf(whole));
-    const figures = figureRows(t.db, batch.batchId);
-    expect(figures.map((f) => f.parts_id)).toEqual(whole.raters.map(() => after.parts_id));
+    const figures = figureRows(t.db, batch.batchId, after.parts_id);
     expect(figures.map((f) => [f.judge, f.judgments]).sort()).toEqual(whole.raters.map((r) => [r.rater, r.judgments]).sort());
     // What was served before the new result was stored reads nothing of it.
     expect(served.readParts(() => 'read')).toBeNull();
+  });
+
+  it('a new result writes only the rater figures that changed: the other raters\' rows serve both results, and the rows it replaced go once it is stored', async () => {
+    const t = buildTestApp();
+    const batch = makeRatedBatch(t.db);
+    const now = () => new Date();
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const first = storedRow(t.db, batch.batchId).parts_id!;
+    const before = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    expect(allFigureRows(t.db, batch.batchId).every((f) => f.from_parts === first)).toBe(true);
+
+    // One more judgment, by a rater who had skipped a pair.
+    const missing = t.db
+      .prepare('SELECT r.id AS rater, p.id AS pair FROM raters r, pairs p WHERE r.batch_id = ? AND p.batch_id = r.batch_id AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.rater_id = r.id AND j.pair_id = p.id) LIMIT 1')
+      .get(batch.batchId) as { rater: number; pair: number };
+    makeJudgment(t.db, { pairId: missing.pair, raterId: missing.rater, winner: 'b' });
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const second = storedRow(t.db, batch.batchId).parts_id!;
+    expect(second).toBeGreaterThan(first);
+    const after = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    const figuresOf = (r: AnalysisReport['raters'][number]) => ({ judge: r.rater, judgments: r.judgments, median_seconds: r.median_seconds, majority_agreement: r.loo_agreement, left_rate: r.left_rate });
+    expect(figureRows(t.db, batch.batchId, second)).toEqual(after.raters.map(figuresOf).sort((a, b) => (a.judge < b.judge ? -1 : 1)));
+
+    // Rewritten: exactly the raters whose figures differ between the two reports (the new judgment's rater among them), a few of 230.
+    const old = new Map(before.raters.map((r) => [r.rater, JSON.stringify(figuresOf(r))]));
+    const changed = after.raters.filter((r) => old.get(r.rater) !== JSON.stringify(figuresOf(r))).map((r) => r.rater);
+    const rows = allFigureRows(t.db, batch.batchId);
+    expect(rows.filter((f) => f.from_parts === second).map((f) => f.judge)).toEqual([...changed].sort());
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.length).toBeLessThan(after.raters.length / 4);
+    expect(rows.filter((f) => f.from_parts === first)).toHaveLength(after.raters.length - changed.length);
+    // Nothing left of the first result's replaced rows: one row per rater.
+    expect(rows).toHaveLength(after.raters.length);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const csv = (await admin.agent.get(`/console/batches/${batch.batchId}/participants.csv?form=full`).expect(200)).text;
+    expect(csv.trim().split('\n')).toHaveLength(after.raters.length + 1);
+  });
+
+  it('a result whose worker died while writing its figures is cleared by the next one, and one another process is writing now is left to it', async () => {
+    const t = buildTestApp();
+    const batch = makeRatedBatch(t.db);
+    const now = () => new Date();
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const stored = storedRow(t.db, batch.batchId);
+    const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    const [kept, closed] = [whole.raters[0]!.rater, whole.raters[1]!.rater];
+    const dead = stored.parts_id! + 1;
+    // A job that claimed the next result eleven minutes ago and died after closing one rater's row and writing another's.
+    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = ?, writing_since = ? WHERE batch_id = ?').run(dead, Date.now() - 11 * 60_000, batch.batchId);
+    t.db.prepare('UPDATE analysis_rater_figures SET to_parts = ? WHERE batch_id = ? AND judge = ?').run(dead, batch.batchId, closed);
+    t.db.prepare('UPDATE analysis_rater_figures SET to_parts = ? WHERE batch_id = ? AND judge = ?').run(dead, batch.batchId, kept);
+    t.db
+      .prepare('INSERT INTO analysis_rater_figures (batch_id, judge, from_parts, to_parts, judgments, median_seconds) VALUES (?, ?, ?, ?, 1, 999)')
+      .run(batch.batchId, kept, dead, Number.MAX_SAFE_INTEGER);
+    // The stored result still reads its own figures, both raters' among them, once each.
+    expect(figureRows(t.db, batch.batchId, stored.parts_id).map((f) => f.judge)).toEqual(whole.raters.map((r) => r.rater).sort());
+
+    makeJudgment(t.db, { pairId: batch.pairIds[0]!, raterId: batch.raterIds[0]!, winner: 'a' });
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    const next = storedRow(t.db, batch.batchId);
+    expect(next.parts_id).toBeGreaterThan(dead);
+    const report = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
+    const figures = figureRows(t.db, batch.batchId, next.parts_id);
+    expect(figures.map((f) => f.judge)).toEqual(report.raters.map((r) => r.rater).sort());
+    expect(figures.some((f) => f.median_seconds === 999)).toBe(false);
+    expect(allFigureRows(t.db, batch.batchId)).toHaveLength(report.raters.length);
+    expect(t.db.prepare('SELECT writing_since FROM analysis_figures_writer WHERE batch_id = ?').pluck().get(batch.batchId)).toBeNull();
+
+    // Another process's worker writing this batch's figures since a moment ago: this one stores nothing and serves the stored result.
+    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = last_parts + 1, writing_since = ? WHERE batch_id = ?').run(Date.now(), batch.batchId);
+    makeJudgment(t.db, { pairId: batch.pairIds[2]!, raterId: batch.raterIds[0]!, winner: 'b' });
+    const served = await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    expect(served?.refreshFailed).toBeUndefined();
+    expect(storedRow(t.db, batch.batchId)).toEqual(next);
+    expect(allFigureRows(t.db, batch.batchId)).toHaveLength(report.raters.length);
+    // Once it is done (here: gone without storing), the next refresh stores the newer result.
+    t.db.prepare('UPDATE analysis_figures_writer SET writing_since = NULL WHERE batch_id = ?').run(batch.batchId);
+    await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
+    expect(storedRow(t.db, batch.batchId).data_version).not.toBe(next.data_version);
+    expect(storedAnalysis<AnalysisReport>(t.db, batch.batchId).n_judgments).toBe(report.n_judgments + 1);
+  });
+
+  it('migration 032 drops the figures of results stored before it: those are served whole, then computed again with the figures in their new form', async () => {
+    const path = join(tempDir(), 'old.db');
+    const old = openDatabase(path);
+    const all = listMigrations();
+    migrate(
+      old,
+      all.filter((m) => m.version < 32),
+    );
+    const batch = makeBatchWithJudgments(old, { votes: [['a', 'b', 'a'], ['b', 'a', null]] });
+    const report = computeBatchAnalysis(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05, now: NOW })!;
+    const version = analysisVersion(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 });
+    storeAnalysis(old, batch.batchId, version, compressReport(JSON.stringify(report)), NOW, { report: compressReport(JSON.stringify(pageReportOf(report))), id: 77 });
+    const figures = old.prepare('INSERT INTO analysis_rater_figures (batch_id, parts_id, judge, judgments) VALUES (?, 77, ?, ?)');
+    for (const r of report.raters) figures.run(batch.batchId, r.rater, r.judgments);
+    migrate(old, all);
+    expect(storedRow(old, batch.batchId)).toMatchObject({ parts_id: null, data_version: 'before migration 032' });
+    expect(allFigureRows(old, batch.batchId)).toEqual([]);
+    old.close();
+
+    const { app, db } = secondApp(path);
+    const admin = await signIn(app, db, 'admin');
+    const raters = (await admin.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200)).text;
+    for (const r of report.raters) expect(raters).toContain(r.rater);
+    expect(storedReportParsed(db, batch.batchId)).toBe(true);
+    await awaitBatchAnalysis(db, batch.batchId, { now: clock, fresh: true });
+    const stored = storedRow(db, batch.batchId);
+    expect(stored.data_version).toBe(version);
+    expect(figureRows(db, batch.batchId, stored.parts_id).map((f) => [f.judge, f.judgments])).toEqual(report.raters.map((r) => [r.rater, r.judgments]).sort());
+    db.close();
   });
 
   it('GET the raters page and the plot route, for a row stored without page parts (in process, as before migration 028) beside figure rows of an older result, read the whole report and not those rows', async () => {
     const t = buildTestApp({ clock });
     const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b', 'a'], ['b', 'a', null]] });
     await awaitBatchAnalysis(t.db, batch.batchId, { now: clock, fresh: true });
-    const old = figureRows(t.db, batch.batchId);
+    const oldParts = storedRow(t.db, batch.batchId).parts_id;
+    const old = figureRows(t.db, batch.batchId, oldParts);
     t.db.prepare('UPDATE analysis_rater_figures SET median_seconds = 999 WHERE batch_id = ?').run(batch.batchId);
     makeJudgment(t.db, { pairId: batch.pairIds[1]!, raterId: batch.raterIds[2]!, winner: 'a' });
     // Stored in process (the CLI's path): the report alone, without parts; the worker's rows stay, of the old result.
     const report = getBatchAnalysis(t.db, batch.batchId, { now: new Date('2026-05-01T11:00:00Z') })!;
     expect(storedRow(t.db, batch.batchId).page_report).toBeNull();
     expect(storedRow(t.db, batch.batchId).parts_id).toBeNull();
-    expect(figureRows(t.db, batch.batchId).map((f) => f.parts_id)).toEqual(old.map((f) => f.parts_id));
+    expect(figureRows(t.db, batch.batchId, oldParts).map((f) => f.judge)).toEqual(old.map((f) => f.judge));
 
     const researcher = await signIn(t.app, t.db, 'researcher');
     const raters = (await researcher.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200)).text;
@@ -251,8 +375,9 @@ describe('the console pages read the stored page parts of the analysis, not the 
     }
     // A rater from before pseudonyms were stored is left to the caller; figures of another result are not read.
     makeRater(t.db, { batchId, status: 'completed' });
-    insertRaterFigures(t.db, batchId, partsId, figures);
-    insertRaterFigures(t.db, batchId, partsId + 1, figures.map((f) => ({ ...f, median_seconds: 1 })));
+    applyFigureChanges(t.db, batchId, partsId, planFigureChanges([], null, figures));
+    const next = figures.map((f) => ({ ...f, median_seconds: 1 }));
+    applyFigureChanges(t.db, batchId, partsId + 1, planFigureChanges(listStoredFigureRows(t.db, batchId), partsId, next));
 
     const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
     const decidedInCode = (medianSeconds: number | null) => {
