@@ -86,7 +86,7 @@ try {
   const writes = { without: [] as number[], changed: [] as Written[] };
   const timedWrites = (into: number[]): WriteStep => async (db, write) => {
     const t0 = performance.now();
-    const result = db.transaction(write)();
+    const result = db.transaction(write).immediate();
     into.push(performance.now() - t0);
     return result;
   };

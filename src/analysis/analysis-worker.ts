@@ -25,7 +25,7 @@ import {
   claimFiguresWriter,
   deleteEndedFigureRows,
   listStoredFigureRows,
-  ownsFiguresWriter,
+  markFiguresWriter,
   releaseFiguresWriter,
 } from './rater-figures.queries.js';
 import { renderAnalysisHtml } from './report-html.js';
@@ -70,7 +70,10 @@ const FIGURES_PER_WRITE = 1_000;
  */
 async function writeThenYield<T>(db: Db, write: () => T): Promise<T> {
   const started = performance.now();
-  const result = db.transaction(write)();
+  // IMMEDIATE: the write lock first, waited for in the busy handler. A transaction that reads before it writes (the
+  // worker's check that the batch's figures are still its own) and meets another's lock when it comes to write is
+  // refused at once, not made to wait: under rater load the worker's results then failed with "database is locked".
+  const result = db.transaction(write).immediate();
   await delay(Math.max(MIN_YIELD_MS, performance.now() - started));
   return result;
 }
@@ -163,7 +166,7 @@ export async function storeBatchResult(db: Db, batchId: number, result: ResultTo
   const claim = await write(db, () => claimFiguresWriter(db, batchId, Date.now()));
   if (!claim) return 'busy';
   const owned = () => {
-    if (!ownsFiguresWriter(db, batchId, claim.parts)) throw new Error(`another process took over writing the analysis of batch ${batchId}`);
+    if (!markFiguresWriter(db, batchId, claim.parts, Date.now())) throw new Error(`another process took over writing the analysis of batch ${batchId}`);
   };
   try {
     const changes = planFigureChanges(listStoredFigureRows(db, batchId), claim.stored, result.figures);
@@ -187,7 +190,7 @@ export async function storeBatchResult(db: Db, batchId: number, result: ResultTo
     return 'stored';
   } catch (error) {
     // Given up: the batch's next result need not wait for this number to go stale (another's claim is left as it is).
-    db.transaction(() => releaseFiguresWriter(db, batchId, claim.parts))();
+    db.transaction(() => releaseFiguresWriter(db, batchId, claim.parts)).immediate();
     throw error;
   }
 }

@@ -8,39 +8,44 @@ import { type FigureChange, type FigureRowKey, OPEN_PARTS, type StoredFigureRow 
 // (analysis_cache.parts_id), so that a page never shows figures of two results. A row is of result R when
 // from_parts <= R < to_parts.
 
-/** After this long a job still writing a batch's figures is taken to have died, and its number is drawn past. */
-export const FIGURES_WRITER_STALE_MS = 10 * 60_000;
+/**
+ * A job writing a batch's figures marks each of its transactions; silent this long, it is taken to have died and its
+ * number is drawn past. Its transactions come a few tens of ms apart, its longest silence (reading the stored figures
+ * and comparing them, at idle priority beside busy raters) a few seconds.
+ */
+export const FIGURES_WRITER_SILENT_MS = 2 * 60_000;
 
 /**
- * In a write transaction: draws the number of the batch's next result and marks it as being written since `nowMs`,
- * unless another job has been writing for less than FIGURES_WRITER_STALE_MS (then null: that job's result will be
- * stored). `stored`: the stored result's number, null when none is stored with its parts.
+ * In a write transaction: draws the number of the batch's next result and marks it as being written at `nowMs`,
+ * unless another job wrote less than FIGURES_WRITER_SILENT_MS ago (then null: that job's result will be stored).
+ * `stored`: the stored result's number, null when none is stored with its parts.
  */
 export function claimFiguresWriter(db: Db, batchId: number, nowMs: number): { parts: number; stored: number | null } | null {
   const writer = db
-    .prepare<{ b: number }, { last_parts: number; writing_since: number | null }>('SELECT last_parts, writing_since FROM analysis_figures_writer WHERE batch_id = :b')
+    .prepare<{ b: number }, { last_parts: number; written_at: number | null }>('SELECT last_parts, written_at FROM analysis_figures_writer WHERE batch_id = :b')
     .get({ b: batchId });
-  if (writer?.writing_since != null && nowMs - writer.writing_since < FIGURES_WRITER_STALE_MS) return null;
+  if (writer?.written_at != null && nowMs - writer.written_at < FIGURES_WRITER_SILENT_MS) return null;
   const stored = db.prepare<{ b: number }, number | null>('SELECT parts_id FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId }) ?? null;
   const parts = Math.max(writer?.last_parts ?? 0, stored ?? 0) + 1;
   db.prepare(
-    `INSERT INTO analysis_figures_writer (batch_id, last_parts, writing_since) VALUES (:b, :parts, :now)
-     ON CONFLICT (batch_id) DO UPDATE SET last_parts = excluded.last_parts, writing_since = excluded.writing_since`,
+    `INSERT INTO analysis_figures_writer (batch_id, last_parts, written_at) VALUES (:b, :parts, :now)
+     ON CONFLICT (batch_id) DO UPDATE SET last_parts = excluded.last_parts, written_at = excluded.written_at`,
   ).run({ b: batchId, parts, now: nowMs });
   return { parts, stored };
 }
 
-/** Whether result `parts` is still the one being written (no other job took the batch over). */
-export function ownsFiguresWriter(db: Db, batchId: number, parts: number): boolean {
+/** In a write transaction: marks result `parts` as written at `nowMs`; false when it is no longer being written (another job took the batch over). */
+export function markFiguresWriter(db: Db, batchId: number, parts: number, nowMs: number): boolean {
   return (
-    db.prepare<{ b: number; parts: number }, number>('SELECT 1 FROM analysis_figures_writer WHERE batch_id = :b AND last_parts = :parts AND writing_since IS NOT NULL').pluck().get({ b: batchId, parts }) ===
-    1
+    db
+      .prepare('UPDATE analysis_figures_writer SET written_at = :now WHERE batch_id = :b AND last_parts = :parts AND written_at IS NOT NULL')
+      .run({ b: batchId, parts, now: nowMs }).changes === 1
   );
 }
 
 /** Ends the writing of result `parts` (stored, or given up). */
 export function releaseFiguresWriter(db: Db, batchId: number, parts: number): void {
-  db.prepare('UPDATE analysis_figures_writer SET writing_since = NULL WHERE batch_id = :b AND last_parts = :parts').run({ b: batchId, parts });
+  db.prepare('UPDATE analysis_figures_writer SET written_at = NULL WHERE batch_id = :b AND last_parts = :parts').run({ b: batchId, parts });
 }
 
 /** Every stored figure row of the batch, of whichever result. */

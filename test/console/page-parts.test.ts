@@ -258,8 +258,8 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const whole = storedAnalysis<AnalysisReport>(t.db, batch.batchId);
     const [kept, closed] = [whole.raters[0]!.rater, whole.raters[1]!.rater];
     const dead = stored.parts_id! + 1;
-    // A job that claimed the next result eleven minutes ago and died after closing one rater's row and writing another's.
-    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = ?, writing_since = ? WHERE batch_id = ?').run(dead, Date.now() - 11 * 60_000, batch.batchId);
+    // A job that claimed the next result, last wrote three minutes ago and died after closing one rater's row and writing another's.
+    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = ?, written_at = ? WHERE batch_id = ?').run(dead, Date.now() - 3 * 60_000, batch.batchId);
     t.db.prepare('UPDATE analysis_rater_figures SET to_parts = ? WHERE batch_id = ? AND judge = ?').run(dead, batch.batchId, closed);
     t.db.prepare('UPDATE analysis_rater_figures SET to_parts = ? WHERE batch_id = ? AND judge = ?').run(dead, batch.batchId, kept);
     t.db
@@ -277,17 +277,17 @@ describe('the console pages read the stored page parts of the analysis, not the 
     expect(figures.map((f) => f.judge)).toEqual(report.raters.map((r) => r.rater).sort());
     expect(figures.some((f) => f.median_seconds === 999)).toBe(false);
     expect(allFigureRows(t.db, batch.batchId)).toHaveLength(report.raters.length);
-    expect(t.db.prepare('SELECT writing_since FROM analysis_figures_writer WHERE batch_id = ?').pluck().get(batch.batchId)).toBeNull();
+    expect(t.db.prepare('SELECT written_at FROM analysis_figures_writer WHERE batch_id = ?').pluck().get(batch.batchId)).toBeNull();
 
     // Another process's worker writing this batch's figures since a moment ago: this one stores nothing and serves the stored result.
-    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = last_parts + 1, writing_since = ? WHERE batch_id = ?').run(Date.now(), batch.batchId);
+    t.db.prepare('UPDATE analysis_figures_writer SET last_parts = last_parts + 1, written_at = ? WHERE batch_id = ?').run(Date.now(), batch.batchId);
     makeJudgment(t.db, { pairId: batch.pairIds[2]!, raterId: batch.raterIds[0]!, winner: 'b' });
     const served = await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
     expect(served?.refreshFailed).toBeUndefined();
     expect(storedRow(t.db, batch.batchId)).toEqual(next);
     expect(allFigureRows(t.db, batch.batchId)).toHaveLength(report.raters.length);
     // Once it is done (here: gone without storing), the next refresh stores the newer result.
-    t.db.prepare('UPDATE analysis_figures_writer SET writing_since = NULL WHERE batch_id = ?').run(batch.batchId);
+    t.db.prepare('UPDATE analysis_figures_writer SET written_at = NULL WHERE batch_id = ?').run(batch.batchId);
     await awaitBatchAnalysis(t.db, batch.batchId, { now, fresh: true });
     expect(storedRow(t.db, batch.batchId).data_version).not.toBe(next.data_version);
     expect(storedAnalysis<AnalysisReport>(t.db, batch.batchId).n_judgments).toBe(report.n_judgments + 1);

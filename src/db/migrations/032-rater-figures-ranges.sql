@@ -20,14 +20,15 @@ CREATE TABLE analysis_rater_figures (
   PRIMARY KEY (batch_id, judge, from_parts)
 ) STRICT, WITHOUT ROWID;
 
--- Who writes a batch's figures: the last result number drawn, and since when (ms since the epoch) a job has been
--- writing the figures of that result (NULL when none is). A worker takes the next number here before it writes, and
--- stores its result only while the number is still its own: two server processes' workers never write one batch's
--- figures at once, and a job that died while writing is taken over after ten minutes, its rows cleared.
+-- Who writes a batch's figures: the last result number drawn, and when the job writing that result's figures last
+-- wrote (ms since the epoch; NULL when no job is writing). A worker takes the next number here before it writes,
+-- marks each of its transactions here, and stores its result only while the number is still its own: two server
+-- processes' workers never write one batch's figures at once, and a job silent for two minutes (it died while
+-- writing) is taken over, what it wrote cleared by the next result.
 CREATE TABLE analysis_figures_writer (
   batch_id INTEGER PRIMARY KEY REFERENCES batches(id) ON DELETE CASCADE,
   last_parts INTEGER NOT NULL,
-  writing_since INTEGER
+  written_at INTEGER
 ) STRICT;
 
 UPDATE analysis_cache SET parts_id = NULL, data_version = 'before migration 032' WHERE parts_id IS NOT NULL;
