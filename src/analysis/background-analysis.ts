@@ -52,11 +52,11 @@ export type ServedAnalysis = {
   pageReport: () => Promise<AnalysisReport | null>;
   /**
    * Whether the result was stored with its page parts (a page report, and each rater's figures in
-   * analysis_rater_figures under its parts_id): the raters and participants pages then read those rows, not `report`.
+   * analysis_rater_figures, those of result parts_id): the raters and participants pages then read those rows, not `report`.
    */
   pageParts: boolean;
   /**
-   * Runs `read` (queries of the rater figures stored under `partsId`) in one read transaction, after checking that
+   * Runs `read` (queries of the rater figures of result `partsId`, migration 032) in one read transaction, after checking that
    * the served result is still the stored one: its answer then is of this result and no other. Null when a newer
    * result replaced it meanwhile (the worker stores from its own process at any time; serve again), or the served
    * result has no page parts.
