@@ -41,7 +41,8 @@ const ROUNDS = flag('--rounds', 5);
 const CHANGED = flag('--changed', 2_500);
 /** Later results stored, each with --changed raters' figures changed. */
 const LAST_WRITE = 3;
-type Written = { transactions: number; longest: number; all: number };
+/** A result's write transactions; each timed to its commit's end, the connection's own checkpoint of the log included when one follows. */
+type Written = { transactions: number; median: number; longest: number; all: number };
 const kb = (bytes: number) => `${(bytes / 1e3).toFixed(0)} KB`;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const timed = (what: () => unknown) => {
@@ -95,7 +96,7 @@ try {
     const times: number[] = [];
     const done = await storeBatchResult(worker, study.batchId, { version, report: gzip, pageReport: pageGzip, plots, figures: next, now: new Date(stamp++) }, timedWrites(times));
     if (done !== 'stored') throw new Error(`not stored: ${done}`);
-    return { transactions: times.length, longest: Math.max(...times), all: times.reduce((x, y) => x + y, 0) };
+    return { transactions: times.length, median: median(times), longest: Math.max(...times), all: times.reduce((x, y) => x + y, 0) };
   };
   const firstResult = await store(`${version}|bench-first`, figures);
   const changedEach = Math.min(CHANGED, figures.length);
@@ -181,14 +182,14 @@ try {
         `busy ${ms(active('parts'))} against ${ms(active('whole'))} (ratio ${(active('parts') / active('whole')).toFixed(3)})`,
     );
   }
-  const written = (w: Written) => `${w.transactions} transactions, longest ${ms(w.longest)}, all ${ms(w.all)}`;
+  const written = (w: Written) => `${w.transactions} transactions, median ${ms(w.median)}, longest ${ms(w.longest)}, all ${ms(w.all)}`;
   console.log(`\nthe worker's write transactions per new result of ${figures.length.toLocaleString('en')} raters (raters' writes wait for each):`);
   console.log(`  without parts (report + ${plots.length} plots), median of ${LAST_WRITE}: ${ms(median(writes.without))}`);
   console.log(`  with parts, a first result: ${written(firstResult)}`);
   const mid = (pick: (w: Written) => number) => median(writes.changed.map(pick));
   console.log(
     `  with parts, ${changedEach.toLocaleString('en')} raters' figures changed, median of ${LAST_WRITE}: ${mid((w) => w.transactions)} transactions, ` +
-      `longest ${ms(mid((w) => w.longest))}, all ${ms(mid((w) => w.all))} (ratio to a first result's all ${(mid((w) => w.all) / firstResult.all).toFixed(3)})`,
+      `median ${ms(mid((w) => w.median))}, longest ${ms(mid((w) => w.longest))}, all ${ms(mid((w) => w.all))} (ratio to a first result's all ${(mid((w) => w.all) / firstResult.all).toFixed(3)})`,
   );
   console.log(`  with parts, every rater's figures changed: ${written(everyRater)}`);
 
