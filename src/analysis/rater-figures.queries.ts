@@ -9,6 +9,15 @@ import { type FigureChange, type FigureRowKey, OPEN_PARTS, type StoredFigureRow 
 // from_parts <= R < to_parts.
 
 /**
+ * SQL: the figure rows (table alias `f`, or none) of the result the `:partsId` parameter names. Every read of the
+ * figures goes through it, so that a page reads one result's figures and no other's.
+ */
+export function figuresOfResult(alias?: string): string {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `${column('from_parts')} <= :partsId AND ${column('to_parts')} > :partsId`;
+}
+
+/**
  * A job writing a batch's figures marks each of its transactions; silent this long, it is taken to have died and its
  * number is drawn past. Its transactions come a few tens of ms apart, its longest silence (reading the stored figures
  * and comparing them, at idle priority beside busy raters) a few seconds.
@@ -86,7 +95,7 @@ export function findRaterFigures(db: Db, batchId: number, partsId: number, judge
   return db
     .prepare<{ batchId: number; partsId: number; judges: string }, RaterFiguresRow>(
       `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
-       WHERE batch_id = :batchId AND judge IN (SELECT value FROM json_each(:judges)) AND from_parts <= :partsId AND to_parts > :partsId`,
+       WHERE batch_id = :batchId AND judge IN (SELECT value FROM json_each(:judges)) AND ${figuresOfResult()}`,
     )
     .all({ batchId, partsId, judges: JSON.stringify(judges) });
 }
@@ -99,7 +108,7 @@ export function listRaterFiguresAfter(db: Db, batchId: number, partsId: number, 
   return db
     .prepare<{ batchId: number; partsId: number; afterJudge: string; limit: number }, RaterFiguresRow>(
       `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
-       WHERE batch_id = :batchId AND judge > :afterJudge AND from_parts <= :partsId AND to_parts > :partsId ORDER BY judge LIMIT :limit`,
+       WHERE batch_id = :batchId AND judge > :afterJudge AND ${figuresOfResult()} ORDER BY judge LIMIT :limit`,
     )
     .all({ batchId, partsId, afterJudge, limit });
 }

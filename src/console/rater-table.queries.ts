@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { figuresOfResult } from '../analysis/rater-figures.queries.js';
 import { QUALITY_FLAG_RULES, type QualityJudgment } from '../analysis/rater-quality.js';
 
 /** A rater as the payment lists need them (every column of the raters page but the address share). */
@@ -216,7 +217,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
            ELSE 'approve' END AS decision, count(*) AS n
        -- The raters in pseudonym order (migration 030): their figures are looked up in the figures' own key order.
        FROM raters r INDEXED BY raters_completed_included
-         LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.judge = r.judge AND f.from_parts <= :partsId AND f.to_parts > :partsId
+         LEFT JOIN analysis_rater_figures f ON f.batch_id = r.batch_id AND f.judge = r.judge AND ${figuresOfResult('f')}
        WHERE ${QUALITY_DEPENDENT}
        GROUP BY 1`,
     )
