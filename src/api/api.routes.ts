@@ -15,7 +15,7 @@ import { findDialogueDetail, serializeDialogue } from '../console/dialogue-brows
 import { parsePage } from '../console/pagination.js';
 import { countRuns, findRunWithCounts, listRunsWithCounts, serializeRun } from '../console/run-list.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { storedSimulationCardSchema } from '../generation/run-columns.schema.js';
+import { storedSimulationCardSchema } from '../generation/simulation-card.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { sessionMiddleware } from '../web/sessions.js';

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { countRunDialogues } from '../generation/dialogue.queries.js';
 import { type RunRow, findRun, listRunSummaries, markInterruptedRuns } from '../generation/run.queries.js';
-import { type SimulationCard, buildSimulationCard, estimateCost, simulationCardMarkdown } from '../generation/simulation-card.js';
+import { type SimulationCard, buildSimulationCard, estimateCost, simulationCardMarkdown, storedSimulationCardSchema } from '../generation/simulation-card.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { runModeNamesSchema, storedObjectSchema, storedSimulationCardSchema } from '../generation/run-columns.schema.js';
+import { runModeNamesSchema, storedObjectSchema } from '../generation/run-columns.schema.js';
 
 function requireRun(ctx: CliContext, idOrName: string): RunRow {
   const run = findRun(ctx.db(), idOrName);

@@ -1,8 +1,7 @@
 import type { Db } from '../db/connection.js';
-import { type SimulationCard, buildSimulationCard, simulationCardMarkdown } from '../generation/simulation-card.js';
+import { type SimulationCard, buildSimulationCard, simulationCardMarkdown, storedSimulationCardSchema } from '../generation/simulation-card.js';
 import type { RunRow } from '../generation/run.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { storedSimulationCardSchema } from '../generation/run-columns.schema.js';
 
 export type RunCard = { run: RunRow; card: SimulationCard; markdown: string };
 

@@ -1,7 +1,6 @@
 // The JSON columns of runs and dialogues, as the code reads them back (db/json-column.ts parses through these).
 import { z } from 'zod';
 import { MODES } from './mode.js';
-import type { SimulationCard } from './simulation-card.js';
 
 /** runs.modes: the modes of a run, upper case. */
 export const runModesSchema = z.array(z.enum(MODES));
@@ -43,15 +42,6 @@ export const storedChatRequestSchema = z.looseObject({
   response_format: z.looseObject({ type: z.string() }),
   messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
 });
-
-/**
- * runs.simulation_card as served: a card of version 1 with its run, settings and counts. Cards written by earlier
- * versions may lack later fields, so only the parts every version wrote are checked (as before this schema), and
- * the rest is taken as written.
- */
-export const storedSimulationCardSchema = z
-  .looseObject({ card_version: z.literal(1), run: z.looseObject({}), settings: z.looseObject({}), counts: z.looseObject({}) })
-  .transform((card) => card as unknown as SimulationCard);
 
 /** A JSON object column printed as stored (`runs show --json`, `evaluations list --json`): only its being an object is checked. */
 export const storedObjectSchema = z.record(z.string(), z.unknown());

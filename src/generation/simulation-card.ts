@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { runCallTotals } from './call.queries.js';
 import { countRunDialogues } from './dialogue.queries.js';
@@ -48,6 +49,15 @@ export type SimulationCard = {
   ethical_considerations: string;
   caveats: string;
 };
+
+/**
+ * runs.simulation_card as served: a card of version 1 with its run, settings and counts. Cards written by earlier
+ * versions may lack later fields, so only the parts every version wrote are checked (as before this schema), and
+ * the rest is taken as written.
+ */
+export const storedSimulationCardSchema = z
+  .looseObject({ card_version: z.literal(1), run: z.looseObject({}), settings: z.looseObject({}), counts: z.looseObject({}) })
+  .transform((card) => card as unknown as SimulationCard);
 
 export type SimulationCardEvaluation = { name: string; judge_model: string; prompt_version: string; prompt_hash: string; temperature: number; state: string; dialogues_scored: number };
 
