@@ -128,8 +128,9 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   // Where each column is, fixed by the header line; each cell is read through its column's schema when needed.
   let positions: Partial<Record<JudgmentColumn, number>> = {};
   // The schemas are pure, and cells repeat a lot (conditions, raters, labels, scenarios, sides): each column keeps the
-  // values it parsed recently, so a file of a million rows runs zod on its distinct cells, not on every cell.
-  const parsed = new Map<JudgmentColumn, Map<string, unknown>>();
+  // values it parsed recently, so a file of a million rows runs zod on its distinct cells, not on every cell; and its
+  // last cell, which the next row mostly repeats (a pair's rows come together), is checked before the map.
+  const parsed = new Map<JudgmentColumn, { seen: Map<string, unknown>; lastText: string | null; lastValue: unknown }>();
   // The record being read and its line. The helpers below read them rather than being made anew for every record:
   // three closures a row cost a million-row file about a fifth of its reading time.
   let record: string[] = [];
@@ -138,15 +139,20 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   const cell = <C extends JudgmentColumn>(column: C): JudgmentCell<C> => {
     const i = positions[column];
     const text = i === undefined ? '' : (record[i] ?? '');
-    let seen = parsed.get(column);
-    if (seen === undefined) parsed.set(column, (seen = new Map()));
-    const known = seen.get(text);
-    if (known !== undefined) return known as JudgmentCell<C>;
-    const result = JUDGMENT_COLUMNS[column].safeParse(text);
-    if (!result.success) fail(result.error.issues[0]?.message ?? `${column} is not valid`);
-    if (seen.size >= PARSED_PER_COLUMN) seen.clear();
-    seen.set(text, result.data);
-    return result.data as JudgmentCell<C>;
+    let memo = parsed.get(column);
+    if (memo === undefined) parsed.set(column, (memo = { seen: new Map(), lastText: null, lastValue: undefined }));
+    if (text === memo.lastText) return memo.lastValue as JudgmentCell<C>;
+    let value = memo.seen.get(text);
+    if (value === undefined) {
+      const result = JUDGMENT_COLUMNS[column].safeParse(text);
+      if (!result.success) fail(result.error.issues[0]?.message ?? `${column} is not valid`);
+      if (memo.seen.size >= PARSED_PER_COLUMN) memo.seen.clear();
+      value = result.data;
+      memo.seen.set(text, value);
+    }
+    memo.lastText = text;
+    memo.lastValue = value;
+    return value as JudgmentCell<C>;
   };
   // The two conditions of the record's pair, which must both be named and differ; `columns` names them for the message.
   const readConditions = (columns: string): [string, string] => {
