@@ -87,8 +87,15 @@ const since = new Date(now.getTime() - 5 * 60_000).toISOString();
 if (oldCount.get(scope) !== total) throw new Error('the judgment counts differ');
 const samePage = (offset: number) =>
   JSON.stringify((oldPage.all({ ...scope, limit: PER_PAGE, offset }) as { judgment_id: number }[]).map((r) => r.judgment_id)) ===
-  JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, offset).map((r) => r.judgment_id));
+  JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset }).records.map((r) => r.judgment_id));
 if (!samePage(0) || !samePage(lastPage * PER_PAGE)) throw new Error('the judgment pages differ');
+// The last page again, reached by the cursor of the page before it (?after=) instead of its offset.
+const beforeLast = listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: Math.max(0, lastPage - 1) * PER_PAGE }).nextAfter;
+const [afterPair, afterJudgment] = (beforeLast ?? '0.0').split('.').map(Number) as [number, number];
+const lastByCursor = { after: { pairId: afterPair, judgmentId: afterJudgment } };
+if (lastPage > 0 && JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, lastByCursor).records) !== JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: lastPage * PER_PAGE }).records)) {
+  throw new Error('the last page by its cursor differs from it by its offset');
+}
 const progress = batchProgress(db, batchId, now);
 const raters = oldRaters.get({ batchId, since }) as { total: number; completed: number; excluded: number; active: number };
 if (progress?.raters !== raters.total || progress.raters_completed !== raters.completed || progress.raters_excluded !== raters.excluded || progress.raters_active !== raters.active) {
@@ -98,8 +105,9 @@ if (oldMedianSeconds() !== batchMedianSeconds(db, batchId)) throw new Error('the
 
 const rows: [string, number, number][] = [
   // "now" includes turning the rows into the API's records (JSON-ready objects); "before" is the SQL alone.
-  [`API judgments, page 1 of ${lastPage + 1} (${PER_PAGE} a page)`, time(() => oldPage.all({ ...scope, limit: PER_PAGE, offset: 0 })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, 0))],
-  [`API judgments, page ${lastPage + 1} (the last)`, time(() => oldPage.all({ ...scope, limit: PER_PAGE, offset: lastPage * PER_PAGE })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, lastPage * PER_PAGE))],
+  [`API judgments, page 1 of ${lastPage + 1} (${PER_PAGE} a page)`, time(() => oldPage.all({ ...scope, limit: PER_PAGE, offset: 0 })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: 0 }))],
+  [`API judgments, page ${lastPage + 1} (the last)`, time(() => oldPage.all({ ...scope, limit: PER_PAGE, offset: lastPage * PER_PAGE })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: lastPage * PER_PAGE }))],
+  [`API judgments, page ${lastPage + 1}, offset then ?after=`, time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: lastPage * PER_PAGE })), time(() => listBatchJudgmentsForApi(db, batch, PER_PAGE, lastByCursor))],
   ['API judgments, the total on every page', time(() => oldCount.get(scope)), time(() => countBatchJudgmentsForApi(db, batchId))],
   ['batch raters: total, active, completed, excluded', time(() => oldRaters.get({ batchId, since })), time(() => batchRaterCounts(db, batchId, now))],
   ['median time per judgment (batch pages, poll)', time(oldMedianSeconds), time(() => batchMedianSeconds(db, batchId))],

@@ -1,6 +1,6 @@
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { Db } from '../db/connection.js';
-import { countBatchJudgments, listBatchJudgmentsPage } from '../export/export.queries.js';
+import { countBatchJudgments, type JudgmentsPageStart, listBatchJudgmentsPage } from '../export/export.queries.js';
 import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.js';
 
 // GET /api/batches/:id/judgments serves the export's judgment record (src/export/judgments-export.ts) page by page,
@@ -15,13 +15,21 @@ export function countBatchJudgmentsForApi(db: Db, batchId: number, questionId: s
   return countBatchJudgments(db, batchId, questionId);
 }
 
+/**
+ * A page of the batch's judgment records, and the cursor of the page after it (`pair_id.judgment_id` of its last
+ * record; null when none follows), which `?after=` takes to go on without counting through the pages before.
+ */
 export function listBatchJudgmentsForApi(
   db: Db,
   batch: Pick<BatchRow, 'id' | 'judge_salt'>,
   limit: number,
-  offset: number,
+  start: JudgmentsPageStart,
   questionId: string | null = null,
-): JudgmentRecord[] {
+): { records: JudgmentRecord[]; nextAfter: string | null } {
   const ctx = { batch, options: RECORD_OPTIONS };
-  return listBatchJudgmentsPage(db, batch.id, questionId, limit, offset).map((row) => judgmentRecord(ctx, row));
+  // One row more than the page says whether another page follows.
+  const rows = listBatchJudgmentsPage(db, batch.id, questionId, limit + 1, start);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { records: page.map((row) => judgmentRecord(ctx, row)), nextAfter: rows.length > limit && last ? `${last.pair_id}.${last.judgment_id}` : null };
 }

@@ -98,22 +98,27 @@ export function iterateJudgments(db: Db, scope: Scope): IterableIterator<Judgmen
   return db.prepare<Scope, JudgmentExportRow>(JUDGMENTS_IN_SCOPE).iterate(scope);
 }
 
+/** Where a page of a batch's judgments starts: after so many of them, or after a given one (keyset: pair, then judgment). */
+export type JudgmentsPageStart = { offset: number } | { after: { pairId: number; judgmentId: number } };
+
 /**
  * One page of every judgment of a batch (gold and excluded ones flagged, not left out), in the same rows and order as
  * the exports, for the JSON API's judgments list: it and the exports share one row and one exclusion rule. The page's
  * judgments are picked from an index alone and only they are joined: skipping to page 1,900 of a million judgments
  * through the joins took 1 s on the request thread (issue 12), from the index 25 ms. CROSS JOIN keeps SQLite from
- * walking every judgment of the batch first (its plan for the ORDER BY) and looking each one up in the page.
+ * walking every judgment of the batch first (its plan for the ORDER BY) and looking each one up in the page. A page
+ * that starts `after` a judgment seeks to it in the index, so the last page costs what the first does, where an offset
+ * still walks every index entry before it.
  */
-export function listBatchJudgmentsPage(db: Db, batchId: number, questionId: string | null, limit: number, offset: number): JudgmentExportRow[] {
-  const onePage = questionId === null
-    ? 'SELECT id FROM judgments WHERE batch_id = :batchId ORDER BY pair_id, id LIMIT :limit OFFSET :offset'
-    : 'SELECT id FROM judgments WHERE batch_id = :batchId AND question_id = :questionId ORDER BY pair_id, id LIMIT :limit OFFSET :offset';
+export function listBatchJudgmentsPage(db: Db, batchId: number, questionId: string | null, limit: number, start: JudgmentsPageStart): JudgmentExportRow[] {
+  const after = 'after' in start ? start.after : null;
+  const onePage = `SELECT id FROM judgments WHERE batch_id = :batchId${questionId === null ? '' : ' AND question_id = :questionId'}${
+    after ? ' AND (pair_id, id) > (:afterPair, :afterId)' : ''
+  } ORDER BY pair_id, id LIMIT :limit${after ? '' : ' OFFSET :offset'}`;
+  const paging = 'after' in start ? { afterPair: start.after.pairId, afterId: start.after.judgmentId } : { offset: start.offset };
   return db
-    .prepare<Scope & { limit: number; offset: number }, JudgmentExportRow>(
-      judgmentsFrom(`(${onePage}) AS page CROSS JOIN judgments j ON j.id = page.id`),
-    )
-    .all({ batchId, questionId, includeExcluded: 1, includeGold: 1, limit, offset });
+    .prepare<Scope & { limit: number }, JudgmentExportRow>(judgmentsFrom(`(${onePage}) AS page CROSS JOIN judgments j ON j.id = page.id`))
+    .all({ batchId, questionId, includeExcluded: 1, includeGold: 1, limit, ...paging });
 }
 
 /** How many judgments the batch holds (of one question, or of all), from the counts migration 025 keeps. */

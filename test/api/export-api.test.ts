@@ -125,7 +125,7 @@ describe('GET /api/batches/:id/judgments and the export', () => {
     t.db.prepare("UPDATE pairs SET removed_at = '2026-01-02T00:00:00.000Z' WHERE id = ?").run(made.pairs[1]?.pairId);
     const get = (path: string) => request(t.app).get(path).set('Authorization', `Bearer ${researcher}`).expect(200);
     const pages = [await get(`/api/batches/${made.batchId}/judgments?per_page=3`), await get(`/api/batches/${made.batchId}/judgments?per_page=3&page=2`)];
-    expect(pages[0]?.body.pagination).toEqual({ page: 1, per_page: 3, total: 5, pages: 2 });
+    expect(pages[0]?.body.pagination).toEqual({ page: 1, per_page: 3, total: 5, pages: 2, next_after: `${String(pages[0]?.body.data[2].pair_id)}.${String(pages[0]?.body.data[2].judgment_id)}` });
     const listed = pages.flatMap((p) => p.body.data as Record<string, unknown>[]);
     expect(listed.map((j) => [j.excluded, j.exclusion_reason])).toEqual([
       [false, null],

@@ -39,7 +39,7 @@ function storedRows(t: ReturnType<typeof buildTestApp>, batchId: number, questio
 }
 
 async function everyPage(t: ReturnType<typeof buildTestApp>, token: string, path: string, perPage: number) {
-  const pages: { data: Listed[]; pagination: { page: number; per_page: number; total: number; pages: number } }[] = [];
+  const pages: { data: Listed[]; pagination: { page: number; per_page: number; total: number; pages: number; next_after: string | null } }[] = [];
   for (let page = 1; ; page++) {
     const res = await request(t.app).get(`${path}${path.includes('?') ? '&' : '?'}per_page=${perPage}&page=${page}`).set('Authorization', `Bearer ${token}`).expect(200);
     pages.push(res.body);
@@ -66,18 +66,74 @@ describe('GET /api/batches/:id/judgments over many pages', () => {
     const { t, made, token } = await setup();
     const stored = storedRows(t, made.batchId, 'goals');
     const pages = await everyPage(t, token, `/api/batches/${made.batchId}/judgments?question=goals`, 3);
-    expect(pages[0]?.pagination).toEqual({ page: 1, per_page: 3, total: stored.length, pages: Math.ceil(stored.length / 3) });
+    expect(pages[0]?.pagination).toEqual({ page: 1, per_page: 3, total: stored.length, pages: Math.ceil(stored.length / 3), next_after: expect.any(String) });
     expect(pages.flatMap((p) => p.data).map((j) => [j.judgment_id, j.question_id, j.winner])).toEqual(stored.map((r) => [r.id, 'goals', WINNER[r.winner]]));
   });
 
   it('GET /api/batches/:id/judgments, past the last page or for a batch without judgments, lists none with the counted total', async () => {
     const { t, made, other, token } = await setup();
     const past = await request(t.app).get(`/api/batches/${made.batchId}/judgments?per_page=10&page=9`).set('Authorization', `Bearer ${token}`).expect(200);
-    expect(past.body).toEqual({ data: [], pagination: { page: 9, per_page: 10, total: storedRows(t, made.batchId, null).length, pages: 3 } });
+    expect(past.body).toEqual({ data: [], pagination: { page: 9, per_page: 10, total: storedRows(t, made.batchId, null).length, pages: 3, next_after: null } });
     const otherPage = await request(t.app).get(`/api/batches/${other.batchId}/judgments`).set('Authorization', `Bearer ${token}`).expect(200);
     expect(otherPage.body.pagination.total).toBe(storedRows(t, other.batchId, null).length);
     t.db.prepare('DELETE FROM judgments WHERE batch_id = ?').run(other.batchId);
     const emptied = await request(t.app).get(`/api/batches/${other.batchId}/judgments`).set('Authorization', `Bearer ${token}`).expect(200);
-    expect(emptied.body).toEqual({ data: [], pagination: { page: 1, per_page: 500, total: 0, pages: 0 } });
+    expect(emptied.body).toEqual({ data: [], pagination: { page: 1, per_page: 500, total: 0, pages: 0, next_after: null } });
+  });
+
+  /** Every page from the first by following `next_after`; each response as the client got it. */
+  async function everyPageByCursor(t: ReturnType<typeof buildTestApp>, token: string, path: string, perPage: number) {
+    const get = async (after: string | null) =>
+      (await request(t.app).get(`${path}${path.includes('?') ? '&' : '?'}per_page=${perPage}${after ? `&after=${after}` : ''}`).set('Authorization', `Bearer ${token}`).expect(200)).body as {
+        data: Listed[];
+        pagination: { after?: string; per_page: number; total: number; next_after: string | null };
+      };
+    const pages = [await get(null)];
+    for (let next = pages[0]?.pagination.next_after ?? null; next !== null; next = pages.at(-1)?.pagination.next_after ?? null) {
+      if (pages.length > 100) throw new Error('next_after never ran out');
+      pages.push(await get(next));
+    }
+    return pages;
+  }
+
+  it('GET /api/batches/:id/judgments?after=, following next_after from the first page 4 at a time, lists every stored judgment once in pair order, the same pages as by number, and ends with next_after null', async () => {
+    const { t, made, token } = await setup();
+    const stored = storedRows(t, made.batchId, null);
+    const byCursor = await everyPageByCursor(t, token, `/api/batches/${made.batchId}/judgments`, 4);
+    const byNumber = await everyPage(t, token, `/api/batches/${made.batchId}/judgments`, 4);
+    expect(byCursor.map((p) => p.data)).toEqual(byNumber.map((p) => p.data));
+    expect(byCursor.flatMap((p) => p.data).map((j) => [j.judgment_id, j.pair_id, j.winner])).toEqual(stored.map((r) => [r.id, r.pair_id, WINNER[r.winner]]));
+    // Each page's cursor names its last judgment, by pair and judgment; the page it leads to echoes it.
+    for (const [i, p] of byCursor.entries()) {
+      const last = p.data.at(-1);
+      expect(p.pagination.next_after).toBe(i < byCursor.length - 1 && last ? `${last.pair_id}.${last.judgment_id}` : null);
+      if (i > 0) expect(p.pagination.after).toBe(byCursor[i - 1]?.pagination.next_after);
+      expect(p.pagination.total).toBe(stored.length);
+    }
+    // 24 judgments, 4 a page: the sixth page is full and the last, so no empty seventh is needed to learn that.
+    expect(byCursor).toHaveLength(Math.ceil(stored.length / 4));
+    expect(byNumber.at(-1)?.pagination.next_after).toBeNull();
+  });
+
+  it('GET /api/batches/:id/judgments?question=goals&after=, followed 3 at a time, lists that question\'s judgments alone', async () => {
+    const { t, made, token } = await setup();
+    const stored = storedRows(t, made.batchId, 'goals');
+    const pages = await everyPageByCursor(t, token, `/api/batches/${made.batchId}/judgments?question=goals`, 3);
+    expect(pages.flatMap((p) => p.data).map((j) => [j.judgment_id, j.question_id])).toEqual(stored.map((r) => [r.id, 'goals']));
+  });
+
+  it('GET /api/batches/:id/judgments with an after that is not a cursor, or with page and after both, answers 400 with what to send', async () => {
+    const { t, made, token } = await setup();
+    for (const bad of ['abc', '12', '1.2.3', '-1.2', '1.2e3']) {
+      const res = await request(t.app).get(`/api/batches/${made.batchId}/judgments?after=${encodeURIComponent(bad)}`).set('Authorization', `Bearer ${token}`).expect(400);
+      expect(JSON.stringify(res.body)).toMatch(/after must be the pagination\.next_after of an earlier page/);
+      expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+/);
+    }
+    const both = await request(t.app).get(`/api/batches/${made.batchId}/judgments?page=2&after=1.1`).set('Authorization', `Bearer ${token}`).expect(400);
+    expect(JSON.stringify(both.body)).toMatch(/either page or after, not both/);
+    // A cursor past every judgment lists none.
+    const past = await request(t.app).get(`/api/batches/${made.batchId}/judgments?after=999999999.1`).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(past.body.data).toEqual([]);
+    expect(past.body.pagination.next_after).toBeNull();
   });
 });
