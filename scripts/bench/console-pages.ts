@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from '../../src/api/api-judgments.js';
+import { countBatchJudgmentsForApi, listBatchJudgmentsForApi, pageAfter } from '../../src/api/api-judgments.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { listRunChoices } from '../../src/console/batch-form.queries.js';
 import { batchMedianSeconds, batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
@@ -90,9 +90,7 @@ const samePage = (offset: number) =>
   JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset }).records.map((r) => r.judgment_id));
 if (!samePage(0) || !samePage(lastPage * PER_PAGE)) throw new Error('the judgment pages differ');
 // The last page again, reached by the cursor of the page before it (?after=) instead of its offset.
-const beforeLast = listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: Math.max(0, lastPage - 1) * PER_PAGE }).nextAfter;
-const [afterPair, afterJudgment] = (beforeLast ?? '0.0').split('.').map(Number) as [number, number];
-const lastByCursor = { after: { pairId: afterPair, judgmentId: afterJudgment } };
+const lastByCursor = pageAfter(listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: Math.max(0, lastPage - 1) * PER_PAGE }).nextAfter ?? '0.0');
 if (lastPage > 0 && JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, lastByCursor).records) !== JSON.stringify(listBatchJudgmentsForApi(db, batch, PER_PAGE, { offset: lastPage * PER_PAGE }).records)) {
   throw new Error('the last page by its cursor differs from it by its offset');
 }

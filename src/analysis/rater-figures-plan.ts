@@ -25,6 +25,8 @@ export type FigureChange =
 export const isOfResult = (row: Pick<StoredFigureRow, 'from_parts' | 'to_parts'>, parts: number | null) =>
   parts !== null && row.from_parts <= parts && parts < row.to_parts;
 
+const keyOf = (row: StoredFigureRow): FigureRowKey => ({ judge: row.judge, from_parts: row.from_parts });
+
 /** SQLite stores NaN as NULL: the two are one figure. */
 const sameNumber = (a: number | null, b: number | null) => (a === null || Number.isNaN(a) ? null : a) === (b === null || Number.isNaN(b) ? null : b);
 const sameFigures = (a: RaterFiguresRow, b: RaterFiguresRow) =>
@@ -35,11 +37,10 @@ export function planFigureChanges(rows: readonly StoredFigureRow[], stored: numb
   const cleared: FigureChange[] = [];
   const current = new Map<string, StoredFigureRow>();
   for (const row of rows) {
-    const key = { judge: row.judge, from_parts: row.from_parts };
-    if (!isOfResult(row, stored)) cleared.push({ op: 'delete', row: key });
+    if (!isOfResult(row, stored)) cleared.push({ op: 'delete', row: keyOf(row) });
     else {
       current.set(row.judge, row);
-      if (row.to_parts !== OPEN_PARTS) cleared.push({ op: 'reopen', row: key });
+      if (row.to_parts !== OPEN_PARTS) cleared.push({ op: 'reopen', row: keyOf(row) });
     }
   }
   const written: FigureChange[] = [];
@@ -47,10 +48,10 @@ export function planFigureChanges(rows: readonly StoredFigureRow[], stored: numb
     const old = current.get(next.judge);
     current.delete(next.judge);
     if (old && sameFigures(old, next)) continue;
-    if (old) written.push({ op: 'close', row: { judge: old.judge, from_parts: old.from_parts } });
+    if (old) written.push({ op: 'close', row: keyOf(old) });
     written.push({ op: 'insert', figures: next });
   }
   // Raters of the stored result the new one does not have (their data erased): their figures end with it.
-  for (const old of current.values()) written.push({ op: 'close', row: { judge: old.judge, from_parts: old.from_parts } });
+  for (const old of current.values()) written.push({ op: 'close', row: keyOf(old) });
   return [...cleared, ...written];
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { Db } from '../db/connection.js';
 import { countBatchJudgments, type JudgmentsPageStart, listBatchJudgmentsPage } from '../export/export.queries.js';
@@ -16,9 +17,18 @@ export function countBatchJudgmentsForApi(db: Db, batchId: number, questionId: s
 }
 
 /**
- * A page of the batch's judgment records, and the cursor of the page after it (`pair_id.judgment_id` of its last
- * record; null when none follows), which `?after=` takes to go on without counting through the pages before.
+ * A page's cursor: `pair_id.judgment_id` of its last record, as `pagination.next_after` gives it and `?after=` takes
+ * it back (the order is the export's, pair then judgment).
  */
+export const judgmentsCursorSchema = z.string().regex(/^\d{1,15}\.\d{1,15}$/, 'after must be the pagination.next_after of an earlier page (two numbers joined by a dot)');
+
+/** Where the page after the one `cursor` ends starts. */
+export function pageAfter(cursor: string): JudgmentsPageStart {
+  const [pairId, judgmentId] = cursor.split('.').map(Number) as [number, number];
+  return { after: { pairId, judgmentId } };
+}
+
+/** A page of the batch's judgment records, and the cursor of the page after it (null when none follows). */
 export function listBatchJudgmentsForApi(
   db: Db,
   batch: Pick<BatchRow, 'id' | 'judge_salt'>,

@@ -22,16 +22,11 @@ import { sessionMiddleware } from '../web/sessions.js';
 import { csrfProtection } from '../web/csrf.js';
 import { currentUser } from '../auth/session-user.js';
 import { apiExportRoute, exportMetaRoute } from './api-export.js';
-import { countBatchJudgmentsForApi, listBatchJudgmentsForApi } from './api-judgments.js';
+import { countBatchJudgmentsForApi, judgmentsCursorSchema, listBatchJudgmentsForApi, pageAfter } from './api-judgments.js';
 
 const dialogueQuerySchema = z.object({ calls: z.enum(['0', '1', 'true', 'false']).default('1') });
-/** `?after=` of the judgments list: a page's `pagination.next_after`, the pair and judgment it goes on after. */
-const judgmentsCursorSchema = z.looseObject({
-  after: z
-    .string()
-    .regex(/^\d{1,15}\.\d{1,15}$/, 'after must be the pagination.next_after of an earlier page (two numbers joined by a dot)')
-    .optional(),
-});
+/** `?after=` of the judgments list: a page's `pagination.next_after`. */
+const judgmentsQuerySchema = z.looseObject({ after: judgmentsCursorSchema.optional() });
 /** max_age: the oldest result, in seconds, the caller accepts; older (or 0: anything before now) waits for a fresh one. */
 const analysisQuerySchema = z.object({ max_age: z.coerce.number().int().min(0).max(86_400).optional(), question: z.string().optional() });
 
@@ -103,19 +98,13 @@ export function apiRoutes(deps: ConsoleDeps): RouteSpec[] {
         if (!row) throw new HttpError(404, `No batch with id ${req.params.id}.`);
         // Every question's judgments (each record names its question_id), or one question's with ?question=ID.
         const question = requestedQuestion(db, row.id, req.query) ?? null;
-        const { after } = parseInput(judgmentsCursorSchema, req.query, 'query');
-        if (after) {
-          if (req.query.page !== undefined) throw new HttpError(400, 'Give either page or after, not both: after goes on from the page whose pagination.next_after it is.');
-          const { perPage } = parsePage(req.query, 500);
-          const [pairId, judgmentId] = after.split('.').map(Number) as [number, number];
-          const listed = listBatchJudgmentsForApi(db, row, perPage, { after: { pairId, judgmentId } }, question);
-          res.json({ data: listed.records, pagination: { after, per_page: perPage, total: countBatchJudgmentsForApi(db, row.id, question), next_after: listed.nextAfter } });
-          return;
-        }
+        const { after } = parseInput(judgmentsQuerySchema, req.query, 'query');
+        if (after !== undefined && req.query.page !== undefined) throw new HttpError(400, 'Give either page or after, not both: after goes on from the page whose pagination.next_after it is.');
         const page = parsePage(req.query, 500);
-        const listed = listBatchJudgmentsForApi(db, row, page.perPage, { offset: page.offset }, question);
-        const body = paginated(listed.records, page, countBatchJudgmentsForApi(db, row.id, question));
-        res.json({ ...body, pagination: { ...body.pagination, next_after: listed.nextAfter } });
+        const listed = listBatchJudgmentsForApi(db, row, page.perPage, after === undefined ? { offset: page.offset } : pageAfter(after), question);
+        const total = countBatchJudgmentsForApi(db, row.id, question);
+        const pagination = after === undefined ? paginated(listed.records, page, total).pagination : { after, per_page: page.perPage, total };
+        res.json({ data: listed.records, pagination: { ...pagination, next_after: listed.nextAfter } });
       },
     },
     {
