@@ -1,9 +1,10 @@
-import { mkdtempSync, openSync, readSync, closeSync, renameSync, statSync, writeSync } from 'node:fs';
-import { endianness, tmpdir } from 'node:os';
+import { openSync, readSync, closeSync, renameSync, statSync, writeSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from '../../src/db/background-checkpoint.js';
 import { type Db, openDatabase } from '../../src/db/connection.js';
+import { tempDir } from '../helpers/test-db.js';
 
 // The server's handle stops checkpointing on its own commits; a thread with its own connection copies the log into
 // the database file instead. Observed from outside: the file's own header (its page count) and the log's size.
@@ -14,7 +15,8 @@ afterEach(() => {
 });
 
 function fileDb(): { db: Db; path: string } {
-  const path = join(mkdtempSync(join(tmpdir(), 'simarena-checkpoint-')), 'data.db');
+  // In a folder removed after the test (test/helpers/test-db.ts): a run left one behind per test before.
+  const path = join(tempDir('simarena-checkpoint-'), 'data.db');
   const db = openDatabase(path);
   opened.push(db);
   db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
