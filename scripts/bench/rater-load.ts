@@ -59,7 +59,13 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
-const ms = (x: number) => (Number.isNaN(x) ? '–' : `${x.toFixed(x < 10 ? 1 : 0)} ms`);
+/** The median proper: of an even count, the mean of the middle two (quantile(xs, 0.5) gives the upper one). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length === 0 ? NaN : s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+const ms = (x: number) => (Number.isNaN(x) ? '–' : `${x.toFixed(Math.abs(x) < 10 ? 1 : 0)} ms`);
 
 type LoadResult = {
   judgments: number;
@@ -481,9 +487,9 @@ for (const stored of levels) {
         for (const line of log.slice(0, shown)) console.log(`    analysis: ${line}`);
         if (log.length > shown) console.log(`    analysis: … ${log.length - shown} more`);
       }
-      const median = `${ms(quantile(rises, 0.5))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')})`;
-      if (via === 'busy loop') console.log(`    raters' cycle p99 rises by ${median} with nothing but a lowest-priority busy loop beside the server: the floor on this machine`);
-      else console.log(`    raters' cycle p99 rises by ${median} while the analysis is opened through the ${via} (target < 50 ms)`);
+      const summary = `${ms(median(rises))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')})`;
+      if (via === 'busy loop') console.log(`    raters' cycle p99 rises by ${summary} with nothing but a lowest-priority busy loop beside the server: the floor on this machine`);
+      else console.log(`    raters' cycle p99 rises by ${summary} while the analysis is opened through the ${via} (target < 50 ms)`);
     }
     if (last) {
       // The last pair's server, its analysis stored: the console's pages, then the whole bundle exported.
