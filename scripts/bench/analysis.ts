@@ -4,13 +4,13 @@
 // Figures are printed with a ratio to a baseline measured in the same process: one plain pass summing the outcomes.
 // Run: npx tsx scripts/bench/analysis.ts [--pairs N]
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeJudgments } from '../../src/analysis/analyze.js';
 import { bootstrapWinRate } from '../../src/analysis/bootstrap.js';
 import { createJudgmentTableBuilder } from '../../src/analysis/judgment-table.js';
 import { seededRandom } from '../../src/scenarios/seeded-random.js';
+import { benchDir } from './support/bench-dir.js';
 
 const pairsArg = process.argv.indexOf('--pairs');
 const PAIRS = pairsArg > 0 ? Number(process.argv[pairsArg + 1]) : 100_000;
@@ -95,7 +95,7 @@ const [, fullMs] = time(() => analyzeJudgments(table, { source: { kind: 'file', 
 console.log(`full report in process, default bootstrap (by scenario, plus Bradley-Terry): ${ratio(fullMs)}`);
 
 // End to end: write the CSV and run the real CLI in a child process, measuring wall time and peak memory.
-const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-'));
+const dir = benchDir('simarena-bench-');
 const file = join(dir, 'judgments.csv');
 await new Promise<void>((resolve, reject) => {
   const out = createWriteStream(file);
@@ -128,4 +128,3 @@ if (child.error || child.status !== 0) {
     `npx simarena analyze --judgments (1M rows, default bootstrap) end to end: ${ratio(cliMs, (user + sys) * 1000)}  target < 30000 ms  ${cliMs < 30000 ? 'OK' : 'SLOW'}; peak memory ${(peakKb / 1024).toFixed(0)} MB  target < 1024 MB  ${peakKb < 1024 * 1024 ? 'OK' : 'HIGH'}`,
   );
 }
-rmSync(dir, { recursive: true, force: true });

@@ -2,8 +2,6 @@
 // (50,000 raters, 40,000 dialogues): each as the pages read it now (migration 025), against the SQL they ran before,
 // measured in the same process on the same file.
 //   npx tsx scripts/bench/console-pages.ts [--judgments 1000000]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countBatchJudgmentsForApi, listBatchJudgmentsForApi, pageAfter } from '../../src/api/api-judgments.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
@@ -13,6 +11,7 @@ import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
 import { medianMs } from './support/median-time.js';
+import { benchDir } from './support/bench-dir.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -22,7 +21,7 @@ const option = (name: string, fallback: string) => {
 const JUDGMENTS = Number(option('judgments', '1000000'));
 const PER_PAGE = 500;
 
-const dir = mkdtempSync(join(tmpdir(), 'simarena-console-pages-'));
+const dir = benchDir('simarena-console-pages-');
 const path = join(dir, 'pages.db');
 let db = openDatabase(path);
 migrate(db);
@@ -118,4 +117,3 @@ for (const [what, before, after] of rows) {
 }
 console.log(`the whole of progress.json now (batchProgress, the batch page's poll): ${progressMs.toFixed(1)} ms`);
 db.close();
-rmSync(dir, { recursive: true, force: true });

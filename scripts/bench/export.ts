@@ -5,8 +5,7 @@
 //
 //   npx tsx scripts/bench/export.ts [--pairs 300] [--raters 100]     (re-runs itself with --expose-gc)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Db, openDatabase } from '../../src/db/connection.js';
@@ -14,6 +13,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { type ExportFormat, writeExport } from '../../src/export/export-batch.js';
 import { newPublicId } from '../../src/web/ids.js';
 import { makeBatch, makeDialogue, makeRater, makeRun, makeScenario, makeTurns } from '../../test/helpers/factories.js';
+import { benchDir } from './support/bench-dir.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -122,7 +122,7 @@ async function measure(db: Db, batchId: number, format: ExportFormat) {
   return { ...timed, growth: sampled.growth };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-export-'));
+const dir = benchDir('simarena-bench-export-');
 try {
   const db = openDatabase(join(dir, 'bench.db'));
   migrate(db);

@@ -5,8 +5,7 @@
 // 2. Per-call overhead in our code: the same calls one at a time with no server latency, the engine (prompt
 //    building, hashing, validation, SQLite writes, provenance) against bare SDK calls sending the very requests the
 //    engine sent, in the same process.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openDatabase } from '../../src/db/connection.js';
@@ -17,8 +16,9 @@ import { type ChatRequest, type LlmClient, createLlmClient } from '../../src/gen
 import { installLibrary } from '../../src/scenarios/load-library.js';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { benchDir } from './support/bench-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-'));
+const dir = benchDir('simarena-bench-');
 
 function freshDb(name: string, scenarios: number) {
   const db = openDatabase(join(dir, `${name}.db`));

@@ -8,9 +8,8 @@
 // (what raters' writes wait for), with the parts against without them, for a first result and for later ones in which
 // --changed raters' figures changed (migration 032: only those are written).
 // Run: npx tsx scripts/bench/page-parts.ts [--judgments N] [--rounds R] [--changed 2500]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -31,6 +30,7 @@ import { ADMIN, seedBenchDatabase } from './support/bench-study.js';
 import { withLongestPause } from './support/loop-pause.js';
 import { median } from './support/median-time.js';
 import { consoleBrowser, createAgent } from './support/form-client.js';
+import { benchDir } from './support/bench-dir.js';
 
 const flag = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -54,7 +54,7 @@ const timed = (what: () => unknown) => {
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
-const dir = mkdtempSync(join(tmpdir(), 'simarena-bench-page-parts-'));
+const dir = benchDir('simarena-bench-page-parts-');
 try {
   const path = join(dir, 'bench.db');
   const { db: seeding, study } = await seedBenchDatabase(path, 20, JUDGMENTS, 'page-parts benchmark');

@@ -18,9 +18,8 @@
 // reading 10 s make about the largest realistic study's pace (100 judgments/s); a cycle is then the rater's waiting
 // per comparison (the comparison page and the answer with its redirect), reading excluded.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openDatabase } from '../../src/db/connection.js';
@@ -28,6 +27,8 @@ import { migrate } from '../../src/db/migrate.js';
 import { ADMIN, type BenchStudy, buildStudy, seedStoredJudgments } from './support/bench-study.js';
 import { summarizeCpuProfile } from './support/cpu-profile.js';
 import { type Browser, consoleBrowser, createAgent, createBrowser, findForms, stepName } from './support/form-client.js';
+import { benchDir } from './support/bench-dir.js';
+import { median } from './support/median-time.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -51,19 +52,13 @@ const STORED = option('stored', QUICK ? '1000,100000' : '1000,100000,1000000')
 
 const here = new URL('.', import.meta.url).pathname;
 const root = new URL('../../', import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), 'simarena-rater-load-'));
+const dir = benchDir('simarena-rater-load-');
 
 // Statistics ---------------------------------------------------------------------------------------------------
 const quantile = (xs: number[], q: number) => {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-};
-/** The median proper: of an even count, the mean of the middle two (quantile(xs, 0.5) gives the upper one). */
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 };
 const ms = (x: number) => (Number.isNaN(x) ? '–' : `${x.toFixed(Math.abs(x) < 10 ? 1 : 0)} ms`);
 
@@ -118,12 +113,20 @@ function startScriptFlags(): string[] {
 }
 const SERVER_FLAGS = startScriptFlags();
 
+/** Servers still running, ended with this process however it ends (benchDir's Ctrl-C or kill included). */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 async function startServer(script: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const origin = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     const timer = setTimeout(() => reject(new Error(`${script} did not start within 60 s`)), 60_000);
@@ -286,7 +289,7 @@ async function timeConsolePages(origin: string, study: BenchStudy): Promise<void
       status = reply.status;
       times.push(reply.ms);
     }
-    console.log(`    console GET ${path.padEnd(36)} status ${status}  first ${ms(times[0] ?? NaN)}, median of 5 ${ms(quantile(times, 0.5))}`);
+    console.log(`    console GET ${path.padEnd(36)} status ${status}  first ${ms(times[0] ?? NaN)}, median of 5 ${ms(median(times))}`);
   }
   agent.destroy();
 }
@@ -537,4 +540,3 @@ const high = byLevel.get(largest)?.result;
 if (low && high && STORED.length > 1) {
   console.log(`  at ${largest} stored against ${Math.min(...STORED)}: throughput ${((100 * high.perSecond) / low.perSecond).toFixed(0)}%, server CPU per judgment ${((100 * low.cpuMsPerJudgment) / high.cpuMsPerJudgment).toFixed(0)}% as efficient (target ≥ 80%)`);
 }
-rmSync(dir, { recursive: true, force: true });

@@ -2,8 +2,6 @@
 // calls stored: read from run_totals (migration 024), against counting the rows as the pages did before, measured in
 // the same process on the same file. A call's row holds its whole request and response, so counting calls reads them.
 //   npx tsx scripts/bench/run-counts.ts [--calls 90000] [--runs 3]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRunWithCounts, listRunsWithCounts } from '../../src/console/run-list.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -13,6 +11,7 @@ import { insertDialogue } from '../../src/generation/dialogue.queries.js';
 import { insertSimpleRun } from '../../src/generation/run.queries.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
 import { medianMs } from './support/median-time.js';
+import { benchDir } from './support/bench-dir.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -23,7 +22,7 @@ const CALLS = Number(option('calls', '90000'));
 const RUNS = Number(option('runs', '3'));
 const now = new Date('2026-11-25T10:00:00Z');
 
-const dir = mkdtempSync(join(tmpdir(), 'simarena-run-counts-'));
+const dir = benchDir('simarena-run-counts-');
 const path = join(dir, 'runs.db');
 let db = openDatabase(path);
 migrate(db);
@@ -68,4 +67,3 @@ const rows: [string, number][] = [
 console.log(`baseline, one run's counts taken from the rows: ${baseline.toFixed(1)} ms (median of 7)`);
 for (const [what, ms] of rows) console.log(`${what.padEnd(48)} ${ms.toFixed(2)} ms = 1/${Math.round(baseline / Math.max(ms, 0.001))} of the baseline`);
 db.close();
-rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,11 @@
 // The median wall time of a synchronous call over a few runs, for benchmarks that time one read against its baseline.
 
-/** The median of measured values (the upper one of the middle two for an even count). */
+/** The median of measured values: of an even count, the mean of the middle two; NaN of none. */
 export function median(values: readonly number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return NaN;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** Milliseconds, the median of `times` runs; `warm`: one run first that is not counted (statements prepared, pages read). */
