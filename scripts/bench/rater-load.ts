@@ -335,18 +335,18 @@ function analysisOpener(origin: string, study: BenchStudy, log: string[], via: '
 }
 
 /**
- * A busy loop beside the server for the window, at the priority the analysis worker takes (nice 19, then Linux's idle
- * class where chrt is; src/analysis/analysis-worker-boot.mjs): what any computation beside a saturated server costs
- * the raters on this machine, whatever it computes. The floor under the analysis's rise.
+ * A busy loop beside the server for the window, at the priority the analysis worker takes (the same function,
+ * src/analysis/lowest-priority.mjs): what any computation beside a saturated server costs the raters on this machine,
+ * whatever it computes. The floor under the analysis's rise.
  */
 function lowestPriorityBusyLoop() {
+  const lowest = new URL('../../src/analysis/lowest-priority.mjs', import.meta.url).href;
   return async (until: number) => {
     const forMs = Math.max(0, Math.round(until - performance.now()));
-    const code = `const { setPriority } = require('node:os'); const { execFileSync } = require('node:child_process');
-      try { setPriority(19); } catch {}
-      try { execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' }); } catch {}
+    const code = `import { lowerOwnPriority } from ${JSON.stringify(lowest)};
+      lowerOwnPriority();
       const end = Date.now() + ${forMs}; while (Date.now() < end) {}`;
-    const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore' });
     await new Promise<void>((resolve) => child.once('exit', () => resolve()));
   };
 }
