@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/connection.js';
 import { errorHandler, notFoundHandler } from './web/error-handler.js';
 import { createHttpLogger } from './web/logger.js';
-import { raterRouter } from './rating/rater.routes.js';
+import { mountRaterRoutes } from './rating/rater.routes.js';
 import { systemClock } from './clock.js';
 import { createConsoleRouter } from './console/console.routes.js';
 import { createApiRouter } from './api/api.routes.js';
@@ -72,11 +72,12 @@ export function createApp(deps: AppDeps): Express {
 
   app.use('/static', consoleHeaders, express.static(publicDir, { maxAge: '1h', index: false }));
 
-  // Console and rater pages take POSTs only as HTML forms (415/400 otherwise, before any handler reads a field).
-  app.use(['/r', '/console'], requireFormBody);
+  // Console and rater pages take POSTs only as HTML forms (415/400 otherwise, before any handler reads a field); the
+  // refusal is a page of theirs, with their headers (the rater's from raterErrorPage, the console's set before it).
+  app.use('/r', requireFormBody);
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
-  app.use('/r', raterRouter({ db, sessionSecret: deps.sessionSecret, clock }));
+  mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock });
 
   app.get('/', consoleHeaders, (_req, res) => {
     res.render('home', { title: 'Welcome' });
@@ -93,7 +94,7 @@ export function createApp(deps: AppDeps): Express {
   const evaluations = createEvaluationSupervisor(db, clock, config);
   app.locals.evaluationSupervisor = evaluations;
   const accountDeps = { db, config, sessionSecret: deps.sessionSecret, clock, runs, evaluations };
-  app.use('/console', consoleHeaders, createConsoleRouter(accountDeps));
+  app.use('/console', consoleHeaders, requireFormBody, createConsoleRouter(accountDeps));
   app.use('/api', consoleHeaders, createApiRouter(accountDeps));
   app.use(consoleHeaders, notFoundHandler);
   app.use(errorHandler(logger));

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { IRouter, Request, RequestHandler, Response } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -22,7 +22,7 @@ const NOTICES = ['full', 'late', 'reported'];
 type AnswerStep = { leasing: boolean; answered: RaterRow | undefined; next: AssignOutcome | null };
 
 /** The next comparison, the comparison page and its answer, and content reports. */
-export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middleware): void {
+export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
   const { db, clock, random } = pages.deps;
   const { base, withToken, pageLocals } = pages;
   const comparisonUrl = (b: BatchRow, rater: RaterRow, assignmentPublicId: string) => withToken(`${base(b)}/c/${encodeURIComponent(assignmentPublicId)}`, rater);
@@ -126,7 +126,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     seeOther(res, pages.placeAfterChange(b, rater));
   }
 
-  router.get('/:batchId/next', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/next', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
@@ -179,7 +179,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
   }
 
   // The end of one HIT of a multi-HIT study: submit it to MTurk, then accept another to go on.
-  router.get('/:batchId/hit-done', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/hit-done', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (!isHitDone(settings, rater) || !rater.submit_to || !rater.session_id) {
@@ -196,7 +196,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     });
   });
 
-  router.get('/:batchId/c/:assignmentId', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/c/:assignmentId', mw.batch, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
@@ -210,7 +210,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
   });
 
-  router.post('/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);
@@ -272,7 +272,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
   });
 
   // Content reports ------------------------------------------------------------------------
-  router.get('/:batchId/c/:assignmentId/report', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/c/:assignmentId/report', mw.batch, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignment = getAssignmentByPublicId(db, String(req.params.assignmentId));
@@ -286,7 +286,7 @@ export function comparisonRoutes(router: Router, pages: RaterPages, mw: Middlewa
     });
   });
 
-  router.post('/:batchId/c/:assignmentId/report', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/c/:assignmentId/report', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { IRouter, Request, RequestHandler, Response } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -21,7 +21,7 @@ import { seeOther } from '../web/see-other.js';
 type Middleware = { batch: RequestHandler; previewBatch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
 /** Entry, preview, consent and instructions: the steps before the first comparison. */
-export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): void {
+export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
   const { db, sessionSecret: secret, clock, random } = pages.deps;
   const { base, pageLocals, notice } = pages;
 
@@ -84,7 +84,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
 
   // Entry: reads the provider's ids, continues the person's rater if they have one, and otherwise shows consent.
   // Nothing is created here (issue 10): a GET of the link costs the study nothing.
-  router.get('/:batchId', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const params = readEntryParams(settings.provider, req.query as Record<string, unknown>);
     const platform = settings.provider.kind === 'mturk' ? 'MTurk' : 'Prolific';
@@ -126,7 +126,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     else renderRefusal(res, settings, decision);
   });
 
-  router.get('/:batchId/preview', mw.previewBatch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/preview', mw.previewBatch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     if (!isPreviewToken(secret, b.public_id, req.query.pt)) throw new UserFacingError('This preview link is not valid. Open the preview again from the console.', 403, 'bad_preview_token');
     renderPreview(res, b, settings, 'console');
@@ -134,7 +134,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
 
   // Consent ------------------------------------------------------------------------------
   // Raters made before consent moved to the POST (status "consent") still see their consent page here.
-  router.get('/:batchId/consent', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/consent', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'consent')) return;
@@ -146,7 +146,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     });
   });
 
-  router.post('/:batchId/consent', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/consent', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const parsed = consentFormSchema.safeParse(req.body);
     if (!parsed.success) throw new UserFacingError(`${describeIssues(parsed.error).replace(/^[a-z_]+: /, '')} Go back and choose one of the buttons.`, 400);
@@ -173,7 +173,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
   });
 
   // Instructions ---------------------------------------------------------------------------
-  router.get('/:batchId/instructions', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/instructions', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'instructions')) return;
@@ -189,7 +189,7 @@ export function entryRoutes(router: Router, pages: RaterPages, mw: Middleware): 
     });
   });
 
-  router.post('/:batchId/instructions', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/instructions', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     finishInstructions(db, rater, clock());

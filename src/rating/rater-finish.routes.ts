@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import type { IRouter, RequestHandler } from 'express';
 import { completeRater, completionCodeFor, outcomeOf, withdrawRater } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { MTURK_PREVIEW_ASSIGNMENT, mturkSubmitUrl, prolificCompletionUrl } from './providers.js';
@@ -7,17 +7,17 @@ import { seeOther } from '../web/see-other.js';
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
 /** Withdrawing, finishing early on a paused batch, and the done page with the outcome's code. */
-export function finishRoutes(router: Router, pages: RaterPages, mw: Middleware): void {
+export function finishRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
   const { db, clock } = pages.deps;
   const { base, pageLocals } = pages;
 
-  router.get('/:batchId/withdraw', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/withdraw', mw.batch, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     res.render('rater/withdraw', { ...pageLocals(res, rater, 'Withdraw from this study'), action: `${base(b)}/withdraw`, backUrl: pages.placeOf(b, rater) });
   });
 
-  router.post('/:batchId/withdraw', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/withdraw', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     withdrawRater(db, rater, clock());
@@ -25,14 +25,14 @@ export function finishRoutes(router: Router, pages: RaterPages, mw: Middleware):
   });
 
   // Offered on the paused page: a rater who does not want to wait ends now with the `partial` code.
-  router.post('/:batchId/finish', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/finish', mw.batch, mw.body, mw.csrf, (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (b.state !== 'open') completeRater(db, rater, b.state === 'closed' ? 'closed' : 'paused', clock());
     seeOther(res, pages.placeAfterChange(b, rater));
   });
 
-  router.get('/:batchId/done', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/done', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const outcome = outcomeOf(rater);

@@ -115,11 +115,6 @@ export function createRaterPages(deps: RaterPagesDeps) {
   }
 
   /**
-   * The n of "k of n": what this rater will really be shown. For a rater, the regular pairs promised at consent
-   * (fewer only if their reservations lapsed while they were away); before consent, `promise` (what consent would
-   * reserve now); for a preview, every place a new rater could get.
-   */
-  /**
    * An MTurk multi-HIT study's current HIT: it ends when the rater's regular judgments reach `regularEnd`, and its
    * pages are counted from `judgedAtStart`. Null when one HIT covers the whole session.
    */
@@ -130,6 +125,11 @@ export function createRaterPages(deps: RaterPagesDeps) {
     return { regularEnd: (start?.regular_at_start ?? 0) + perHit, judgedAtStart: start?.judged_at_start ?? 0 };
   }
 
+  /**
+   * The n of "k of n": what this rater will really be shown. For a rater, the regular pairs promised at consent
+   * (fewer only if their reservations lapsed while they were away); before consent, `promise` (what consent would
+   * reserve now); for a preview, every place a new rater could get.
+   */
   function comparisonsPerRater(b: BatchRow, settings: BatchSettings, rater: RaterRow | null, promise?: { count: number; raterPublicId: string }): number {
     const hit = hitWindow(settings, rater);
     const cap = Math.min(settings.perRaterCap, rater?.promised ?? settings.perRaterCap, hit?.regularEnd ?? Number.POSITIVE_INFINITY);

@@ -7,8 +7,21 @@ import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { buildTestApp, TEST_SECRET } from '../helpers/test-app.js';
 import { csrfFrom, signIn } from '../auth/session-helpers.js';
 
+/**
+ * A refusal is a page of the path's own: on a rater path the rater template (never the product's name) with the rater
+ * headers; on a console path the console's strict headers.
+ */
+function expectOwnRefusalPage(path: string, res: request.Response): void {
+  expect(res.headers['content-security-policy'], path).toContain("form-action 'self'");
+  if (!path.startsWith('/r/')) return;
+  expect(res.text, path).toContain('<body class="rater">');
+  expect(res.text, path).not.toMatch(/simarena/i);
+  expect(res.headers['content-security-policy'], path).toContain("default-src 'self'");
+  expect(res.headers['cache-control'], path).toBe('no-store');
+}
+
 describe('requests that are not forms', () => {
-  it('POST /console/login and POST /r/:batch/consent, with a JSON body, answer 415 with a message and no 500', async () => {
+  it('POST /console/login and POST /r/:batch/consent, with a JSON body, answer 415 with a message and no 500, each on a page of its own (the rater template and headers on rater paths, the console headers on console paths)', async () => {
     const t = buildTestApp();
     const batch = makeBatchWithJudgments(t.db, { votes: [['a']] });
     for (const path of ['/console/login', `/r/${batch.publicId}/consent`, `/r/${batch.publicId}/c/some-assignment`, '/console/users']) {
@@ -16,16 +29,18 @@ describe('requests that are not forms', () => {
       expect(res.status, path).toBe(415);
       expect(res.text).toContain('accepts only HTML form submissions');
       expect(res.text).not.toMatch(/at \S+\.ts:\d+/);
+      expectOwnRefusalPage(path, res);
     }
   });
 
-  it('POST /console/login and POST /r/:batch/withdraw, with no body at all, answer 400 saying the form is missing', async () => {
+  it('POST /console/login and POST /r/:batch/withdraw, with no body at all, answer 400 saying the form is missing, each on a page of its own', async () => {
     const t = buildTestApp();
     const batch = makeBatchWithJudgments(t.db, { votes: [['a']] });
     for (const path of ['/console/login', `/r/${batch.publicId}/withdraw`]) {
       const res = await request(t.app).post(path);
       expect(res.status, path).toBe(400);
       expect(res.text).toContain('arrived without one');
+      expectOwnRefusalPage(path, res);
     }
   });
 
