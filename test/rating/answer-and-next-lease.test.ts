@@ -86,4 +86,26 @@ describe('remembered comparison views', () => {
     const later = await rater.get(page.url);
     expect(later.text).toContain('Quillon');
   });
+
+  it('a view made again after 30 s shows an edited scenario, with its dialogues as rendered for five minutes', async () => {
+    const { app, db, advance } = testApp();
+    const seeded = seedBatch(db, { samples: 2, settings: { leaseMinutes: 30 } });
+    const rater = raterClient(app);
+    const page = await rater.startRating(seeded.publicId);
+    const shown = db
+      .prepare('SELECT p.scenario_id AS scenario, t.dialogue_id AS dialogue, t.text FROM assignments a JOIN pairs p ON p.id = a.pair_id JOIN turns t ON t.dialogue_id = p.dialogue_a_id AND t.idx = 0 WHERE a.id = ?')
+      .get(assignmentOf(db, page.url)?.id) as { scenario: string; dialogue: number; text: string };
+    expect(page.res.text).toContain(shown.text);
+    // Neither edit is one the platform makes to a dialogue in a batch (its turns are final); here they show what is kept how long.
+    db.prepare("UPDATE scenarios SET title = 'Quarry talk' WHERE id = ?").run(shown.scenario);
+    db.prepare("UPDATE turns SET text = 'Zephyrine was here.' WHERE dialogue_id = ? AND idx = 0").run(shown.dialogue);
+    advance(31_000);
+    const rebuilt = await rater.get(page.url);
+    expect(rebuilt.text).toContain('Quarry talk');
+    expect(rebuilt.text).toContain(shown.text);
+    expect(rebuilt.text).not.toContain('Zephyrine');
+    advance(270_000);
+    const later = await rater.get(page.url);
+    expect(later.text).toContain('Zephyrine was here.');
+  });
 });
