@@ -91,14 +91,15 @@ function buildViewContext(db: Db, pair: ViewPair, context: BatchSettings['contex
   };
 }
 
-const namesOf = (view: ViewContext): [string, string] => [view.speakers[0].name, view.speakers[1].name];
+/** A dialogue's turns as raters read them, under the names the view shows. */
+const turnsOnScreen = (db: Db, view: ViewContext, dialogueId: number): RaterTurn[] =>
+  renderTurnsForRater(listTurns(db, dialogueId), [view.speakers[0].name, view.speakers[1].name]);
 const dialoguesOnScreen = (pair: ViewPair, leftSide: 'a' | 'b'): [number, number] => (leftSide === 'a' ? [pair.dialogue_a_id, pair.dialogue_b_id] : [pair.dialogue_b_id, pair.dialogue_a_id]);
 
 export function buildComparisonView(db: Db, pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): ComparisonView {
   const view = buildViewContext(db, pair, context);
-  const turnsOf = (dialogueId: number) => renderTurnsForRater(listTurns(db, dialogueId), namesOf(view));
   const [leftId, rightId] = dialoguesOnScreen(pair, leftSide);
-  return { ...view, left: turnsOf(leftId), right: turnsOf(rightId) };
+  return { ...view, left: turnsOnScreen(db, view, leftId), right: turnsOnScreen(db, view, rightId) };
 }
 
 /**
@@ -139,10 +140,9 @@ export function createComparisonViewMemo(db: Db, options: { ttlMs?: number; conv
   return (pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): RenderedComparisonView =>
     memo(`${pair.dialogue_a_id}|${pair.dialogue_b_id}|${pair.scenario_id}|${pair.cast_id}|${leftSide}|${context}`, () => {
       const view = buildViewContext(db, pair, context);
+      const speakers = JSON.stringify(view.speakers);
       const conversation = (dialogueId: number, position: 1 | 2) =>
-        conversations(`${dialogueId}|${position}|${JSON.stringify(view.speakers)}`, () =>
-          parts.conversation(view, position, renderTurnsForRater(listTurns(db, dialogueId), namesOf(view))),
-        );
+        conversations(`${dialogueId}|${position}|${speakers}`, () => parts.conversation(view, position, turnsOnScreen(db, view, dialogueId)));
       const [leftId, rightId] = dialoguesOnScreen(pair, leftSide);
       return { html: { context: parts.context(view), left: conversation(leftId, 1), right: conversation(rightId, 2) } };
     });
