@@ -6,7 +6,8 @@
 // both measured in alternating windows (--windows, 3 by default) so that the machine's drift falls on both alike.
 // Then the same with 1k, 100k and 1M judgments already stored in the batch (throughput at 1M ≥ 80% of 1k); at the
 // largest, a researcher opening the analysis every second during the load (raters' p99 rises < 50 ms; first the same
-// pairs of windows with only a busy loop at the analysis worker's priority beside the server, the floor), the console's
+// pairs of windows with nothing beside the server, the measure's own spread, then with only a busy loop at the analysis
+// worker's priority, the floor), the console's
 // batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the query plans of the SQL the hot path runs.
 //   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 600]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
@@ -351,6 +352,33 @@ function lowestPriorityBusyLoop() {
   };
 }
 
+/** What runs beside the server in the second window of each pair of the analysis phase; `extra` as runLoad takes it. */
+type Beside = { what: string; short: string; verdict: string; extra: (origin: string, log: string[]) => ((until: number) => Promise<void>) | undefined };
+
+/**
+ * In order: nothing (what the measure reads by itself: the second window of a pair against the first, ±35 ms), the
+ * busy loop (the floor), then the analysis opened through the API and through the console's page.
+ */
+function besideTheServer(study: BenchStudy): Beside[] {
+  const opened = (via: 'api' | 'console'): Beside => ({
+    what: `a researcher opening the analysis (${via}) every second`,
+    short: 'the analysis opened',
+    verdict: `while the analysis is opened through the ${via} (target < 50 ms)`,
+    extra: (origin, log) => analysisOpener(origin, study, log, via),
+  });
+  return [
+    { what: 'nothing beside the server', short: 'nothing beside the server', verdict: 'with nothing beside the server: what the measure reads by itself', extra: () => undefined },
+    {
+      what: "a busy loop at the analysis worker's priority beside the server",
+      short: 'the busy loop',
+      verdict: 'with nothing but a lowest-priority busy loop beside the server: the floor on this machine',
+      extra: () => lowestPriorityBusyLoop(),
+    },
+    opened('api'),
+    opened('console'),
+  ];
+}
+
 /** Puts a level's database back as it was seeded (no stored analysis, no judgments of earlier windows). */
 function restoreSeeded(path: string): void {
   for (const file of [`${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
@@ -466,11 +494,11 @@ for (const stored of levels) {
     // through the API (its JSON) and as the console's page with its plots, the issue's own case. Each pair starts a
     // server on the database as seeded, so each opens an analysis that must be computed, and the study's pairs are
     // never used up by the windows before it (600 pairs × K = 50 hold about three windows).
-    // First the floor: the same pairs of windows with only a lowest-priority busy loop beside the server.
+    // First what the measure reads with nothing beside the server (its own spread: the second window of a pair against
+    // the first), then the floor: the same pairs with only a lowest-priority busy loop beside the server.
     let last: Server | null = null;
-    for (const via of ['busy loop', 'api', 'console'] as const) {
+    for (const beside of besideTheServer(study)) {
       const rises: number[] = [];
-      const beside = via === 'busy loop' ? 'a busy loop at the analysis worker\'s priority beside the server' : `a researcher opening the analysis (${via}) every second`;
       for (let pair = 1; pair <= ANALYSIS_PAIRS; pair++) {
         if (last) peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
         restoreSeeded(path);
@@ -478,21 +506,18 @@ for (const stored of levels) {
         const entryOf = (origin: string) => () => prolificEntry(origin, study.publicId);
         const without = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP);
         const log: string[] = [];
-        const extra = via === 'busy loop' ? lowestPriorityBusyLoop() : analysisOpener(last.origin, study, log, via);
-        const withExtra = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP, extra);
-        printLoad(`simarena, ${stored} stored, ${beside}, pair ${pair} of ${ANALYSIS_PAIRS}`, withExtra, skeleton);
+        const withExtra = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP, beside.extra(last.origin, log));
+        printLoad(`simarena, ${stored} stored, ${beside.what}, pair ${pair} of ${ANALYSIS_PAIRS}`, withExtra, skeleton);
         const rise = quantile(withExtra.cycles, 0.99) - quantile(without.cycles, 0.99);
         rises.push(rise);
         console.log(
-          `    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} without (${without.perSecond.toFixed(0)} judgments/s), ${ms(quantile(withExtra.cycles, 0.99))} with ${via === 'busy loop' ? 'the busy loop' : 'the analysis opened'}: rise ${ms(rise)}`,
+          `    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} in the first window (${without.perSecond.toFixed(0)} judgments/s), ${ms(quantile(withExtra.cycles, 0.99))} in the second, with ${beside.short}: rise ${ms(rise)}`,
         );
         const shown = pair === 1 ? 12 : 3;
         for (const line of log.slice(0, shown)) console.log(`    analysis: ${line}`);
         if (log.length > shown) console.log(`    analysis: … ${log.length - shown} more`);
       }
-      const summary = `${ms(median(rises))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')})`;
-      if (via === 'busy loop') console.log(`    raters' cycle p99 rises by ${summary} with nothing but a lowest-priority busy loop beside the server: the floor on this machine`);
-      else console.log(`    raters' cycle p99 rises by ${summary} while the analysis is opened through the ${via} (target < 50 ms)`);
+      console.log(`    raters' cycle p99 rises by ${ms(median(rises))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')}) ${beside.verdict}`);
     }
     if (last) {
       // The last pair's server, its analysis stored: the console's pages, then the whole bundle exported.
