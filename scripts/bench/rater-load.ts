@@ -489,29 +489,35 @@ for (const stored of levels) {
   console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB; resident now: ${rssPartsOf(server.child.pid)}; write-ahead log ${(walBytes(path) / 1e6).toFixed(1)} MB`);
   let { peakRssMb } = await server.stop();
   if (stored === (ANALYSIS_AT >= 0 ? ANALYSIS_AT : largest) && !flag('no-analysis')) {
-    // A window's p99 varies by ±35 ms run to run with nothing changed, so the rise is taken over pairs of windows run
-    // back to back (without, then with the analysis opened) and the median of the pairs' rises is the figure; opened
-    // through the API (its JSON) and as the console's page with its plots, the issue's own case. Each pair starts a
-    // server on the database as seeded, so each opens an analysis that must be computed, and the study's pairs are
-    // never used up by the windows before it (600 pairs × K = 50 hold about three windows).
-    // First what the measure reads with nothing beside the server (its own spread: the second window of a pair against
-    // the first), then the floor: the same pairs with only a lowest-priority busy loop beside the server.
+    // A window's p99 varies by ±35 ms run to run with nothing changed, so the rise is taken over pairs of windows
+    // (without, and with the analysis opened) and the median of the pairs' rises is the figure; opened through the API
+    // (its JSON) and as the console's page with its plots, the issue's own case. Every window runs on a server started
+    // afresh on the database as seeded: both windows of a pair start from the same state (a second window on the same
+    // server met the first one's raters' holds and log, and read up to 52 ms higher with nothing beside it), each opens
+    // an analysis that must be computed, and the study's pairs are never used up.
+    // First what the measure reads with nothing beside the server, then the floor: a lowest-priority busy loop beside it.
     let last: Server | null = null;
     for (const beside of besideTheServer(study)) {
       const rises: number[] = [];
       for (let pair = 1; pair <= ANALYSIS_PAIRS; pair++) {
-        if (last) peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
-        restoreSeeded(path);
-        last = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
-        const entryOf = (origin: string) => () => prolificEntry(origin, study.publicId);
-        const without = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP);
         const log: string[] = [];
-        const withExtra = await runLoad(last, entryOf(last.origin), RATERS, SECONDS, WARMUP, beside.extra(last.origin, log));
+        // The window that comes first alternates from pair to pair (the machine drifts); the last pair ends with the
+        // one beside, whose server the console's pages and the export are then timed on.
+        const besideFirst = (ANALYSIS_PAIRS - pair) % 2 === 1;
+        const loads: LoadResult[] = [];
+        for (const extra of besideFirst ? [beside.extra, null] : [null, beside.extra]) {
+          if (last) peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
+          restoreSeeded(path);
+          const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
+          last = server;
+          loads.push(await runLoad(server, () => prolificEntry(server.origin, study.publicId), RATERS, SECONDS, WARMUP, extra?.(server.origin, log)));
+        }
+        const [without, withExtra] = (besideFirst ? [loads[1], loads[0]] : loads) as [LoadResult, LoadResult];
         printLoad(`simarena, ${stored} stored, ${beside.what}, pair ${pair} of ${ANALYSIS_PAIRS}`, withExtra, skeleton);
         const rise = quantile(withExtra.cycles, 0.99) - quantile(without.cycles, 0.99);
         rises.push(rise);
         console.log(
-          `    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} in the first window (${without.perSecond.toFixed(0)} judgments/s), ${ms(quantile(withExtra.cycles, 0.99))} in the second, with ${beside.short}: rise ${ms(rise)}`,
+          `    raters' cycle p99 ${ms(quantile(without.cycles, 0.99))} without (${without.perSecond.toFixed(0)} judgments/s), ${ms(quantile(withExtra.cycles, 0.99))} with ${beside.short} (run ${besideFirst ? 'first' : 'second'}): rise ${ms(rise)}`,
         );
         const shown = pair === 1 ? 12 : 3;
         for (const line of log.slice(0, shown)) console.log(`    analysis: ${line}`);
