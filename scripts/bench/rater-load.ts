@@ -523,7 +523,7 @@ for (const stored of levels) {
         for (const line of log.slice(0, shown)) console.log(`    analysis: ${line}`);
         if (log.length > shown) console.log(`    analysis: … ${log.length - shown} more`);
       }
-      console.log(`    raters' cycle p99 rises by ${ms(median(rises))} (median of ${rises.length} pairs of windows: ${rises.map((r) => ms(r)).join(', ')}) ${beside.verdict}`);
+      console.log(`    raters' cycle p99 rises by ${ms(median(rises))} (median of ${rises.length} pair${rises.length === 1 ? '' : 's'} of windows: ${rises.map((r) => ms(r)).join(', ')}) ${beside.verdict}`);
     }
     if (last) {
       // The last pair's server, its analysis stored: the console's pages, then the whole bundle exported.
