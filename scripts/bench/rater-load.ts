@@ -7,8 +7,8 @@
 // Then the same with 1k, 100k and 1M judgments already stored in the batch (throughput at 1M ≥ 80% of 1k); at the
 // largest, a researcher opening the analysis every second during the load (raters' p99 rises < 50 ms; first the same
 // pairs of windows with nothing beside the server, the measure's own spread, then with only a busy loop at the analysis
-// worker's priority, the floor), the console's
-// batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the query plans of the SQL the hot path runs.
+// worker's priority, the floor), the console's batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the
+// query plans of the SQL the hot path runs.
 //   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 600]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
 //     [--think MS]
@@ -352,12 +352,12 @@ function lowestPriorityBusyLoop() {
   };
 }
 
-/** What runs beside the server in the second window of each pair of the analysis phase; `extra` as runLoad takes it. */
+/** What runs beside the server in one window of each pair of the analysis phase; `extra` as runLoad takes it. */
 type Beside = { what: string; short: string; verdict: string; extra: (origin: string, log: string[]) => ((until: number) => Promise<void>) | undefined };
 
 /**
- * In order: nothing (what the measure reads by itself: the second window of a pair against the first, ±35 ms), the
- * busy loop (the floor), then the analysis opened through the API and through the console's page.
+ * In order: nothing (what the measure reads by itself: two windows on servers started alike), the busy loop (the
+ * floor), then the analysis opened through the API and through the console's page.
  */
 function besideTheServer(study: BenchStudy): Beside[] {
   const opened = (via: 'api' | 'console'): Beside => ({
@@ -489,13 +489,13 @@ for (const stored of levels) {
   console.log(`    server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB; resident now: ${rssPartsOf(server.child.pid)}; write-ahead log ${(walBytes(path) / 1e6).toFixed(1)} MB`);
   let { peakRssMb } = await server.stop();
   if (stored === (ANALYSIS_AT >= 0 ? ANALYSIS_AT : largest) && !flag('no-analysis')) {
-    // A window's p99 varies by ±35 ms run to run with nothing changed, so the rise is taken over pairs of windows
-    // (without, and with the analysis opened) and the median of the pairs' rises is the figure; opened through the API
-    // (its JSON) and as the console's page with its plots, the issue's own case. Every window runs on a server started
-    // afresh on the database as seeded: both windows of a pair start from the same state (a second window on the same
-    // server met the first one's raters' holds and log, and read up to 52 ms higher with nothing beside it), each opens
-    // an analysis that must be computed, and the study's pairs are never used up.
-    // First what the measure reads with nothing beside the server, then the floor: a lowest-priority busy loop beside it.
+    // A window's p99 varies by tens of ms with nothing changed, so the rise is taken over pairs of windows (without, and
+    // with the analysis opened) and the median of the pairs' rises is the figure; opened through the API (its JSON) and
+    // as the console's page with its plots, the issue's own case. Every window runs on a server started afresh on the
+    // database as seeded, so both windows of a pair start from the same state (a second window on the first one's
+    // server met its raters' holds and its log), each opens an analysis that must be computed, and the study's pairs are
+    // never used up. First what the measure reads with nothing beside the server (its own spread), then the floor: a
+    // lowest-priority busy loop beside it.
     let last: Server | null = null;
     for (const beside of besideTheServer(study)) {
       const rises: number[] = [];
