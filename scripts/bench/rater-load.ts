@@ -352,8 +352,8 @@ function lowestPriorityBusyLoop() {
   };
 }
 
-/** What runs beside the server in one window of each pair of the analysis phase; `extra` as runLoad takes it. */
-type Beside = { what: string; short: string; verdict: string; extra: (origin: string, log: string[]) => ((until: number) => Promise<void>) | undefined };
+/** What runs beside the server in one window of each pair of the analysis phase: `extra` as runLoad takes it, or nothing. */
+type Beside = { what: string; short: string; verdict: string; extra?: (origin: string, log: string[]) => (until: number) => Promise<void> };
 
 /**
  * In order: nothing (what the measure reads by itself: two windows on servers started alike), the busy loop (the
@@ -367,7 +367,7 @@ function besideTheServer(study: BenchStudy): Beside[] {
     extra: (origin, log) => analysisOpener(origin, study, log, via),
   });
   return [
-    { what: 'nothing beside the server', short: 'nothing beside the server', verdict: 'with nothing beside the server: what the measure reads by itself', extra: () => undefined },
+    { what: 'nothing beside the server', short: 'nothing beside the server', verdict: 'with nothing beside the server: what the measure reads by itself' },
     {
       what: "a busy loop at the analysis worker's priority beside the server",
       short: 'the busy loop',
@@ -505,7 +505,7 @@ for (const stored of levels) {
         // one beside, whose server the console's pages and the export are then timed on.
         const besideFirst = (ANALYSIS_PAIRS - pair) % 2 === 1;
         const loads: LoadResult[] = [];
-        for (const extra of besideFirst ? [beside.extra, null] : [null, beside.extra]) {
+        for (const extra of besideFirst ? [beside.extra, undefined] : [undefined, beside.extra]) {
           if (last) peakRssMb = Math.max(peakRssMb, (await last.stop()).peakRssMb);
           restoreSeeded(path);
           const server = await startServer(join(root, 'src/server.ts'), [], serverEnv(path), SERVER_FLAGS);
