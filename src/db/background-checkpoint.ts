@@ -11,6 +11,8 @@ const LOG_CUT_STEP_BYTES = 32 * 1024 * 1024;
 export type BackgroundCheckpoints = {
   /** How many of the thread's checkpoints in a row have failed until now; 0 while they succeed. */
   failedAttempts: () => number;
+  /** How often the thread has taken the write lock to let the log start over (a RESTART that was not busy). */
+  restarts: () => number;
   /** Ends the thread; the handle goes back to checkpointing on its own commits. */
   stop: () => Promise<void>;
 };
@@ -32,7 +34,7 @@ export type BackgroundCheckpointOptions = {
   logCutStepBytes?: number;
 };
 
-type ThreadMessage = { kind: 'ready' | 'recovered' } | { kind: 'error' | 'failed'; message: string };
+type ThreadMessage = { kind: 'ready' | 'recovered' | 'restarted' } | { kind: 'error' | 'failed'; message: string };
 
 /**
  * Moves the write-ahead log's checkpoints off the request thread. With SQLite's default, the commit that crosses 1,000
@@ -52,6 +54,7 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
   let stopped = false;
   let exited = false;
   let failedAttempts = 0;
+  let restarts = 0;
   let threadError: string | undefined;
   const checkpointOnCommits = (on: boolean) => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${on ? SQLITE_AUTOCHECKPOINT_PAGES : 0}`);
@@ -91,7 +94,7 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
       worker.once('exit', () => resolve());
       worker.postMessage('stop');
     }));
-  const checkpoints: BackgroundCheckpoints = { failedAttempts: () => failedAttempts, stop };
+  const checkpoints: BackgroundCheckpoints = { failedAttempts: () => failedAttempts, restarts: () => restarts, stop };
   return new Promise((resolve, reject) => {
     const failToStart = (problem: string) => {
       if (state !== 'starting') return;
@@ -101,6 +104,10 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
       reject(new Error(problem));
     };
     worker.on('message', (message: ThreadMessage) => {
+      if (message.kind === 'restarted') {
+        restarts += 1;
+        return;
+      }
       // Once stopped, the handle checkpoints on its own for good: a 'recovered' still on its way must not undo that.
       if (stopped) return;
       if (message.kind === 'ready') {
