@@ -151,8 +151,10 @@ export function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): 
 
 /** A rater holding nothing while enough others from their address hold comparisons waits (the per-address limit). */
 function isOverAddressLimit(db: Db, settings: BatchSettings, raterId: number, batchId: number, now: Date): boolean {
+  // A rater mid-session holds reservations: settled without reading their address.
+  if (countReservationsOf(db, raterId) > 0) return false;
   const hash = getRaterAddressHash(db, raterId);
-  if (!hash || countReservationsOf(db, raterId) > 0) return false;
+  if (!hash) return false;
   return countActiveRatersFromAddress(db, batchId, hash, now, raterId) >= settings.addressLimits.activeRaters;
 }
 

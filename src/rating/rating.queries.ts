@@ -587,24 +587,28 @@ export function releaseReservation(db: Db, raterId: number, pairId: number): voi
 
 /**
  * The rater's own reserved pairs that may still be leased to them: not removed, never assigned to them, and below K
- * counting live leases and other raters' reservations (a late answer may have filled one since). Flagged
- * `met_in_gold` as in candidateRegularPairs, so that assignment serves those last. CROSS JOIN keeps SQLite reading
- * the rater's few reservations first: left to itself it scanned the batch's pairs (1.7 ms a call at 100k judgments).
+ * counting live leases and other raters' reservations (a late answer may have filled one since; `p.reserved` counts
+ * the rater's own reservation of the pair, which is the row joined). Flagged `met_in_gold` as in
+ * candidateRegularPairs, so that assignment serves those last. CROSS JOIN keeps SQLite reading the rater's few
+ * reservations first: left to itself it scanned the batch's pairs (1.7 ms a call at 100k judgments). The samples of
+ * the rater's gold pairs are read once (`gold`), not once per reserved pair: a read of all the rater's assignments for
+ * each of their reservations was the hot path's dearest read (issue 12).
  */
 export function reservedCandidatePairs(db: Db, params: { batchId: number; raterId: number; k: number }): (CandidatePair & { met_in_gold: number })[] {
   return db
     .prepare<{ batchId: number; raterId: number; k: number }, CandidatePair & { met_in_gold: number }>(
-      `SELECT p.id, p.accepted, p.accepted_left_a,
+      `WITH gold AS MATERIALIZED (
+         SELECT DISTINCT q.scenario_id, q.cast_id, q.sample_index FROM assignments a JOIN pairs q ON q.id = a.pair_id
+         WHERE a.rater_id = :raterId AND q.kind <> 'regular')
+       SELECT p.id, p.accepted, p.accepted_left_a,
          p.leased AS live,
          p.leased_left_a AS live_left_a,
-         EXISTS (SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
-                 WHERE a.rater_id = :raterId AND q.kind <> 'regular' AND q.scenario_id = p.scenario_id
-                   AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index) AS met_in_gold
+         EXISTS (SELECT 1 FROM gold g
+                 WHERE g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold
        FROM pair_reservations res CROSS JOIN pairs p ON p.id = res.pair_id
        WHERE res.rater_id = :raterId AND p.batch_id = :batchId AND p.removed_at IS NULL AND p.accepted < :k
          AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
-         AND p.accepted + p.leased
-           + (p.reserved - EXISTS (SELECT 1 FROM pair_reservations r WHERE r.rater_id = :raterId AND r.pair_id = p.id)) < :k
+         AND p.accepted + p.leased + p.reserved - 1 < :k
        ORDER BY p.id`,
     )
     .all(params);
