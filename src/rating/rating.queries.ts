@@ -238,6 +238,18 @@ const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.re
       AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index))`;
 
 /**
+ * Whether the rater met a pair's scenario sample in an onboarding or attention-check pair (`met_in_gold`), for a query
+ * over pairs `p` that starts `WITH ${RATER_GOLD_SAMPLES}`: the samples of the rater's gold pairs are read once, not
+ * once per pair (reading all the rater's assignments for each of their reserved pairs was the hot path's dearest
+ * read; issue 12).
+ */
+const RATER_GOLD_SAMPLES = `gold AS MATERIALIZED (
+  SELECT DISTINCT q.scenario_id, q.cast_id, q.sample_index FROM assignments a JOIN pairs q ON q.id = a.pair_id
+  WHERE a.rater_id = :raterId AND q.kind <> 'regular')`;
+const MET_IN_GOLD = `EXISTS (SELECT 1 FROM gold g
+  WHERE g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold`;
+
+/**
  * Regular pairs this rater may be given: below K counting live leases, never seen by this rater, and (unless the
  * batch allows it) not of a scenario sample this rater already has in a regular pair. Samples met only in onboarding
  * or attention-check pairs do not bar (issue 10): every rater meets the onboarding pairs, so barring their samples
@@ -251,12 +263,11 @@ export function candidateRegularPairs(
 ): (CandidatePair & { met_in_gold: number })[] {
   return db
     .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, CandidatePair & { met_in_gold: number }>(
-      `SELECT p.id, p.accepted, p.accepted_left_a,
+      `WITH ${RATER_GOLD_SAMPLES}
+       SELECT p.id, p.accepted, p.accepted_left_a,
          p.leased AS live,
          p.leased_left_a AS live_left_a,
-         EXISTS (SELECT 1 FROM assignments a JOIN pairs q ON q.id = a.pair_id
-                 WHERE a.rater_id = :raterId AND q.kind <> 'regular' AND q.scenario_id = p.scenario_id
-                   AND q.cast_id = p.cast_id AND q.sample_index = p.sample_index) AS met_in_gold
+         ${MET_IN_GOLD}
        FROM pairs p
        WHERE ${OPEN_REGULAR_PAIR}
        ORDER BY p.id`,
@@ -590,21 +601,16 @@ export function releaseReservation(db: Db, raterId: number, pairId: number): voi
  * counting live leases and other raters' reservations (a late answer may have filled one since; `p.reserved` counts
  * the rater's own reservation of the pair, which is the row joined). Flagged `met_in_gold` as in
  * candidateRegularPairs, so that assignment serves those last. CROSS JOIN keeps SQLite reading the rater's few
- * reservations first: left to itself it scanned the batch's pairs (1.7 ms a call at 100k judgments). The samples of
- * the rater's gold pairs are read once (`gold`), not once per reserved pair: a read of all the rater's assignments for
- * each of their reservations was the hot path's dearest read (issue 12).
+ * reservations first: left to itself it scanned the batch's pairs (1.7 ms a call at 100k judgments).
  */
 export function reservedCandidatePairs(db: Db, params: { batchId: number; raterId: number; k: number }): (CandidatePair & { met_in_gold: number })[] {
   return db
     .prepare<{ batchId: number; raterId: number; k: number }, CandidatePair & { met_in_gold: number }>(
-      `WITH gold AS MATERIALIZED (
-         SELECT DISTINCT q.scenario_id, q.cast_id, q.sample_index FROM assignments a JOIN pairs q ON q.id = a.pair_id
-         WHERE a.rater_id = :raterId AND q.kind <> 'regular')
+      `WITH ${RATER_GOLD_SAMPLES}
        SELECT p.id, p.accepted, p.accepted_left_a,
          p.leased AS live,
          p.leased_left_a AS live_left_a,
-         EXISTS (SELECT 1 FROM gold g
-                 WHERE g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold
+         ${MET_IN_GOLD}
        FROM pair_reservations res CROSS JOIN pairs p ON p.id = res.pair_id
        WHERE res.rater_id = :raterId AND p.batch_id = :batchId AND p.removed_at IS NULL AND p.accepted < :k
          AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
