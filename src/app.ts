@@ -8,6 +8,7 @@ import type { Db } from './db/connection.js';
 import { errorHandler, notFoundHandler } from './web/error-handler.js';
 import { createHttpLogger } from './web/logger.js';
 import { mountRaterRoutes } from './rating/rater.routes.js';
+import type { AnswerThread } from './rating/answer-thread.js';
 import { systemClock } from './clock.js';
 import { createConsoleRouter } from './console/console.routes.js';
 import { createApiRouter } from './api/api.routes.js';
@@ -24,6 +25,8 @@ export type AppDeps = {
   logger: Logger;
   sessionSecret: string;
   clock?: Clock;
+  /** Where answers' transactions run when not on the request thread (src/rating/answer-thread.ts); the server starts one. */
+  answerThread?: AnswerThread | null;
 };
 
 const viewsDir = fileURLToPath(new URL('../views/', import.meta.url));
@@ -77,7 +80,7 @@ export function createApp(deps: AppDeps): Express {
   app.use('/r', requireFormBody);
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
-  mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock });
+  mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, answerThread: deps.answerThread ?? null });
 
   app.get('/', consoleHeaders, (_req, res) => {
     res.render('home', { title: 'Welcome' });

@@ -17,6 +17,7 @@ import { probeWrite, quickCheck } from './web/storage-health.js';
 import { pruneExpiredSessions } from './web/session-store.js';
 import { forgetOldLoginFailures } from './auth/login-throttle.js';
 import { startBackgroundCheckpoints } from './db/background-checkpoint.js';
+import { startAnswerThread } from './rating/answer-thread.js';
 
 function fail(message: string): never {
   process.stderr.write(`simarena: ${message}\n`);
@@ -88,8 +89,16 @@ const checkpoints = db.memory
       return null;
     });
 
+// Answers are stored, and the next comparison leased, on a thread of their own (src/rating/answer-thread.ts).
+const answerThread = db.memory
+  ? null
+  : startAnswerThread(db.name, {
+      checkpointsElsewhere: checkpoints !== null,
+      onError: (problem) => logger.warn({ problem }, 'the answer thread stopped; answers are stored on the request thread until it starts again'),
+    });
+
 const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
-const app = createApp({ db, config, logger, sessionSecret, clock: systemClock });
+const app = createApp({ db, config, logger, sessionSecret, clock: systemClock, answerThread });
 
 const server: Server = app.listen(config.port, config.host, () => {
   const address = server.address();
@@ -129,7 +138,7 @@ function shutdown(signal: string): void {
   const runs = app.locals.runSupervisor as RunSupervisor;
   const evaluations = app.locals.evaluationSupervisor as EvaluationSupervisor;
   server.close(() => {
-    void Promise.all([runs.pauseAll(), evaluations.pauseAll(), checkpoints?.stop()]).finally(() => {
+    void Promise.all([runs.pauseAll(), evaluations.pauseAll(), checkpoints?.stop(), answerThread?.stop()]).finally(() => {
       db.close();
       process.stdout.write('simarena stopped\n');
       process.exit(0);

@@ -3,27 +3,25 @@ import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { describeIssues } from '../web/validate.js';
-import { type AssignOutcome, assignInTransaction, assignNextPair } from './assign-next-pair.js';
+import { type AnswerStep, answerAndLease, isHitDone } from './answer-and-lease.js';
+import { type AssignOutcome, assignNextPair } from './assign-next-pair.js';
 import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
-import { type JudgmentInput, type RecordOutcome, recordInTransaction, recordJudgment } from './record-judgment.js';
+import { type JudgmentInput, type RecordOutcome, recordJudgment } from './record-judgment.js';
 import { seeOther } from '../web/see-other.js';
-import { type Db, transactionOf } from '../db/connection.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
 const NOTICES = ['full', 'late', 'reported'];
 
-/** How far an answer's transaction got, and what it read and leased on the way. */
-type AnswerStep = { leasing: boolean; answered: RaterRow | undefined; next: AssignOutcome | null };
 
 /** The next comparison, the comparison page and its answer, and content reports. */
 export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
-  const { db, clock, random } = pages.deps;
+  const { db, clock, random, answerThread } = pages.deps;
   const { base, withToken, pageLocals } = pages;
   const comparisonUrl = (b: BatchRow, rater: RaterRow, assignmentPublicId: string) => withToken(`${base(b)}/c/${encodeURIComponent(assignmentPublicId)}`, rater);
 
@@ -52,31 +50,19 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     });
   }
 
-  /** In an MTurk multi-HIT study: this HIT's comparisons are done, and the rater has more to do in another HIT. */
-  function isHitDone(settings: BatchSettings, rater: RaterRow): boolean {
-    const hit = pages.hitWindow(settings, rater);
-    if (!hit || rater.status !== 'rating') return false;
-    const regular = raterProgress(db, rater.id).regularJudged;
-    return regular >= hit.regularEnd && regular < Math.min(settings.perRaterCap, rater.promised ?? settings.perRaterCap);
-  }
+  const hitDone = (settings: BatchSettings, rater: RaterRow) => isHitDone(db, settings, rater);
 
   /**
-   * The answer and the rater's next lease in one IMMEDIATE transaction: one commit per answered comparison, not two
-   * (issue 12). The next lease is taken only where goToNext would take it. Neither is a savepoint of its own: a
-   * savepoint's journal of the pages they change outgrew SQLite's in-memory limit into a temporary file created and
-   * deleted for every answer. `step` says how far it got (read when it throws): should taking the lease fail, the
-   * transaction is rolled back whole and the answer stored alone in a transaction of its own (kept, once), and
-   * GET /next tries the lease again.
+   * The answer's transaction (answer-and-lease.ts): on the answer thread when the server runs one, else here. When
+   * the thread gives no reply (it ended or is restarting), it runs here: an answer the thread stored is then a duplicate.
    */
-  const answerAndLease = transactionOf((db: Db, rater: RaterRow, b: BatchRow, settings: BatchSettings, input: JudgmentInput, step: AnswerStep): RecordOutcome => {
-    const recorded = recordInTransaction(db, rater.id, input, clock());
-    if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
-    step.answered = getRaterByPublicId(db, rater.public_id);
-    if (!step.answered || pages.stepOf(step.answered) !== 'next' || b.state !== 'open' || isHitDone(settings, step.answered)) return recorded;
-    step.leasing = true;
-    step.next = assignInTransaction(db, step.answered.id, { now: clock(), random, redirecting: true, rater: step.answered });
-    return recorded;
-  });
+  async function answer(rater: RaterRow, input: JudgmentInput, step: AnswerStep): Promise<RecordOutcome> {
+    const reply = answerThread ? await answerThread.answer(rater, input, clock()) : null;
+    if (!reply) return answerAndLease(db).immediate(rater, input, clock(), random, step);
+    Object.assign(step, reply.step);
+    if (reply.error) throw reply.error;
+    return reply.outcome;
+  }
 
   /**
    * Hands the rater their next comparison (or their end): the answer's POST does this itself and redirects straight to
@@ -90,7 +76,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       page(() => whenNotOpen(res, b, rater));
       return;
     }
-    if (isHitDone(settings, rater)) {
+    if (hitDone(settings, rater)) {
       seeOther(res, withToken(`${base(b)}/hit-done`, rater));
       return;
     }
@@ -182,7 +168,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
   router.get('/r/:batchId/hit-done', mw.batch, mw.csrf, (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
-    if (!isHitDone(settings, rater) || !rater.submit_to || !rater.session_id) {
+    if (!hitDone(settings, rater) || !rater.submit_to || !rater.session_id) {
       seeOther(res, pages.placeOf(b, rater));
       return;
     }
@@ -210,7 +196,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
   });
 
-  router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);
@@ -237,7 +223,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     let nextFailed = false;
     let outcome: RecordOutcome;
     try {
-      outcome = answerAndLease(db).immediate(rater, b, batchOf(res).settings, input, step);
+      outcome = await answer(rater, input, step);
     } catch (error) {
       if (!step.leasing) throw error;
       nextFailed = true;

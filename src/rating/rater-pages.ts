@@ -4,6 +4,8 @@ import { batchQuestions, type BatchSettings, type ProviderKind } from '../batche
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
+import { hitWindowOf } from './answer-and-lease.js';
+import type { AnswerThread } from './answer-thread.js';
 import { plannedComparisons } from './attention-schedule.js';
 import { createComparisonViewMemo } from './comparison-view.js';
 import { createTtlMemo } from './ttl-memo.js';
@@ -14,7 +16,6 @@ import { raterIdFromToken, raterToken } from './rater-token.js';
 import {
   countGoldPairs,
   countReachableRegularPairs,
-  currentSessionStart,
   getRaterByPublicId,
   type RaterRow,
 } from './rating.queries.js';
@@ -23,7 +24,7 @@ import { seeOther } from '../web/see-other.js';
 // What every step of the rater's flow shares: the batch of the request, the rater from their signed token, where a
 // rater belongs, and the pieces every rater page is rendered with. One instance per router (no module state).
 
-export type RaterPagesDeps = { db: Db; sessionSecret: string; clock: Clock; random: () => number };
+export type RaterPagesDeps = { db: Db; sessionSecret: string; clock: Clock; random: () => number; answerThread?: AnswerThread | null };
 export type BatchLocals = { batch: BatchRow; settings: BatchSettings };
 export type Step = 'consent' | 'instructions' | 'next' | 'done';
 
@@ -114,16 +115,7 @@ export function createRaterPages(deps: RaterPagesDeps) {
     };
   }
 
-  /**
-   * An MTurk multi-HIT study's current HIT: it ends when the rater's regular judgments reach `regularEnd`, and its
-   * pages are counted from `judgedAtStart`. Null when one HIT covers the whole session.
-   */
-  function hitWindow(settings: BatchSettings, rater: RaterRow | null): { regularEnd: number; judgedAtStart: number } | null {
-    const perHit = settings.provider.kind === 'mturk' ? settings.provider.comparisonsPerHit : undefined;
-    if (!perHit) return null;
-    const start = rater ? currentSessionStart(db, rater) : undefined;
-    return { regularEnd: (start?.regular_at_start ?? 0) + perHit, judgedAtStart: start?.judged_at_start ?? 0 };
-  }
+  const hitWindow = (settings: BatchSettings, rater: RaterRow | null) => hitWindowOf(db, settings, rater);
 
   /**
    * The n of "k of n": what this rater will really be shown. For a rater, the regular pairs promised at consent

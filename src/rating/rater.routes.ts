@@ -12,8 +12,9 @@ import { finishRoutes } from './rater-finish.routes.js';
 import { raterHeaders } from './rater-headers.js';
 import { type BatchLocals, createRaterPages, entryTokenFrom, tokenFrom } from './rater-pages.js';
 import { raterIdFromToken } from './rater-token.js';
+import type { AnswerThread } from './answer-thread.js';
 
-export type RaterRoutesDeps = { db: Db; sessionSecret: string; clock: Clock; random?: () => number };
+export type RaterRoutesDeps = { db: Db; sessionSecret: string; clock: Clock; random?: () => number; answerThread?: AnswerThread | null };
 
 /**
  * Every rater page: the batch from its public id, no caching, and the provider's own security headers.

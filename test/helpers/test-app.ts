@@ -5,16 +5,21 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/connection.js';
 import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
 import { createTestDb } from './test-db.js';
+import { type AnswerThread, type AnswerThreadOptions, startAnswerThread } from '../../src/rating/answer-thread.js';
 
 export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
-export type TestApp = { app: ReturnType<typeof createApp>; db: Db; config: Config; dbPath: string };
+export type TestApp = { app: ReturnType<typeof createApp>; db: Db; config: Config; dbPath: string; answerThread: AnswerThread | null };
 
-/** The real app over a real SQLite file of the test's own. */
-export function buildTestApp(options: { env?: Record<string, string>; clock?: Clock; withLibrary?: boolean } = {}): TestApp {
+/**
+ * The real app over a real SQLite file of the test's own. `answerThread`: answers are stored on an answer thread, as
+ * the server stores them (the caller stops it); without, on the request thread.
+ */
+export function buildTestApp(options: { env?: Record<string, string>; clock?: Clock; withLibrary?: boolean; answerThread?: AnswerThreadOptions } = {}): TestApp {
   const { db, path } = createTestDb();
   const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', ...options.env });
   if (options.withLibrary) installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', new Date().toISOString());
-  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock });
-  return { app, db, config, dbPath: path };
+  const answerThread = options.answerThread ? startAnswerThread(path, options.answerThread) : null;
+  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock, answerThread });
+  return { app, db, config, dbPath: path, answerThread };
 }

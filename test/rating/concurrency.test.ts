@@ -1,53 +1,10 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/connection.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { createTestDb } from '../helpers/test-db.js';
-import { raterClient, seedBatch } from './rating-fixtures.js';
+import { checkInvariants, raterClient, seedBatch } from './rating-fixtures.js';
 
 const root = new URL('../../', import.meta.url).pathname;
-
-/** The invariants no interleaving may break. */
-function checkInvariants(db: Db, batchId: number, k: number) {
-  const pairs = db
-    .prepare<{ batchId: number }, { id: number; accepted: number; accepted_left_a: number; judged: number; judged_left_a: number }>(
-      `SELECT p.id, p.accepted, p.accepted_left_a,
-         (SELECT count(*) FROM judgments j WHERE j.pair_id = p.id) AS judged,
-         (SELECT count(*) FROM judgments j WHERE j.pair_id = p.id AND j.left_side = 'a') AS judged_left_a
-       FROM pairs p WHERE p.batch_id = :batchId AND p.kind = 'regular'`,
-    )
-    .all({ batchId });
-  for (const p of pairs) {
-    expect(p.judged).toBeLessThanOrEqual(k);
-    expect(p.accepted).toBe(p.judged);
-    expect(p.accepted_left_a).toBe(p.judged_left_a);
-  }
-  const doubled = db.prepare('SELECT count(*) FROM (SELECT assignment_id FROM judgments GROUP BY assignment_id HAVING count(*) > 1)').pluck().get();
-  expect(doubled).toBe(0);
-  const raterTwice = db.prepare('SELECT count(*) FROM (SELECT rater_id, pair_id FROM judgments GROUP BY rater_id, pair_id HAVING count(*) > 1)').pluck().get();
-  expect(raterTwice).toBe(0);
-  // The counters the triggers keep (migrations 015, 019) equal the rows they stand for, after any interleaving.
-  const pairLoads = db
-    .prepare(
-      `SELECT p.id, p.leased, p.leased_left_a, p.reserved,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased') AS leased_rows,
-         (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.state = 'leased' AND a.left_side = 'a') AS leased_left_a_rows,
-         (SELECT count(*) FROM pair_reservations r WHERE r.pair_id = p.id) AS reserved_rows
-       FROM pairs p WHERE p.batch_id = :batchId`,
-    )
-    .all({ batchId }) as { leased: number; leased_left_a: number; reserved: number; leased_rows: number; leased_left_a_rows: number; reserved_rows: number }[];
-  for (const p of pairLoads) expect([p.leased, p.leased_left_a, p.reserved]).toEqual([p.leased_rows, p.leased_left_a_rows, p.reserved_rows]);
-  const progress = db
-    .prepare(
-      `SELECT r.judged, r.regular_judged,
-         (SELECT count(*) FROM judgments j WHERE j.rater_id = r.id AND j.question_index = 0) AS judged_rows,
-         (SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE j.rater_id = r.id AND j.question_index = 0 AND p.kind = 'regular') AS regular_rows
-       FROM raters r WHERE r.batch_id = :batchId`,
-    )
-    .all({ batchId }) as { judged: number; regular_judged: number; judged_rows: number; regular_rows: number }[];
-  for (const r of progress) expect([r.judged, r.regular_judged]).toEqual([r.judged_rows, r.regular_rows]);
-  return pairs;
-}
 
 function runWorker(dbPath: string, batchId: number, seed: number, rounds: number): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {

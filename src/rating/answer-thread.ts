@@ -1,0 +1,126 @@
+import { Worker } from 'node:worker_threads';
+import { UserFacingError } from '../errors/user-facing-error.js';
+import type { AnswerStep } from './answer-and-lease.js';
+import type { RaterRow } from './rating.queries.js';
+import type { JudgmentInput, RecordOutcome } from './record-judgment.js';
+
+export type AnswerRequest = { id: number; rater: RaterRow; input: JudgmentInput; now: number };
+type ThrownInThread = { message: string; userFacing: { status: number; code: string } | null };
+export type AnswerReply = { id: number; step: AnswerStep } & ({ outcome: RecordOutcome; error?: undefined } | { outcome?: undefined; error: ThrownInThread });
+
+/** What the thread made of one answer: the transaction's outcome, or what it threw (it was then rolled back). */
+export type ThreadAnswer = { step: AnswerStep } & ({ outcome: RecordOutcome; error?: undefined } | { outcome?: undefined; error: Error });
+
+export type AnswerThread = {
+  /**
+   * Runs an answer's transaction (answer-and-lease.ts) on the thread. Null when the thread gave no reply (it is not
+   * running, could not start, or ended before replying): the caller then runs the transaction itself, which is safe
+   * whether or not the thread's had committed, since an answer stored once is a duplicate the second time.
+   */
+  answer(rater: RaterRow, input: JudgmentInput, now: Date): Promise<ThreadAnswer | null>;
+  /** Ends the thread; answers still waiting get null. */
+  stop(): Promise<void>;
+  /**
+   * Ends the running thread as a crash would, without stopping the service: answers waiting get null, the next ones
+   * run on the request thread until the thread starts again (after the restart delay).
+   */
+  interrupt(): Promise<void>;
+  /** Whether a thread is running (started and not ended). */
+  running(): boolean;
+};
+
+/** After the thread failed to start or ended, answers run on the request thread for this long before it is started again. */
+const RESTART_DELAY_MS = 5_000;
+
+export type AnswerThreadOptions = {
+  /** The server's background checkpoints copy the log: the thread's commits leave it to them. */
+  checkpointsElsewhere: boolean;
+  /** The thread could not start or ended unexpectedly (once per end). */
+  onError?: (problem: string) => void;
+  restartDelayMs?: number;
+};
+
+/**
+ * Answers' transactions on a thread of their own, with its own connection to the database file (issue 12). Storing an
+ * answer and leasing the next comparison is a fifth of the request thread's time under rater load, and the request
+ * thread is what limits throughput: the machine has CPU left beside it. The transaction is the same code with the
+ * same guarantees as on the request thread (one IMMEDIATE transaction of SQLite; two connections are what two server
+ * processes are already); the request thread serves pages meanwhile. Only for a database file: a database in memory is
+ * one connection's alone.
+ */
+export function startAnswerThread(path: string, options: AnswerThreadOptions): AnswerThread {
+  let worker: Worker | null = null;
+  let stopped = false;
+  let retryAt = 0;
+  let nextId = 0;
+  const waiting = new Map<number, (reply: ThreadAnswer | null) => void>();
+
+  const ended = (problem: string | null) => {
+    worker = null;
+    retryAt = Date.now() + (options.restartDelayMs ?? RESTART_DELAY_MS);
+    for (const resolve of waiting.values()) resolve(null);
+    waiting.clear();
+    if (problem && !stopped) options.onError?.(problem);
+  };
+
+  const start = (): Worker | null => {
+    if (worker || stopped || Date.now() < retryAt) return worker;
+    let started: Worker;
+    try {
+      started = new Worker(new URL('./answer-thread-boot.mjs', import.meta.url), {
+        workerData: { path, checkpointsElsewhere: options.checkpointsElsewhere },
+        // The boot file registers tsx itself, whatever loader flags the server runs with.
+        execArgv: [],
+      });
+    } catch (error) {
+      ended(`could not start the answer thread: ${(error as Error).message}`);
+      return null;
+    }
+    started.unref();
+    started.on('message', (reply: AnswerReply | { ready: true }) => {
+      if (!('id' in reply)) return;
+      const resolve = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      resolve?.(reply.error ? { step: reply.step, error: rebuilt(reply.error) } : { step: reply.step, outcome: reply.outcome });
+    });
+    started.on('error', (error) => {
+      if (worker === started) ended(`the answer thread failed: ${error.message}`);
+    });
+    started.on('exit', (code) => {
+      if (worker === started) ended(stopped ? null : `the answer thread ended (exit code ${code})`);
+    });
+    worker = started;
+    return worker;
+  };
+
+  // Started now, so that the first answers do not wait for the thread to compile its sources.
+  start();
+  return {
+    answer(rater, input, now) {
+      const thread = start();
+      if (!thread) return Promise.resolve(null);
+      return new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        thread.postMessage({ id, rater, input, now: now.getTime() } satisfies AnswerRequest);
+      });
+    },
+    async stop() {
+      stopped = true;
+      const thread = worker;
+      ended(null);
+      await thread?.terminate();
+    },
+    async interrupt() {
+      const thread = worker;
+      ended(null);
+      await thread?.terminate();
+    },
+    running: () => worker !== null,
+  };
+}
+
+/** What the transaction threw, as the request thread would have seen it: a UserFacingError stays one (its status and code kept). */
+function rebuilt(thrown: ThrownInThread): Error {
+  return thrown.userFacing ? new UserFacingError(thrown.message, thrown.userFacing.status, thrown.userFacing.code) : new Error(thrown.message);
+}
