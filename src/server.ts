@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { DatabaseOpenError, openDatabase } from './db/connection.js';
+import { createWriteGate, DatabaseOpenError, openDatabase, useWriteGate } from './db/connection.js';
 import { DatabaseTooNewError, migrate } from './db/migrate.js';
 import { prepareFirstStart } from './first-start.js';
 import { ScenarioFileError } from './scenarios/library-error.js';
@@ -77,10 +77,15 @@ setInterval(pruneStale, 3_600_000).unref();
 const interrupted = markInterruptedRuns(db, systemClock(), { atStart: true });
 if (interrupted.length > 0) logger.warn({ runs: interrupted }, 'generation runs left running by a stopped process are now interrupted (resume them)');
 
+// The request thread and the answer thread (below) take one gate around their writes (src/db/connection.ts).
+const writeGate = db.memory ? null : createWriteGate();
+if (writeGate) useWriteGate(db, writeGate);
+
 // The log's checkpoints run in a thread of their own, never on a rater's request (src/db/background-checkpoint.ts).
 const checkpoints = db.memory
   ? null
   : await startBackgroundCheckpoints(db, {
+      writeGate,
       // Once per run of failures (the thread retries every 200 ms), and once when they succeed again.
       onError: (problem) => logger.warn({ problem }, 'background checkpoints failed; the server checkpoints on its own commits meanwhile'),
       onRecovered: (failedAttempts) => logger.info({ failedAttempts }, 'background checkpoints succeed again; the server no longer checkpoints on its own commits'),
@@ -90,9 +95,10 @@ const checkpoints = db.memory
     });
 
 // Answers are stored, and the next comparison leased, on a thread of their own (src/rating/answer-thread.ts).
-const answerThread = db.memory
+const answerThread = !writeGate
   ? null
-  : startAnswerThread(db.name, {
+  : startAnswerThread(db, {
+      writeGate,
       checkpointsElsewhere: checkpoints !== null,
       onError: (problem) => logger.warn({ problem }, 'the answer thread stopped; answers are stored on the request thread until it starts again'),
     });

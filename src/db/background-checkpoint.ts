@@ -32,6 +32,8 @@ export type BackgroundCheckpointOptions = {
   /** The log's size it is cut back to once copied (64 MB), and how much one commit may cut off (32 MB): for tests. */
   logSizeLimitBytes?: number;
   logCutStepBytes?: number;
+  /** The write gate of the connections that write side by side (src/db/connection.ts): the thread's RESTARTs take it. */
+  writeGate?: SharedArrayBuffer | null;
 };
 
 type ThreadMessage = { kind: 'ready' | 'recovered' | 'restarted' } | { kind: 'error' | 'failed'; message: string };
@@ -47,7 +49,7 @@ type ThreadMessage = { kind: 'ready' | 'recovered' | 'restarted' } | { kind: 'er
  */
 export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpointOptions = {}): Promise<BackgroundCheckpoints> {
   const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), {
-    workerData: { path: db.name, intervalMs: options.intervalMs ?? 200, restartIntervalMs: options.restartIntervalMs ?? 1000 },
+    workerData: { path: db.name, intervalMs: options.intervalMs ?? 200, restartIntervalMs: options.restartIntervalMs ?? 1000, gate: options.writeGate ?? null },
   });
   worker.unref();
   let state: 'starting' | 'running' | 'not-started' = 'starting';
@@ -64,22 +66,7 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
   // the next commit, a rater's: cutting 2 GB took that commit 510–590 ms (about 0.25 ms a megabyte, measured with
   // SQLite alone; issue 12). So the limit follows the log's size down a step at a time, and each commit after a restart
   // cuts at most one step.
-  const limit = options.logSizeLimitBytes ?? LOG_SIZE_LIMIT_BYTES;
-  const step = options.logCutStepBytes ?? LOG_CUT_STEP_BYTES;
-  let limitSet = -1;
-  const followLogDown = () => {
-    if (!db.open) return;
-    let size: number;
-    try {
-      size = statSync(`${db.name}-wal`).size;
-    } catch {
-      return;
-    }
-    const next = Math.max(limit, size - step);
-    if (next === limitSet) return;
-    db.pragma(`journal_size_limit = ${next}`);
-    limitSet = next;
-  };
+  const followLogDown = logSizeFollower(db, options.logSizeLimitBytes, options.logCutStepBytes);
   let cutBack: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -145,4 +132,27 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
       options.onError?.(`the checkpoint thread ended: ${threadError ?? `exit code ${code}`}`);
     });
   });
+}
+
+/**
+ * What keeps a connection's commits from cutting a grown log back at once: a function that sets the handle's
+ * journal_size_limit to the log's size less one step (never under the limit), for the next restart of the log to cut.
+ * Every connection that commits needs it, since whichever commits first after a restart does the cutting: the
+ * server's (above, every interval) and its answer thread's (src/rating/answer-thread-worker.ts).
+ */
+export function logSizeFollower(db: Db, limitBytes = LOG_SIZE_LIMIT_BYTES, stepBytes = LOG_CUT_STEP_BYTES): () => void {
+  let limitSet = -1;
+  return () => {
+    if (!db.open) return;
+    let size: number;
+    try {
+      size = statSync(`${db.name}-wal`).size;
+    } catch {
+      return;
+    }
+    const next = Math.max(limitBytes, size - stepBytes);
+    if (next === limitSet) return;
+    db.pragma(`journal_size_limit = ${next}`);
+    limitSet = next;
+  };
 }

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { path, intervalMs, restartIntervalMs } = workerData;
+const { path, intervalMs, restartIntervalMs, gate } = workerData;
 const reasonOf = (error) => (error instanceof Error && error.message ? error.message : String(error?.code ?? error));
 let db;
 try {
@@ -42,10 +42,37 @@ function checkpoint() {
     started = performance.now();
     db.pragma('wal_checkpoint(PASSIVE)');
   }
-  const [restart] = db.pragma('wal_checkpoint(RESTART)');
-  lastRestart = performance.now();
+  const [restart] = withWriteGate(() => db.pragma('wal_checkpoint(RESTART)'));
   // Not busy: it got the write lock and the log starts over at the next commit (reported, so the rate can be checked).
-  if (restart.busy === 0) parentPort?.postMessage({ kind: 'restarted' });
+  // Busy: tried again at the next interval, not a whole restart interval later.
+  if (restart.busy !== 0) return;
+  lastRestart = performance.now();
+  parentPort?.postMessage({ kind: 'restarted' });
+}
+
+// The server's write gate (src/db/connection.ts, useWriteGate), when it has one: its connections that write side by
+// side (the request thread's and the answer thread's) take it around every write, so with it taken no write of theirs
+// is under way or starts, and RESTART finds the write lock free (without it, one of their transactions was under way at
+// most attempts and the log grew to hundreds of megabytes). Waited for a few milliseconds at most (a transaction's
+// length); a RESTART without it is only more likely to be busy.
+const GATE_WAIT_MS = 20;
+const cell = gate ? new Int32Array(gate) : null;
+function withWriteGate(run) {
+  const until = performance.now() + GATE_WAIT_MS;
+  let taken = false;
+  while (cell && !taken) {
+    taken = Atomics.compareExchange(cell, 0, 0, 1) === 0;
+    const left = until - performance.now();
+    if (taken || left <= 0 || Atomics.wait(cell, 0, 1, left) === 'timed-out') break;
+  }
+  try {
+    return run();
+  } finally {
+    if (taken) {
+      Atomics.store(cell, 0, 0);
+      Atomics.notify(cell, 0, 1);
+    }
+  }
 }
 
 // Each failure is posted (the server counts them and warns once per run of failures); the first success after a run

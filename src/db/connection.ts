@@ -27,14 +27,14 @@ export function cacheStatements(db: Db): Db {
   const prepareCached = (sql: string): Database.Statement => {
     const hit = cache.get(sql);
     if (hit) {
-      if (hit.busy) return prepareFresh(sql);
+      if (hit.busy) return gateWrites(db, prepareFresh(sql));
       // Most recently used last: eviction takes the first key.
       cache.delete(sql);
       cache.set(sql, hit);
       if (hit.reader) hit.pluck(false).raw(false).expand(false);
       return hit;
     }
-    const statement = buildRowsInJs(prepareFresh(sql));
+    const statement = gateWrites(db, buildRowsInJs(prepareFresh(sql)));
     cache.set(sql, statement);
     if (cache.size > STATEMENT_CACHE_SIZE) {
       const oldest = cache.keys().next().value;
@@ -44,6 +44,13 @@ export function cacheStatements(db: Db): Db {
   };
   db.prepare = prepareCached as Db['prepare'];
   return db;
+}
+
+/** A statement that writes takes the handle's write gate (useWriteGate) when run outside a transaction. */
+function gateWrites(db: Db, statement: Database.Statement): Database.Statement {
+  if (statement.readonly) return statement;
+  const { run, get, all } = statement;
+  return Object.assign(statement, { run: gatedCall(db, run), get: gatedCall(db, get), all: gatedCall(db, all) });
 }
 
 type Row = Record<string, unknown>;
@@ -165,4 +172,84 @@ export function transactionOf<A extends unknown[], R>(body: (db: Db, ...args: A)
     }
     return transaction;
   };
+}
+
+type Gate = { acquire: () => void; release: () => void };
+const gates = new WeakMap<Db, Gate>();
+
+/** A write gate: one 32-bit cell shared between the threads whose connections it orders (0 free, 1 taken). */
+export function createWriteGate(): SharedArrayBuffer {
+  return new SharedArrayBuffer(4);
+}
+
+/** Frees a gate whose holder can no longer free it (a thread that ended inside a transaction). */
+export function freeWriteGate(gate: SharedArrayBuffer): void {
+  const cell = new Int32Array(gate);
+  Atomics.store(cell, 0, 0);
+  Atomics.notify(cell, 0);
+}
+
+/**
+ * Makes this handle take `gate` around each of its writes: every transaction, and every statement that writes outside
+ * one. Two connections of one process writing side by side (the server's and its answer thread's) otherwise meet on
+ * SQLite's write lock, and the one that finds it taken sleeps in SQLite's busy handler for 1 ms at least, while the
+ * other's transaction takes about a third of that; such a sleep holds the server's whole request thread (issue 12).
+ * At the gate the waiting thread wakes as soon as the other lets go. The gate only orders them: SQLite's lock is still
+ * what keeps writes apart, so a write made without the gate (`db.exec`, a pragma, another process) is as safe as
+ * before and may only sleep. A gate not freed within `timeoutMs` (the busy timeout) is passed by, to SQLite's lock.
+ */
+export function useWriteGate(db: Db, gate: SharedArrayBuffer, timeoutMs = 5_000): void {
+  const cell = new Int32Array(gate);
+  let depth = 0;
+  let holding = false;
+  gates.set(db, {
+    acquire() {
+      depth += 1;
+      if (depth > 1) return;
+      const until = performance.now() + timeoutMs;
+      for (;;) {
+        if (Atomics.compareExchange(cell, 0, 0, 1) === 0) {
+          holding = true;
+          return;
+        }
+        const left = until - performance.now();
+        if (left <= 0 || Atomics.wait(cell, 0, 1, left) === 'timed-out') {
+          holding = false;
+          return;
+        }
+      }
+    },
+    release() {
+      depth -= 1;
+      if (depth > 0 || !holding) return;
+      holding = false;
+      Atomics.store(cell, 0, 0);
+      Atomics.notify(cell, 0, 1);
+    },
+  });
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn: (...args: never[]) => unknown) => {
+    const made = transaction(fn);
+    const gated = Object.assign(gatedCall(db, made), {
+      deferred: gatedCall(db, made.deferred),
+      immediate: gatedCall(db, made.immediate),
+      exclusive: gatedCall(db, made.exclusive),
+      database: db,
+    });
+    return Object.assign(gated, { default: gated });
+  }) as Db['transaction'];
+}
+
+/** `call` with the handle's gate taken (when it has one and is not inside a transaction already). */
+function gatedCall<F extends (...args: never[]) => unknown>(db: Db, call: F): F {
+  return function (this: unknown, ...args: Parameters<F>) {
+    const gate = gates.get(db);
+    if (!gate || db.inTransaction) return call.apply(this, args);
+    gate.acquire();
+    try {
+      return call.apply(this, args);
+    } finally {
+      gate.release();
+    }
+  } as F;
 }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { createWriteGate, type Db, freeWriteGate, useWriteGate } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnswerStep } from './answer-and-lease.js';
 import type { RaterRow } from './rating.queries.js';
@@ -31,6 +32,7 @@ export type AnswerThread = {
 
 /** After the thread failed to start or ended, answers run on the request thread for this long before it is started again. */
 const RESTART_DELAY_MS = 5_000;
+const YOUNG_GENERATION_MB = 8;
 
 export type AnswerThreadOptions = {
   /** The server's background checkpoints copy the log: the thread's commits leave it to them. */
@@ -38,6 +40,8 @@ export type AnswerThreadOptions = {
   /** The thread could not start or ended unexpectedly (once per end). */
   onError?: (problem: string) => void;
   restartDelayMs?: number;
+  /** The gate `db` already takes around its writes (useWriteGate); without, one is made and `db` made to take it. */
+  writeGate?: SharedArrayBuffer;
 };
 
 /**
@@ -46,9 +50,13 @@ export type AnswerThreadOptions = {
  * thread is what limits throughput: the machine has CPU left beside it. The transaction is the same code with the
  * same guarantees as on the request thread (one IMMEDIATE transaction of SQLite; two connections are what two server
  * processes are already); the request thread serves pages meanwhile. Only for a database file: a database in memory is
- * one connection's alone.
+ * one connection's alone. The thread's connection and `db` take one write gate around their writes (useWriteGate), so
+ * that neither sleeps in SQLite's busy handler when it meets the other's transaction.
  */
-export function startAnswerThread(path: string, options: AnswerThreadOptions): AnswerThread {
+export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerThread {
+  const path = db.name;
+  const gate = options.writeGate ?? createWriteGate();
+  if (!options.writeGate) useWriteGate(db, gate);
   let worker: Worker | null = null;
   let stopped = false;
   let retryAt = 0;
@@ -68,9 +76,12 @@ export function startAnswerThread(path: string, options: AnswerThreadOptions): A
     let started: Worker;
     try {
       started = new Worker(new URL('./answer-thread-boot.mjs', import.meta.url), {
-        workerData: { path, checkpointsElsewhere: options.checkpointsElsewhere },
+        workerData: { path, gate, checkpointsElsewhere: options.checkpointsElsewhere },
         // The boot file registers tsx itself, whatever loader flags the server runs with.
         execArgv: [],
+        // Its garbage is short-lived and small (an answer's rows): a young generation of the server's size (16 MB
+        // semi-spaces, package.json) only held about 30 MB more memory.
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
     } catch (error) {
       ended(`could not start the answer thread: ${(error as Error).message}`);
@@ -87,6 +98,8 @@ export function startAnswerThread(path: string, options: AnswerThreadOptions): A
       if (worker === started) ended(`the answer thread failed: ${error.message}`);
     });
     started.on('exit', (code) => {
+      // A thread ended inside a transaction never freed the gate.
+      freeWriteGate(gate);
       if (worker === started) ended(stopped ? null : `the answer thread ended (exit code ${code})`);
     });
     worker = started;
@@ -110,11 +123,13 @@ export function startAnswerThread(path: string, options: AnswerThreadOptions): A
       const thread = worker;
       ended(null);
       await thread?.terminate();
+      freeWriteGate(gate);
     },
     async interrupt() {
       const thread = worker;
       ended(null);
       await thread?.terminate();
+      freeWriteGate(gate);
     },
     running: () => worker !== null,
   };

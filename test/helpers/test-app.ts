@@ -19,7 +19,7 @@ export function buildTestApp(options: { env?: Record<string, string>; clock?: Cl
   const { db, path } = createTestDb();
   const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', ...options.env });
   if (options.withLibrary) installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', new Date().toISOString());
-  const answerThread = options.answerThread ? startAnswerThread(path, options.answerThread) : null;
+  const answerThread = options.answerThread ? startAnswerThread(db, options.answerThread) : null;
   const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock, answerThread });
   return { app, db, config, dbPath: path, answerThread };
 }
