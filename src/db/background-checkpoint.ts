@@ -1,12 +1,9 @@
-import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './connection.js';
+import { logSizeFollower } from './log-size.js';
 
 /** SQLite's own default: the connection checkpoints when a commit leaves the log longer than this many pages. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
-const LOG_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
-/** How much of an overgrown log one commit may cut off (about 8 ms of the request thread's time; see below). */
-const LOG_CUT_STEP_BYTES = 32 * 1024 * 1024;
 
 export type BackgroundCheckpoints = {
   /** How many of the thread's checkpoints in a row have failed until now; 0 while they succeed. */
@@ -134,25 +131,3 @@ export function startBackgroundCheckpoints(db: Db, options: BackgroundCheckpoint
   });
 }
 
-/**
- * What keeps a connection's commits from cutting a grown log back at once: a function that sets the handle's
- * journal_size_limit to the log's size less one step (never under the limit), for the next restart of the log to cut.
- * Every connection that commits needs it, since whichever commits first after a restart does the cutting: the
- * server's (above, every interval) and its answer thread's (src/rating/answer-thread-worker.ts).
- */
-export function logSizeFollower(db: Db, limitBytes = LOG_SIZE_LIMIT_BYTES, stepBytes = LOG_CUT_STEP_BYTES): () => void {
-  let limitSet = -1;
-  return () => {
-    if (!db.open) return;
-    let size: number;
-    try {
-      size = statSync(`${db.name}-wal`).size;
-    } catch {
-      return;
-    }
-    const next = Math.max(limitBytes, size - stepBytes);
-    if (next === limitSet) return;
-    db.pragma(`journal_size_limit = ${next}`);
-    limitSet = next;
-  };
-}

@@ -1,6 +1,6 @@
 // The answer thread (answer-thread.ts): answers' transactions on a connection of its own, one at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import { logSizeFollower } from '../db/background-checkpoint.js';
+import { logSizeFollower } from '../db/log-size.js';
 import { openDatabase, useWriteGate } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { type AnswerStep, answerAndLease } from './answer-and-lease.js';

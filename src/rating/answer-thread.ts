@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { createWriteGate, type Db, freeWriteGate, useWriteGate } from '../db/connection.js';
+import { answerThreadEntry } from './answer-thread-entry.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnswerStep } from './answer-and-lease.js';
 import type { RaterRow } from './rating.queries.js';
@@ -26,7 +27,7 @@ export type AnswerThread = {
    * run on the request thread until the thread starts again (after the restart delay).
    */
   interrupt(): Promise<void>;
-  /** Whether a thread is running (started and not ended). */
+  /** Whether a thread is running and ready for answers. */
   running(): boolean;
 };
 
@@ -42,6 +43,8 @@ export type AnswerThreadOptions = {
   restartDelayMs?: number;
   /** The gate `db` already takes around its writes (useWriteGate); without, one is made and `db` made to take it. */
   writeGate?: SharedArrayBuffer;
+  /** false: the thread runs the TypeScript sources through tsx instead of a bundle of them (answer-thread-entry.ts). */
+  bundled?: boolean;
 };
 
 /**
@@ -58,38 +61,51 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
   const gate = options.writeGate ?? createWriteGate();
   if (!options.writeGate) useWriteGate(db, gate);
   let worker: Worker | null = null;
+  /** Whether `worker` said it is ready: answers go to it only then (before, they are stored on the request thread). */
+  let ready = false;
   let stopped = false;
   let retryAt = 0;
   let nextId = 0;
   const waiting = new Map<number, (reply: ThreadAnswer | null) => void>();
+  let entry: URL | null | undefined;
 
   const ended = (problem: string | null) => {
     worker = null;
-    retryAt = Date.now() + (options.restartDelayMs ?? RESTART_DELAY_MS);
+    ready = false;
+    const delay = options.restartDelayMs ?? RESTART_DELAY_MS;
+    retryAt = Date.now() + delay;
     for (const resolve of waiting.values()) resolve(null);
     waiting.clear();
-    if (problem && !stopped) options.onError?.(problem);
+    if (stopped) return;
+    if (problem) options.onError?.(problem);
+    setTimeout(() => {
+      retryAt = 0;
+      start();
+    }, delay).unref();
   };
 
-  const start = (): Worker | null => {
-    if (worker || stopped || Date.now() < retryAt) return worker;
+  const start = (): void => {
+    if (worker || stopped || entry === undefined || Date.now() < retryAt) return;
     let started: Worker;
     try {
-      started = new Worker(new URL('./answer-thread-boot.mjs', import.meta.url), {
+      // The bundle, or else the boot file, which registers tsx itself whatever loader flags the server runs with.
+      started = new Worker(entry ?? new URL('./answer-thread-boot.mjs', import.meta.url), {
         workerData: { path, gate, checkpointsElsewhere: options.checkpointsElsewhere },
-        // The boot file registers tsx itself, whatever loader flags the server runs with.
         execArgv: [],
         // Its garbage is short-lived and small (an answer's rows): a young generation of the server's size (16 MB
-        // semi-spaces, package.json) only held about 30 MB more memory.
+        // semi-spaces, package.json) is not needed.
         resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
     } catch (error) {
       ended(`could not start the answer thread: ${(error as Error).message}`);
-      return null;
+      return;
     }
     started.unref();
     started.on('message', (reply: AnswerReply | { ready: true }) => {
-      if (!('id' in reply)) return;
+      if (!('id' in reply)) {
+        if (worker === started) ready = true;
+        return;
+      }
       const resolve = waiting.get(reply.id);
       waiting.delete(reply.id);
       resolve?.(reply.error ? { step: reply.step, error: rebuilt(reply.error) } : { step: reply.step, outcome: reply.outcome });
@@ -103,15 +119,23 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       if (worker === started) ended(stopped ? null : `the answer thread ended (exit code ${code})`);
     });
     worker = started;
-    return worker;
   };
 
-  // Started now, so that the first answers do not wait for the thread to compile its sources.
-  start();
+  // Made and started now; until it is ready, answers are stored on the request thread.
+  void answerThreadEntry(options.bundled ?? true)
+    .catch((error: Error) => {
+      options.onError?.(`could not bundle the answer thread's code (${error.message}); it registers tsx itself instead`);
+      return null;
+    })
+    .then((made) => {
+      entry = made;
+      start();
+    });
   return {
     answer(rater, input, now) {
-      const thread = start();
-      if (!thread) return Promise.resolve(null);
+      start();
+      const thread = worker;
+      if (!thread || !ready) return Promise.resolve(null);
       return new Promise((resolve) => {
         const id = nextId++;
         waiting.set(id, resolve);
@@ -131,7 +155,7 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       await thread?.terminate();
       freeWriteGate(gate);
     },
-    running: () => worker !== null,
+    running: () => worker !== null && ready,
   };
 }
 

@@ -12,12 +12,23 @@ afterEach(async () => {
   await Promise.all(threads.splice(0).map((thread) => thread.stop()));
 });
 
-function threadedApp(restartDelayMs = 60_000) {
+/** Waits until the thread is ready for answers (it is made and started when the app is). */
+async function whenRunning(thread: AnswerThread) {
+  for (let i = 0; i < 1_000 && !thread.running(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(thread.running()).toBe(true);
+}
+
+async function threadedApp(options: { restartDelayMs?: number; bundled?: boolean } = {}) {
   let now = START;
-  const built = buildTestApp({ clock: () => now, answerThread: { checkpointsElsewhere: false, restartDelayMs } });
+  const problems: string[] = [];
+  const built = buildTestApp({
+    clock: () => now,
+    answerThread: { checkpointsElsewhere: false, restartDelayMs: options.restartDelayMs ?? 60_000, bundled: options.bundled, onError: (problem) => problems.push(problem) },
+  });
   const thread = built.answerThread as AnswerThread;
   threads.push(thread);
-  return { ...built, thread, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
+  await whenRunning(thread);
+  return { ...built, thread, problems, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
 
 /**
@@ -33,7 +44,9 @@ function judgmentsStoredHere(db: Db): () => number {
 
 describe('the answer thread', () => {
   it('stores the answer and leases the next comparison at the request clock, on its own connection; a double submit stores nothing more', async () => {
-    const { app, db, advance, thread } = threadedApp();
+    const { app, db, advance, thread, problems } = await threadedApp();
+    // Its code was bundled (answer-thread-entry.ts), not left to tsx.
+    expect(problems).toEqual([]);
     const seeded = seedBatch(db, { samples: 4, settings: { leaseMinutes: 30 } });
     const rater = raterClient(app);
     const first = await rater.startRating(seeded.publicId);
@@ -66,7 +79,7 @@ describe('the answer thread', () => {
   });
 
   it('many simultaneous late answers to one pair, while the request thread goes on serving, store exactly K and answer each with a success', async () => {
-    const { app, db, advance } = threadedApp();
+    const { app, db, advance } = await threadedApp();
     const k = 3;
     const seeded = seedBatch(db, { samples: 1, settings: { judgmentsPerPair: k, leaseMinutes: 1 } });
     const pages = [];
@@ -87,7 +100,7 @@ describe('the answer thread', () => {
   });
 
   it('raters answering side by side through the thread fill every pair to K and no further, each rater seeing a pair once', async () => {
-    const { app, db } = threadedApp();
+    const { app, db } = await threadedApp();
     const k = 2;
     // Four raters of three comparisons each: the batch's twelve places, one pair of each sample.
     const seeded = seedBatch(db, { samples: 6, settings: { judgmentsPerPair: k, perRaterCap: 3 } });
@@ -109,7 +122,7 @@ describe('the answer thread', () => {
   });
 
   it('when the next lease fails in the thread, the answer is kept all the same, once, and the rater is sent to GET /next', async () => {
-    const { app, db } = threadedApp();
+    const { app, db } = await threadedApp();
     const seeded = seedBatch(db, { samples: 4 });
     const rater = raterClient(app);
     const first = await rater.startRating(seeded.publicId);
@@ -126,7 +139,7 @@ describe('the answer thread', () => {
   });
 
   it('a fault in storing the answer rolls it back and shows an error page without internals; the answer can be sent again', async () => {
-    const { app, db } = threadedApp();
+    const { app, db } = await threadedApp();
     const seeded = seedBatch(db, { samples: 4 });
     const rater = raterClient(app);
     const first = await rater.startRating(seeded.publicId);
@@ -143,7 +156,7 @@ describe('the answer thread', () => {
   });
 
   it('while the thread is down, answers are stored on the request thread; it starts again after the restart delay', async () => {
-    const { app, db, thread } = threadedApp(300);
+    const { app, db, thread } = await threadedApp({ restartDelayMs: 300 });
     const seeded = seedBatch(db, { samples: 4 });
     const rater = raterClient(app);
     let page = await rater.startRating(seeded.publicId);
@@ -156,7 +169,8 @@ describe('the answer thread', () => {
     expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
     expect(storedHere()).toBe(1);
 
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Started again by itself after the delay.
+    await whenRunning(thread);
     page = await rater.follow(String(posted.headers.location));
     posted = await rater.submit(page.res.text, { choice: 'right' });
     expect(posted.status).toBe(303);
@@ -166,7 +180,7 @@ describe('the answer thread', () => {
   });
 
   it('an answer waiting when the thread ends is stored once, on the request thread or by the thread before it ended', async () => {
-    const { app, db, thread } = threadedApp();
+    const { app, db, thread } = await threadedApp();
     const seeded = seedBatch(db, { samples: 4, settings: { perRaterCap: 2 } });
     const raters = await Promise.all(
       Array.from({ length: 4 }, async (_, i) => {
@@ -183,5 +197,18 @@ describe('the answer thread', () => {
     expect(count(db, 'SELECT count(*) FROM judgments')).toBe(4);
     for (const { page } of raters) expect(assignmentOf(db, page.url)?.state).toBe('answered');
     checkInvariants(db, seeded.batchId, 3);
+  });
+
+  it('without its bundle, the thread runs the TypeScript sources through tsx and stores answers the same way', async () => {
+    const { app, db } = await threadedApp({ bundled: false });
+    const seeded = seedBatch(db, { samples: 4 });
+    const rater = raterClient(app);
+    const first = await rater.startRating(seeded.publicId);
+    const storedHere = judgmentsStoredHere(db);
+    const posted = await rater.submit(first.res.text, { choice: 'left' });
+    expect(posted.status).toBe(303);
+    expect(String(posted.headers.location)).toMatch(/\/c\/[^/?]+\?rt=/);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
+    expect(storedHere()).toBe(0);
   });
 });
