@@ -121,6 +121,21 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
     worker = started;
   };
 
+  /**
+   * Ends the thread, then frees the gate, then gives answers still waiting null: in that order, since those are then
+   * stored on the request thread, whose write would wait at a gate the ended thread still held.
+   */
+  const endThread = async () => {
+    const thread = worker;
+    worker = null;
+    ready = false;
+    // None started meanwhile: ended() says when one may be.
+    retryAt = Number.POSITIVE_INFINITY;
+    await thread?.terminate();
+    freeWriteGate(gate);
+    ended(null);
+  };
+
   // Made and started now; until it is ready, answers are stored on the request thread.
   void answerThreadEntry(options.bundled ?? true)
     .catch((error: Error) => {
@@ -144,17 +159,9 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
     },
     async stop() {
       stopped = true;
-      const thread = worker;
-      ended(null);
-      await thread?.terminate();
-      freeWriteGate(gate);
+      await endThread();
     },
-    async interrupt() {
-      const thread = worker;
-      ended(null);
-      await thread?.terminate();
-      freeWriteGate(gate);
-    },
+    interrupt: endThread,
     running: () => worker !== null && ready,
   };
 }

@@ -18,7 +18,6 @@ type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHa
 
 const NOTICES = ['full', 'late', 'reported'];
 
-
 /** The next comparison, the comparison page and its answer, and content reports. */
 export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
   const { db, clock, random, answerThread } = pages.deps;
