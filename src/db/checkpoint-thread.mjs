@@ -4,6 +4,7 @@
 // Plain JavaScript, so that it runs under any loader the server was started with.
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { freeGate, takeGate } from './write-gate.mjs';
 
 const { path, intervalMs, restartIntervalMs, gate } = workerData;
 const reasonOf = (error) => (error instanceof Error && error.message ? error.message : String(error?.code ?? error));
@@ -58,20 +59,11 @@ function checkpoint() {
 const GATE_WAIT_MS = 20;
 const cell = gate ? new Int32Array(gate) : null;
 function withWriteGate(run) {
-  const until = performance.now() + GATE_WAIT_MS;
-  let taken = false;
-  while (cell && !taken) {
-    taken = Atomics.compareExchange(cell, 0, 0, 1) === 0;
-    const left = until - performance.now();
-    if (taken || left <= 0 || Atomics.wait(cell, 0, 1, left) === 'timed-out') break;
-  }
+  const taken = cell !== null && takeGate(cell, GATE_WAIT_MS);
   try {
     return run();
   } finally {
-    if (taken) {
-      Atomics.store(cell, 0, 0);
-      Atomics.notify(cell, 0, 1);
-    }
+    if (taken) freeGate(cell);
   }
 }
 

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { UserFacingError } from '../errors/user-facing-error.js';
+import { freeGate, takeGate } from './write-gate.mjs';
 
 export type Db = Database.Database;
 
@@ -184,9 +185,7 @@ export function createWriteGate(): SharedArrayBuffer {
 
 /** Frees a gate whose holder can no longer free it (a thread that ended inside a transaction). */
 export function freeWriteGate(gate: SharedArrayBuffer): void {
-  const cell = new Int32Array(gate);
-  Atomics.store(cell, 0, 0);
-  Atomics.notify(cell, 0);
+  freeGate(new Int32Array(gate));
 }
 
 /**
@@ -205,26 +204,13 @@ export function useWriteGate(db: Db, gate: SharedArrayBuffer, timeoutMs = 5_000)
   gates.set(db, {
     acquire() {
       depth += 1;
-      if (depth > 1) return;
-      const until = performance.now() + timeoutMs;
-      for (;;) {
-        if (Atomics.compareExchange(cell, 0, 0, 1) === 0) {
-          holding = true;
-          return;
-        }
-        const left = until - performance.now();
-        if (left <= 0 || Atomics.wait(cell, 0, 1, left) === 'timed-out') {
-          holding = false;
-          return;
-        }
-      }
+      if (depth === 1) holding = takeGate(cell, timeoutMs);
     },
     release() {
       depth -= 1;
       if (depth > 0 || !holding) return;
       holding = false;
-      Atomics.store(cell, 0, 0);
-      Atomics.notify(cell, 0, 1);
+      freeGate(cell);
     },
   });
   const transaction = db.transaction.bind(db);
