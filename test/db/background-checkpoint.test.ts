@@ -1,10 +1,9 @@
 import { openSync, readSync, closeSync, renameSync, statSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from '../../src/db/background-checkpoint.js';
 import { type Db, openDatabase } from '../../src/db/connection.js';
-import { tempDir } from '../helpers/test-db.js';
+import { scratchDb } from '../helpers/test-db.js';
 
 // The server's handle stops checkpointing on its own commits; a thread with its own connection copies the log into
 // the database file instead. Observed from outside: the file's own header (its page count) and the log's size.
@@ -16,11 +15,9 @@ afterEach(() => {
 
 function fileDb(): { db: Db; path: string } {
   // In a folder removed after the test (test/helpers/test-db.ts): a run left one behind per test before.
-  const path = join(tempDir('simarena-checkpoint-'), 'data.db');
-  const db = openDatabase(path);
-  opened.push(db);
-  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
-  return { db, path };
+  const scratch = scratchDb('simarena-checkpoint-');
+  scratch.db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  return scratch;
 }
 
 /** The page count the database file itself records (header bytes 28–31): only a checkpoint moves pages into it. */

@@ -1,27 +1,22 @@
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWriteGate, type Db, freeWriteGate, openDatabase, useWriteGate } from '../../src/db/connection.js';
-import { tempDir } from '../helpers/test-db.js';
+import { createWriteGate, type Db, freeWriteGate, useWriteGate } from '../../src/db/connection.js';
+import { scratchDb } from '../helpers/test-db.js';
 
 // Two connections of one process that write side by side take one gate around their writes, so that the one that
 // meets the other's transaction waits for it at the gate instead of in SQLite's busy handler (issue 12). Both
 // connections here have no busy timeout: a write that met the other's lock would fail at once with SQLITE_BUSY.
 
-const opened: Db[] = [];
 const threads: Worker[] = [];
 afterEach(async () => {
   await Promise.all(threads.splice(0).map((thread) => thread.terminate()));
-  for (const db of opened.splice(0)) if (db.open) db.close();
 });
 
 function fileDb(): { db: Db; path: string } {
-  const path = join(tempDir('simarena-gate-'), 'data.db');
-  const db = openDatabase(path);
-  opened.push(db);
-  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, who TEXT NOT NULL)');
-  db.pragma('busy_timeout = 0');
-  return { db, path };
+  const scratch = scratchDb('simarena-gate-');
+  scratch.db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, who TEXT NOT NULL)');
+  scratch.db.pragma('busy_timeout = 0');
+  return scratch;
 }
 
 /** A thread whose connection holds a write transaction for `holdMs` when asked; resolves once it holds it. */

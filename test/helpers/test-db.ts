@@ -19,9 +19,15 @@ export function tempDir(prefix = 'simarena-test-'): string {
 
 /** A real SQLite file of the test's own, migrated, closed after the test. */
 export function createTestDb(): { db: Db; path: string } {
-  const path = join(tempDir(), 'simarena.db');
+  const scratch = scratchDb('simarena-test-', 'simarena.db');
+  migrate(scratch.db);
+  return scratch;
+}
+
+/** An empty SQLite file opened as the server opens one, in a folder of the test's own; closed and removed after the test. */
+export function scratchDb(prefix: string, name = 'data.db'): { db: Db; path: string } {
+  const path = join(tempDir(prefix), name);
   const db = openDatabase(path);
-  migrate(db);
   cleanups.push(() => {
     if (db.open) db.close();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignmentOf, count, raterClient, seedBatch, START, testApp } from './rating-fixtures.js';
+import { assignmentOf, count, raterClient, seedBatch, START, testApp, threadedApp } from './rating-fixtures.js';
 
 // An answer's POST stores the judgment and leases the rater's next comparison in one transaction, and redirects
 // straight to it; that lease is made as viewed, for the full lease time, so its page writes nothing (issue 12).
@@ -38,33 +38,39 @@ describe('an answer and the next lease', () => {
     expect(totalWrites(db)).toBe(before);
   });
 
-  it('when the next lease cannot be made, the answer is kept all the same, once, and the rater is sent to GET /next, which says what went wrong', async () => {
-    const { app, db } = testApp();
-    const seeded = seedBatch(db, { samples: 4 });
-    const rater = raterClient(app);
-    const first = await rater.startRating(seeded.publicId);
-    // A fault in the next lease's write, as a full disk or a damaged index would raise it.
-    db.exec("CREATE TRIGGER refuse_leases BEFORE INSERT ON assignments BEGIN SELECT RAISE(ABORT, 'lease refused'); END");
-    const posted = await rater.submit(first.res.text, { choice: 'right' });
-    expect(posted.status).toBe(303);
-    expect(String(posted.headers.location)).toMatch(/\/next\?rt=/);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
-    expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'answered'")).toBe(1);
-    expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
-    expect(count(db, 'SELECT accepted FROM pairs WHERE id = :id', { id: assignmentOf(db, first.url)?.pair_id })).toBe(1);
+  // On the request thread, and on the answer thread the server stores answers on (src/rating/answer-thread.ts).
+  for (const [where, makeApp] of [
+    ['on the request thread', async () => testApp()],
+    ['on the answer thread', () => threadedApp()],
+  ] as const) {
+    it(`when the next lease cannot be made ${where}, the answer is kept all the same, once, and the rater is sent to GET /next, which says what went wrong`, async () => {
+      const { app, db } = await makeApp();
+      const seeded = seedBatch(db, { samples: 4 });
+      const rater = raterClient(app);
+      const first = await rater.startRating(seeded.publicId);
+      // A fault in the next lease's write, as a full disk or a damaged index would raise it.
+      db.exec("CREATE TRIGGER refuse_leases BEFORE INSERT ON assignments BEGIN SELECT RAISE(ABORT, 'lease refused'); END");
+      const posted = await rater.submit(first.res.text, { choice: 'right' });
+      expect(posted.status).toBe(303);
+      expect(String(posted.headers.location)).toMatch(/\/next\?rt=/);
+      expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
+      expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'answered'")).toBe(1);
+      expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
+      expect(count(db, 'SELECT accepted FROM pairs WHERE id = :id', { id: assignmentOf(db, first.url)?.pair_id })).toBe(1);
 
-    const next = await rater.get(String(posted.headers.location));
-    expect(next.status).toBe(500);
-    expect(next.text).not.toMatch(/lease refused|RAISE|at .*\.ts:/);
+      const next = await rater.get(String(posted.headers.location));
+      expect(next.status).toBe(500);
+      expect(next.text).not.toMatch(/lease refused|RAISE|at .*\.ts:/);
 
-    // Once the fault is gone, the rater goes on from where they were; the first answer is not asked again.
-    db.exec('DROP TRIGGER refuse_leases');
-    const again = await rater.follow(String(posted.headers.location));
-    expect(again.res.status).toBe(200);
-    expect(again.res.text).toMatch(/Comparison 2 of/);
-    expect(assignmentOf(db, again.url)?.pair_id).not.toBe(assignmentOf(db, first.url)?.pair_id);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
-  });
+      // Once the fault is gone, the rater goes on from where they were; the first answer is not asked again.
+      db.exec('DROP TRIGGER refuse_leases');
+      const again = await rater.follow(String(posted.headers.location));
+      expect(again.res.status).toBe(200);
+      expect(again.res.text).toMatch(/Comparison 2 of/);
+      expect(assignmentOf(db, again.url)?.pair_id).not.toBe(assignmentOf(db, first.url)?.pair_id);
+      expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
+    });
+  }
 });
 
 describe('remembered comparison views', () => {

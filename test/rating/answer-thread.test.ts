@@ -1,35 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
-import type { AnswerThread } from '../../src/rating/answer-thread.js';
-import { buildTestApp } from '../helpers/test-app.js';
-import { assignmentOf, checkInvariants, count, raterClient, seedBatch, START } from './rating-fixtures.js';
+import { assignmentOf, checkInvariants, count, lateRaterPages, raterClient, seedBatch, START, threadedApp, whenRunning } from './rating-fixtures.js';
 
 // The server stores answers, and leases the next comparison, on a thread of its own with its own connection
-// (src/rating/answer-thread.ts, issue 12). Rows the app's connection wrote (total_changes) tell which connection did it.
-
-const threads: AnswerThread[] = [];
-afterEach(async () => {
-  await Promise.all(threads.splice(0).map((thread) => thread.stop()));
-});
-
-/** Waits until the thread is ready for answers (it is made and started when the app is). */
-async function whenRunning(thread: AnswerThread) {
-  for (let i = 0; i < 1_000 && !thread.running(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(thread.running()).toBe(true);
-}
-
-async function threadedApp(options: { restartDelayMs?: number; bundled?: boolean } = {}) {
-  let now = START;
-  const problems: string[] = [];
-  const built = buildTestApp({
-    clock: () => now,
-    answerThread: { checkpointsElsewhere: false, restartDelayMs: options.restartDelayMs ?? 60_000, bundled: options.bundled, onError: (problem) => problems.push(problem) },
-  });
-  const thread = built.answerThread as AnswerThread;
-  threads.push(thread);
-  await whenRunning(thread);
-  return { ...built, thread, problems, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
-}
+// (src/rating/answer-thread.ts, issue 12). Judgments the app's connection stored (a TEMP trigger of its own) tell which
+// connection did it. The answer whose next lease fails is in answer-and-next-lease.test.ts, for both threads.
 
 /**
  * Judgments the app's own connection has stored since this was called: a TEMP trigger is the connection's own, so
@@ -82,14 +57,7 @@ describe('the answer thread', () => {
     const { app, db, advance } = await threadedApp();
     const k = 3;
     const seeded = seedBatch(db, { samples: 1, settings: { judgmentsPerPair: k, leaseMinutes: 1 } });
-    const pages = [];
-    for (let i = 0; i < 10; i += 1) {
-      const rater = raterClient(app);
-      const page = await rater.startRating(seeded.publicId);
-      expect(page.url).toContain('/c/');
-      pages.push({ rater, page });
-      advance(2 * 60_000);
-    }
+    const pages = await lateRaterPages(app, seeded.publicId, advance);
     const responses = await Promise.all(
       pages.flatMap(({ rater, page }) => [rater.submit(page.res.text, { choice: 'left' }), rater.submit(page.res.text, { choice: 'right' }), rater.get(page.url)]),
     );
@@ -119,23 +87,6 @@ describe('the answer thread', () => {
     const pairs = checkInvariants(db, seeded.batchId, k);
     expect(pairs.reduce((sum, p) => sum + p.judged, 0)).toBe(pairs.length * k);
     expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
-  });
-
-  it('when the next lease fails in the thread, the answer is kept all the same, once, and the rater is sent to GET /next', async () => {
-    const { app, db } = await threadedApp();
-    const seeded = seedBatch(db, { samples: 4 });
-    const rater = raterClient(app);
-    const first = await rater.startRating(seeded.publicId);
-    db.exec("CREATE TRIGGER refuse_leases BEFORE INSERT ON assignments BEGIN SELECT RAISE(ABORT, 'lease refused'); END");
-    const posted = await rater.submit(first.res.text, { choice: 'right' });
-    expect(posted.status).toBe(303);
-    expect(String(posted.headers.location)).toMatch(/\/next\?rt=/);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
-    expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
-    db.exec('DROP TRIGGER refuse_leases');
-    const next = await rater.follow(String(posted.headers.location));
-    expect(next.res.text).toMatch(/Comparison 2 of/);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
   });
 
   it('a fault in storing the answer rolls it back and shows an error page without internals; the answer can be sent again', async () => {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/test-app.js';
 import { createTestDb } from '../helpers/test-db.js';
-import { checkInvariants, raterClient, seedBatch } from './rating-fixtures.js';
+import { checkInvariants, lateRaterPages, seedBatch } from './rating-fixtures.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -46,15 +46,7 @@ describe('concurrency', () => {
     const { app, db } = buildTestApp({ clock: () => now });
     const k = 3;
     const seeded = seedBatch(db, { samples: 1, settings: { judgmentsPerPair: k, leaseMinutes: 1 } });
-    // Ten raters in turn lease the one pair; each lease expires before the next rater arrives.
-    const pages = [];
-    for (let i = 0; i < 10; i += 1) {
-      const rater = raterClient(app);
-      const page = await rater.startRating(seeded.publicId);
-      expect(page.url).toContain('/c/');
-      pages.push({ rater, page });
-      now = new Date(now.getTime() + 2 * 60_000);
-    }
+    const pages = await lateRaterPages(app, seeded.publicId, (ms) => (now = new Date(now.getTime() + ms)));
     const responses = await Promise.all(
       pages.flatMap(({ rater, page }) => [rater.submit(page.res.text, { choice: 'left' }), rater.submit(page.res.text, { choice: 'right' })]),
     );

@@ -2,11 +2,12 @@
 // product's own createBatch, opened, and small helpers to walk the rater pages over real HTTP.
 import type { Express } from 'express';
 import request from 'supertest';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import type { Db } from '../../src/db/connection.js';
+import type { AnswerThread } from '../../src/rating/answer-thread.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 
@@ -188,4 +189,46 @@ export function checkInvariants(db: Db, batchId: number, k: number) {
     .all({ batchId }) as { judged: number; regular_judged: number; judged_rows: number; regular_rows: number }[];
   for (const r of progress) expect([r.judged, r.regular_judged]).toEqual([r.judged_rows, r.regular_rows]);
   return pairs;
+}
+
+/**
+ * Ten raters in turn lease the one pair of a one-pair batch, each lease expiring (the batch's `leaseMinutes` is 1)
+ * before the next rater arrives (`advance` moves the app's clock on); their comparison pages, still to be answered.
+ */
+export async function lateRaterPages(app: Express, publicId: string, advance: (ms: number) => unknown) {
+  const pages = [];
+  for (let i = 0; i < 10; i += 1) {
+    const rater = raterClient(app);
+    const page = await rater.startRating(publicId);
+    expect(page.url).toContain('/c/');
+    pages.push({ rater, page });
+    advance(2 * 60_000);
+  }
+  return pages;
+}
+
+/** Answer threads of the apps threadedApp made, stopped after each test. */
+const threads: AnswerThread[] = [];
+afterEach(async () => {
+  await Promise.all(threads.splice(0).map((thread) => thread.stop()));
+});
+
+/** Waits until the thread is ready for answers (it is made and started when the app is). */
+export async function whenRunning(thread: AnswerThread) {
+  for (let i = 0; i < 1_000 && !thread.running(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(thread.running()).toBe(true);
+}
+
+/** testApp, with answers stored on an answer thread as the server stores them (src/rating/answer-thread.ts), once it is ready. */
+export async function threadedApp(options: { restartDelayMs?: number; bundled?: boolean } = {}) {
+  let now = START;
+  const problems: string[] = [];
+  const built = buildTestApp({
+    clock: () => now,
+    answerThread: { checkpointsElsewhere: false, restartDelayMs: options.restartDelayMs ?? 60_000, bundled: options.bundled, onError: (problem) => problems.push(problem) },
+  });
+  const thread = built.answerThread as AnswerThread;
+  threads.push(thread);
+  await whenRunning(thread);
+  return { ...built, thread, problems, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
