@@ -9,7 +9,7 @@
 // pairs of windows with nothing beside the server, the measure's own spread, then with only a busy loop at the analysis
 // worker's priority, the floor), the console's batch pages (< 200 ms), the server's peak RSS (VmHWM; < 300 MB) and the
 // query plans of the SQL the hot path runs.
-//   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 600]
+//   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 900]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
 //     [--think MS]
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
@@ -42,7 +42,7 @@ const WINDOWS = Number(option('windows', '3'));
 const RATERS = Number(option('raters', '100'));
 const SECONDS = Number(option('seconds', QUICK ? '8' : '20'));
 const WARMUP = Number(option('warmup', QUICK ? '2' : '3'));
-const PAIRS = Number(option('pairs', '600'));
+const PAIRS = Number(option('pairs', '900'));
 const ANALYSIS_AT = Number(option('analysis-at', '-1'));
 const ANALYSIS_PAIRS = Number(option('analysis-pairs', QUICK ? '1' : '2'));
 const THINK_MS = Number(option('think', '0'));
@@ -105,12 +105,12 @@ const walBytes = (dbPath: string) => {
 type Server = { origin: string; child: ChildProcess; stop: () => Promise<{ peakRssMb: number }> };
 
 /**
- * The node flags `npm start` gives the server (its young-generation size), so the bench runs what is deployed. The
- * skeleton runs with the same ones: the ratio then measures the code, not the runtime's settings.
+ * The node flags `npm start` gives the server (its heap's generation sizes, V8's pool of helper threads), so the bench
+ * runs what is deployed. The skeleton runs with the same ones: the ratio then measures the code, not the runtime's settings.
  */
 function startScriptFlags(): string[] {
   const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  return start.split(/\s+/).filter((word) => /^--max-[a-z-]+=\d+$/.test(word));
+  return start.split(/\s+/).filter((word) => /^--(max-[a-z-]+|v8-pool-size)=\d+$/.test(word));
 }
 const SERVER_FLAGS = startScriptFlags();
 

@@ -7,15 +7,21 @@ import { type BatchRow, getBatchRow, getBatchRowByPublicId } from './batch.queri
 //  - this handle wrote the batches table: a TEMP trigger (this connection's own, whatever code or SQL wrote) calls
 //    back into JS; a write rolled back afterwards only costs a re-read; or
 //  - another connection committed anything (the CLI, another server process, the analysis worker's results):
-//    SQLite's `PRAGMA data_version` changes then, and reading it costs a microsecond.
+//    SQLite's `PRAGMA data_version` changes then. Outside a transaction it is read once per turn of the event loop,
+//    not once per request: read 2.4 times a judgment it was 2% of the request thread's CPU (issue 12), and the answer
+//    thread's commits change it between nearly every two requests.
 // Rows are kept only when read outside a transaction (committed rows). So a row served from here is the row a query
-// would return at that moment, inside a transaction too.
+// would return at that moment inside a transaction, and outside one the row as of this turn of the event loop: a
+// change another connection commits is seen by the requests of the next turn (a few milliseconds), and by every
+// transaction at once (an answer's, a lease's: they decide what a batch that is not open may still do).
 
 type RowCache = {
   /** Bumped by the TEMP triggers on every write to batches through this handle. */
   writes: number;
   seenWrites: number;
   seenDataVersion: number;
+  /** `PRAGMA data_version` as read outside a transaction in this turn of the event loop; null from the next turn on. */
+  turnDataVersion: number | null;
   byId: Map<number, BatchRow>;
   byPublicId: Map<string, BatchRow>;
 };
@@ -32,7 +38,7 @@ function cacheOf(db: Db): RowCache | null {
   if (unavailable.has(db)) return null;
   // A TEMP trigger created inside a transaction would vanish with its rollback, leaving the cache blind.
   if (db.inTransaction || db.readonly) return null;
-  const cache: RowCache = { writes: 0, seenWrites: -1, seenDataVersion: -1, byId: new Map(), byPublicId: new Map() };
+  const cache: RowCache = { writes: 0, seenWrites: -1, seenDataVersion: -1, turnDataVersion: null, byId: new Map(), byPublicId: new Map() };
   try {
     db.function('simarena_batches_written', { deterministic: false }, () => {
       cache.writes += 1;
@@ -57,7 +63,7 @@ function cacheOf(db: Db): RowCache | null {
 function currentCache(db: Db): RowCache | null {
   const cache = cacheOf(db);
   if (!cache) return null;
-  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck().get() ?? -1;
+  const dataVersion = dataVersionOf(db, cache);
   if (dataVersion !== cache.seenDataVersion || cache.writes !== cache.seenWrites || cache.byId.size >= MAX_ROWS) {
     cache.byId.clear();
     cache.byPublicId.clear();
@@ -65,6 +71,18 @@ function currentCache(db: Db): RowCache | null {
     cache.seenWrites = cache.writes;
   }
   return cache;
+}
+
+function dataVersionOf(db: Db, cache: RowCache): number {
+  const read = () => db.prepare<[], number>('PRAGMA data_version').pluck().get() ?? -1;
+  if (db.inTransaction) return read();
+  if (cache.turnDataVersion === null) {
+    cache.turnDataVersion = read();
+    setImmediate(() => {
+      cache.turnDataVersion = null;
+    });
+  }
+  return cache.turnDataVersion;
 }
 
 function remember(db: Db, cache: RowCache, row: BatchRow | undefined): BatchRow | undefined {

@@ -4,7 +4,8 @@ import { logSizeFollower } from '../db/log-size.js';
 import { openDatabase, useWriteGate } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { type AnswerStep, answerAndLease } from './answer-and-lease.js';
-import type { AnswerReply, AnswerRequest } from './answer-thread.js';
+import type { AnswerReply, AnswerRequest, ThrownInThread, WriteReply, WriteRequest } from './answer-thread.js';
+import { runThreadWrite, type ThreadWriteArgs, type ThreadWriteName } from './thread-writes.js';
 
 const { path, gate, checkpointsElsewhere } = workerData as { path: string; gate: SharedArrayBuffer; checkpointsElsewhere: boolean };
 const LOG_FOLLOW_MS = 200;
@@ -19,16 +20,30 @@ if (checkpointsElsewhere) {
   setInterval(followLogDown, LOG_FOLLOW_MS).unref();
 }
 
-parentPort?.on('message', (request: AnswerRequest) => {
+/** What a transaction threw, as text (SQLite's errors lose their message on the way out of a thread). */
+const thrown = (error: unknown): ThrownInThread => ({
+  message: error instanceof Error ? error.message : String(error),
+  userFacing: error instanceof UserFacingError ? { status: error.status, code: error.code } : null,
+});
+
+function answer(request: AnswerRequest): AnswerReply {
   const step: AnswerStep = { leasing: false, answered: undefined, next: null };
-  let reply: AnswerReply;
   try {
-    const outcome = answerAndLease(db).immediate(request.rater, request.input, new Date(request.now), Math.random, step);
-    reply = { id: request.id, outcome, step };
+    return { id: request.id, outcome: answerAndLease(db).immediate(request.rater, request.input, new Date(request.now), Math.random, step), step };
   } catch (error) {
-    const userFacing = error instanceof UserFacingError ? { status: error.status, code: error.code } : null;
-    reply = { id: request.id, step, error: { message: error instanceof Error ? error.message : String(error), userFacing } };
+    return { id: request.id, step, error: thrown(error) };
   }
-  parentPort?.postMessage(reply);
+}
+
+function write(request: WriteRequest): WriteReply {
+  try {
+    return { id: request.id, value: runThreadWrite(db, request.name, request.args as ThreadWriteArgs<ThreadWriteName>) };
+  } catch (error) {
+    return { id: request.id, error: thrown(error) };
+  }
+}
+
+parentPort?.on('message', (request: AnswerRequest | WriteRequest) => {
+  parentPort?.postMessage(request.kind === 'write' ? write(request) : answer(request));
 });
 parentPort?.postMessage({ ready: true });

@@ -5,13 +5,19 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnswerStep } from './answer-and-lease.js';
 import type { RaterRow } from './rating.queries.js';
 import type { JudgmentInput, RecordOutcome } from './record-judgment.js';
+import type { ThreadWriteArgs, ThreadWriteName, ThreadWriteResult } from './thread-writes.js';
 
-export type AnswerRequest = { id: number; rater: RaterRow; input: JudgmentInput; now: number };
-type ThrownInThread = { message: string; userFacing: { status: number; code: string } | null };
+export type AnswerRequest = { kind: 'answer'; id: number; rater: RaterRow; input: JudgmentInput; now: number };
+export type WriteRequest = { kind: 'write'; id: number; name: ThreadWriteName; args: unknown[] };
+export type ThrownInThread = { message: string; userFacing: { status: number; code: string } | null };
 export type AnswerReply = { id: number; step: AnswerStep } & ({ outcome: RecordOutcome; error?: undefined } | { outcome?: undefined; error: ThrownInThread });
+export type WriteReply = { id: number; step?: undefined } & ({ value: unknown; error?: undefined } | { value?: undefined; error: ThrownInThread });
 
 /** What the thread made of one answer: the transaction's outcome, or what it threw (it was then rolled back). */
 export type ThreadAnswer = { step: AnswerStep } & ({ outcome: RecordOutcome; error?: undefined } | { outcome?: undefined; error: Error });
+
+/** What the thread made of one of the rater path's other writes (thread-writes.ts): its value, or what it threw. */
+export type ThreadWrite<T> = { value: T; error?: undefined } | { value?: undefined; error: Error };
 
 export type AnswerThread = {
   /**
@@ -20,6 +26,8 @@ export type AnswerThread = {
    * whether or not the thread's had committed, since an answer stored once is a duplicate the second time.
    */
   answer(rater: RaterRow, input: JudgmentInput, now: Date): Promise<ThreadAnswer | null>;
+  /** One of the rater path's other transactions (thread-writes.ts) on the thread; null as for answer(), and then likewise run by the caller. */
+  write<K extends ThreadWriteName>(name: K, args: ThreadWriteArgs<K>): Promise<ThreadWrite<ThreadWriteResult<K>> | null>;
   /** Ends the thread; answers still waiting get null. */
   stop(): Promise<void>;
   /**
@@ -66,7 +74,7 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
   let stopped = false;
   let retryAt = 0;
   let nextId = 0;
-  const waiting = new Map<number, (reply: ThreadAnswer | null) => void>();
+  const waiting = new Map<number, (reply: AnswerReply | WriteReply | null) => void>();
   let entry: URL | null | undefined;
 
   const ended = (problem: string | null) => {
@@ -101,14 +109,14 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       return;
     }
     started.unref();
-    started.on('message', (reply: AnswerReply | { ready: true }) => {
+    started.on('message', (reply: AnswerReply | WriteReply | { ready: true }) => {
       if (!('id' in reply)) {
         if (worker === started) ready = true;
         return;
       }
       const resolve = waiting.get(reply.id);
       waiting.delete(reply.id);
-      resolve?.(reply.error ? { step: reply.step, error: rebuilt(reply.error) } : { step: reply.step, outcome: reply.outcome });
+      resolve?.(reply);
     });
     started.on('error', (error) => {
       if (worker === started) ended(`the answer thread failed: ${error.message}`);
@@ -146,16 +154,27 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       entry = made;
       start();
     });
+  /** Sends a request to the thread; null at once when none is running and ready. */
+  const send = (request: DistributiveOmit<AnswerRequest | WriteRequest, 'id'>): Promise<AnswerReply | WriteReply | null> => {
+    start();
+    const thread = worker;
+    if (!thread || !ready) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve);
+      thread.postMessage({ ...request, id });
+    });
+  };
   return {
-    answer(rater, input, now) {
-      start();
-      const thread = worker;
-      if (!thread || !ready) return Promise.resolve(null);
-      return new Promise((resolve) => {
-        const id = nextId++;
-        waiting.set(id, resolve);
-        thread.postMessage({ id, rater, input, now: now.getTime() } satisfies AnswerRequest);
-      });
+    async answer(rater, input, now) {
+      const reply = (await send({ kind: 'answer', rater, input, now: now.getTime() })) as AnswerReply | null;
+      if (!reply) return null;
+      return reply.error ? { step: reply.step, error: rebuilt(reply.error) } : { step: reply.step, outcome: reply.outcome };
+    },
+    async write(name, args) {
+      const reply = (await send({ kind: 'write', name, args })) as WriteReply | null;
+      if (!reply) return null;
+      return reply.error ? { error: rebuilt(reply.error) } : { value: reply.value as ThreadWriteResult<typeof name> };
     },
     async stop() {
       stopped = true;
@@ -165,6 +184,8 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
     running: () => worker !== null && ready,
   };
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** What the transaction threw, as the request thread would have seen it: a UserFacingError stays one (its status and code kept). */
 function rebuilt(thrown: ThrownInThread): Error {

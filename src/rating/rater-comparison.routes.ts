@@ -10,7 +10,7 @@ import { completeRater, completionCodeFor, reportContent } from './rater-flow.js
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
-import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, markAssignmentViewed, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
+import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, awaitsFirstView, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { type JudgmentInput, type RecordOutcome, recordJudgment } from './record-judgment.js';
 import { seeOther } from '../web/see-other.js';
 
@@ -68,7 +68,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
    * the next comparison page, so an answered comparison costs two requests, not three (issue 12); GET /next is the
    * same step for every other way in (a reload, a return, a notice).
    */
-  function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): void {
+  async function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): Promise<void> {
     // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
     const page = (show: () => void) => (answering ? seeOther(res, withToken(`${base(b)}/next`, rater)) : show());
     if (b.state !== 'open') {
@@ -79,7 +79,8 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       seeOther(res, withToken(`${base(b)}/hit-done`, rater));
       return;
     }
-    const outcome = assigned ?? assignNextPair(db, rater.id, { now: clock(), random, redirecting: answering });
+    const now = clock();
+    const outcome = assigned ?? (await pages.write('assignNextPair', [rater.id, now, answering], () => assignNextPair(db, rater.id, { now, random, redirecting: answering })));
     if (outcome.kind === 'assigned') {
       seeOther(res, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
       return;
@@ -87,7 +88,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     if (outcome.kind === 'done') {
       // Everyone who started is given their code: a rater whose promise ran short (their reservations lapsed while
       // they were away, or a late answer filled a reserved pair) is thanked as done.
-      completeRater(db, rater, outcome.reason, clock());
+      await pages.write('completeRater', [rater, outcome.reason, clock()]);
       seeOther(res, `${withToken(`${base(b)}/done`, rater)}${outcome.reason === 'exhausted' ? '&why=exhausted' : ''}`);
       return;
     }
@@ -111,15 +112,15 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     seeOther(res, pages.placeAfterChange(b, rater));
   }
 
-  router.get('/r/:batchId/next', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/next', mw.batch, mw.csrf, async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
-    goToNext(res, b, settings, rater, typeof req.query.notice === 'string' ? req.query.notice : null);
+    await goToNext(res, b, settings, rater, typeof req.query.notice === 'string' ? req.query.notice : null);
   });
 
   /** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
-  function renderComparison(
+  async function renderComparison(
     req: Request,
     res: Response,
     rater: RaterRow,
@@ -128,7 +129,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     error: { message: string; question: number | null } | null,
     form: { choices: string[]; reasons: string[] },
     known?: AssignmentRow,
-  ) {
+  ): Promise<void> {
     const { batch: b, settings } = batchOf(res);
     const assignment = known ?? getAssignmentByPublicId(db, assignmentPublicId);
     if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
@@ -136,7 +137,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     if (!pair) throw new UserFacingError('This comparison no longer exists. Go back to the study link to continue.', 404);
     const now = clock();
     // Serving the page is what turns the short hold of a new lease into the full lease time.
-    const expiresAt = markAssignmentViewed(db, assignment, now, settings.leaseMinutes);
+    const expiresAt = awaitsFirstView(assignment) ? await pages.write('markAssignmentViewed', [assignment, now, settings.leaseMinutes]) : assignment.expires_at;
     // The rater's row was read at the start of this request, before anything changed it.
     const progress = progressOf(rater);
     const expiresIn = Math.round((Date.parse(expiresAt) - now.getTime()) / 1000);
@@ -181,7 +182,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     });
   });
 
-  router.get('/r/:batchId/c/:assignmentId', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId/c/:assignmentId', mw.batch, mw.csrf, async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
@@ -192,7 +193,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       seeOther(res, withToken(`${base(b)}/next`, rater));
       return;
     }
-    renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
+    await renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
   });
 
   router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, async (req, res) => {
@@ -207,12 +208,12 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       if (hasUnknownChoice(raw)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
       const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
       const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
-      renderComparison(req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
+      await renderComparison(req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
       return;
     }
     const read = readAnswers(parsed.data, count);
     if ('missing' in read) {
-      renderComparison(req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
+      await renderComparison(req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
       return;
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
@@ -236,7 +237,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     }
     if (outcome.kind === 'rejected') {
       if (outcome.status === 400) {
-        renderComparison(req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
+        await renderComparison(req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
         return;
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
@@ -253,7 +254,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       seeOther(res, withToken(`${base(b)}/next`, after));
       return;
     }
-    goToNext(res, b, batchOf(res).settings, after, null, true, step.next);
+    await goToNext(res, b, batchOf(res).settings, after, null, true, step.next);
   });
 
   // Content reports ------------------------------------------------------------------------

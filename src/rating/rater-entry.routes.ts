@@ -10,9 +10,9 @@ import { addressHash } from './client-address.js';
 import { buildComparisonView } from './comparison-view.js';
 import { readEntryParams } from './providers.js';
 import { buildQuestionViews } from './question-view.js';
-import { answerConsent, finishInstructions } from './rater-flow.js';
+import { answerConsent } from './rater-flow.js';
 import { batchOf, entryTokenFrom, type RaterPages, returnAdvice, tokenFrom } from './rater-pages.js';
-import { admitRater, decideEntry, type EntryDecision, findReturningRaterNow, planPromise } from './rater-pool.js';
+import { type EntryDecision, findReturningRaterNow, planPromise } from './rater-pool.js';
 import { consentFormSchema } from './rater.schema.js';
 import { entryFromToken, type EntryIdentity, entryToken, isPreviewToken } from './rater-token.js';
 import { firstRegularPairId, getPair } from './rating.queries.js';
@@ -84,7 +84,7 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
 
   // Entry: reads the provider's ids, continues the person's rater if they have one, and otherwise shows consent.
   // Nothing is created here (issue 10): a GET of the link costs the study nothing.
-  router.get('/r/:batchId', mw.batch, mw.csrf, (req, res) => {
+  router.get('/r/:batchId', mw.batch, mw.csrf, async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const params = readEntryParams(settings.provider, req.query as Record<string, unknown>);
     const platform = settings.provider.kind === 'mturk' ? 'MTurk' : 'Prolific';
@@ -120,7 +120,7 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
       else pages.notOpen(res, b, settings);
       return;
     }
-    const decision = decideEntry(db, b, settings, entry, hashOf(req, b), now);
+    const decision = await pages.write('decideEntry', [b, settings, entry, hashOf(req, b), now]);
     if (decision.kind === 'returning') seeOther(res, pages.placeOf(b, decision.rater));
     else if (decision.kind === 'open') renderConsent(res, b, settings, entry, decision.promise);
     else renderRefusal(res, settings, decision);
@@ -146,7 +146,7 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
     });
   });
 
-  router.post('/r/:batchId/consent', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/consent', mw.batch, mw.body, mw.csrf, async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const parsed = consentFormSchema.safeParse(req.body);
     if (!parsed.success) throw new UserFacingError(`${describeIssues(parsed.error).replace(/^[a-z_]+: /, '')} Go back and choose one of the buttons.`, 400);
@@ -167,7 +167,7 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
       else pages.notOpen(res, b, settings);
       return;
     }
-    const admission = admitRater(db, b, settings, entry, { agree, raterPublicId, userAgent: req.get('user-agent') ?? null, addressHash: hashOf(req, b), now });
+    const admission = await pages.write('admitRater', [b, settings, entry, { agree, raterPublicId, userAgent: req.get('user-agent') ?? null, addressHash: hashOf(req, b), now }]);
     if (admission.kind === 'admitted' || admission.kind === 'returning') seeOther(res, pages.placeOf(b, admission.rater));
     else renderRefusal(res, settings, admission);
   });
@@ -189,10 +189,10 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
     });
   });
 
-  router.post('/r/:batchId/instructions', mw.batch, mw.body, mw.csrf, (req, res) => {
+  router.post('/r/:batchId/instructions', mw.batch, mw.body, mw.csrf, async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
-    finishInstructions(db, rater, clock());
+    await pages.write('finishInstructions', [rater, clock()]);
     seeOther(res, pages.placeAfterChange(b, rater));
   });
 }

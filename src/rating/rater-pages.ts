@@ -13,6 +13,7 @@ import { consentTimeOfBatch, createWordsMemo } from './consent-time.queries.js';
 import { createMarkdown } from './markdown.js';
 import { touchRaterHolds } from './rater-flow.js';
 import { raterIdFromToken, raterToken } from './rater-token.js';
+import { runThreadWrite, type ThreadWriteArgs, type ThreadWriteName, type ThreadWriteResult } from './thread-writes.js';
 import {
   countGoldPairs,
   countReachableRegularPairs,
@@ -154,6 +155,18 @@ export function createRaterPages(deps: RaterPagesDeps) {
     };
   }
 
+  /**
+   * One of the rater path's writes (thread-writes.ts) on the answer thread when the server runs one, else here, and
+   * here too when the thread gives no reply (it ended or is restarting). `local` is how it runs here (by default the
+   * same function on this handle).
+   */
+  async function write<K extends ThreadWriteName>(name: K, args: ThreadWriteArgs<K>, local = () => runThreadWrite(db, name, args)): Promise<ThreadWriteResult<K>> {
+    const reply = deps.answerThread ? await deps.answerThread.write(name, args) : null;
+    if (!reply) return local();
+    if (reply.error) throw reply.error;
+    return reply.value;
+  }
+
   /** A page that says what happened and what to do next, in the rater template. */
   function notice(res: Response, status: number, rater: RaterRow | null, title: string, message: string): void {
     res.status(status).render('rater/notice', { ...pageLocals(res, rater, title), message, finishAction: null });
@@ -196,6 +209,7 @@ export function createRaterPages(deps: RaterPagesDeps) {
     studyFull,
     markdown,
     comparisonView,
+    write,
     deps,
   };
 }

@@ -659,8 +659,13 @@ export function getRaterAddressHash(db: Db, raterId: number): string | null {
  * the page shows), without reading the row again. A lease already viewed (or leased by the answer that redirects to
  * its page) writes nothing: the comparison page is then a read-only request.
  */
+/** Whether serving this assignment's page turns its short hold into the full lease (markAssignmentViewed writes). */
+export function awaitsFirstView(assignment: AssignmentRow): boolean {
+  return assignment.viewed_at === null && assignment.state === 'leased';
+}
+
 export function markAssignmentViewed(db: Db, assignment: AssignmentRow, now: Date, leaseMinutes: number): string {
-  if (assignment.viewed_at !== null || assignment.state !== 'leased') return assignment.expires_at;
+  if (!awaitsFirstView(assignment)) return assignment.expires_at;
   const expiresAt = new Date(now.getTime() + leaseMinutes * 60_000).toISOString();
   const changed = db
     .prepare(

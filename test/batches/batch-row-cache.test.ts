@@ -47,22 +47,46 @@ describe('batch rows kept for the rater path (src/batches/batch-row-cache.ts)', 
     expect(cachedBatchRow(db, batch.batchId)?.state).toBe('open');
   });
 
-  it('cachedBatchRowByPublicId, after another connection (the CLI, a second server process) commits a change, returns the changed row at once', () => {
+  it('cachedBatchRowByPublicId, after another connection (the CLI, a second server process) commits a change, returns the changed row inside a transaction at once and outside one from the next turn of the event loop', async () => {
     const { db, path } = createTestDb();
     const batch = makeBatch(db);
     const settingsBefore = cachedBatchRowByPublicId(db, batch.publicId)?.settings;
+    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
     const other = openDatabase(path);
     try {
       other.prepare("UPDATE batches SET state = 'paused', settings = json_set(settings, '$.name', 'edited elsewhere') WHERE id = ?").run(batch.batchId);
+      // The answer's and the lease's IMMEDIATE transactions see it at once.
+      db.transaction(() => {
+        expect(cachedBatchRow(db, batch.batchId)?.state).toBe('paused');
+      }).immediate();
+      await nextTurn();
       const after = cachedBatchRowByPublicId(db, batch.publicId);
       expect(after?.state).toBe('paused');
       expect(after?.settings).not.toBe(settingsBefore);
       expect(JSON.parse(after?.settings ?? '{}')).toMatchObject({ name: 'edited elsewhere' });
-      // Inside this handle's own IMMEDIATE transaction too (the one an answer is recorded in).
+
       other.prepare("UPDATE batches SET state = 'closed' WHERE id = ?").run(batch.batchId);
-      db.transaction(() => {
-        expect(cachedBatchRow(db, batch.batchId)?.state).toBe('closed');
-      }).immediate();
+      await nextTurn();
+      expect(cachedBatchRowByPublicId(db, batch.publicId)?.state).toBe('closed');
+      expect(cachedBatchRow(db, batch.batchId)?.state).toBe('closed');
+    } finally {
+      other.close();
+    }
+  });
+
+  it('reads SQLite\'s data version once per turn of the event loop outside a transaction: a change committed elsewhere within the turn is seen from the next one', async () => {
+    const { db, path } = createTestDb();
+    const batch = makeBatch(db);
+    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
+    const before = cachedBatchRowByPublicId(db, batch.publicId);
+    const other = openDatabase(path);
+    try {
+      other.prepare("UPDATE batches SET name = 'renamed elsewhere' WHERE id = ?").run(batch.batchId);
+      // Same turn: the row this turn started with (the same frozen object).
+      expect(cachedBatchRowByPublicId(db, batch.publicId)).toBe(before);
+      await nextTurn();
+      expect(cachedBatchRowByPublicId(db, batch.publicId)?.name).toBe('renamed elsewhere');
     } finally {
       other.close();
     }

@@ -89,6 +89,38 @@ describe('the answer thread', () => {
     expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
   });
 
+  it("a rater's other steps (entry, consent, instructions, the first lease and its page, the end) are written by the thread too, the app's connection changing no row; while the thread is down, by the request thread", async () => {
+    const { app, db, thread } = await threadedApp();
+    const seeded = seedBatch(db, { samples: 4, settings: { perRaterCap: 2 } });
+    // Rows this connection has inserted, changed or deleted since it was opened (SQLite's own count; not the thread's).
+    const changedHere = () => db.prepare('SELECT total_changes()').pluck().get() as number;
+    const session = async (address: string) => {
+      const rater = raterClient(app, { address });
+      let page = await rater.startRating(seeded.publicId);
+      while (page.url.includes('/c/')) {
+        const posted = await rater.submit(page.res.text, { choice: 'left' });
+        expect(posted.status).toBe(303);
+        page = await rater.follow(String(posted.headers.location));
+      }
+      expect(page.url).toContain('/done');
+      expect(page.res.status).toBe(200);
+    };
+
+    const before = changedHere();
+    await session('198.51.100.1');
+    expect(changedHere()).toBe(before);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed'")).toBe(1);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(2);
+    expect(count(db, 'SELECT count(*) FROM assignments WHERE viewed_at IS NULL')).toBe(0);
+
+    await thread.interrupt();
+    await session('198.51.100.2');
+    expect(changedHere()).toBeGreaterThan(before);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed'")).toBe(2);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(4);
+    checkInvariants(db, seeded.batchId, 3);
+  });
+
   it('a fault in storing the answer rolls it back and shows an error page without internals; the answer can be sent again', async () => {
     const { app, db } = await threadedApp();
     const seeded = seedBatch(db, { samples: 4 });
