@@ -39,4 +39,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # and closes the database (src/server.ts).
 # The server's heap as `npm start` sets it (README, "Sizing"): a 16 MB young and a 192 MB old generation; raise the
 # second on a larger machine. The analysis worker it forks runs without these limits.
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=192", "--v8-pool-size=1", "--import", "tsx", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=160", "--v8-pool-size=1", "--import", "tsx", "src/server.ts"]

@@ -41,7 +41,8 @@ export type AnswerThread = {
 
 /** After the thread failed to start or ended, answers run on the request thread for this long before it is started again. */
 const RESTART_DELAY_MS = 5_000;
-const YOUNG_GENERATION_MB = 8;
+const YOUNG_GENERATION_MB = 4;
+const OLD_GENERATION_MB = 24;
 
 export type AnswerThreadOptions = {
   /** The server's background checkpoints copy the log: the thread's commits leave it to them. */
@@ -100,9 +101,10 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       started = new Worker(entry ?? new URL('./answer-thread-boot.mjs', import.meta.url), {
         workerData: { path, gate, checkpointsElsewhere: options.checkpointsElsewhere },
         execArgv: [],
-        // Its garbage is short-lived and small (an answer's rows): a young generation of the server's size (16 MB
-        // semi-spaces, package.json) is not needed.
-        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+        // Its garbage is short-lived and small (an answer's rows, an entry's), and what it keeps is about 10 MB (its
+        // code, statements and caches): a young generation of the server's size (16 MB semi-spaces, package.json) is
+        // not needed, and left to itself its heap grew to 52 MB under rater load once it ran the entry's writes too.
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB },
       });
     } catch (error) {
       ended(`could not start the answer thread: ${(error as Error).message}`);
