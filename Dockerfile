@@ -37,6 +37,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 and receives SIGTERM from `docker stop`: the server finishes open requests, pauses generation runs
 # and closes the database (src/server.ts).
-# The server's heap as `npm start` sets it (README, "Sizing"): a 16 MB young and a 192 MB old generation; raise the
-# second on a larger machine. The analysis worker it forks runs without these limits.
+# The server's heap as `npm start` sets it (README, "Sizing"): a 16 MB young and a 160 MB old generation, and one V8
+# helper thread; raise the second on a larger machine. The analysis worker it forks runs without these limits.
 CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=160", "--v8-pool-size=1", "--import", "tsx", "src/server.ts"]

@@ -10,7 +10,7 @@ import { completeRater, completionCodeFor, reportContent } from './rater-flow.js
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
 import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
-import { type AssignmentRow, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, awaitsFirstView, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
+import { type AssignmentRow, awaitsFirstView, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { type JudgmentInput, type RecordOutcome, recordJudgment } from './record-judgment.js';
 import { seeOther } from '../web/see-other.js';
 

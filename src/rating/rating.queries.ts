@@ -654,16 +654,16 @@ export function getRaterAddressHash(db: Db, raterId: number): string | null {
   return db.prepare<{ raterId: number }, string | null>('SELECT address_hash FROM raters WHERE id = :raterId').pluck().get({ raterId }) ?? null;
 }
 
-/**
- * Serving a lease's page turns its short hold into the full lease time, once; returns when the lease now ends (what
- * the page shows), without reading the row again. A lease already viewed (or leased by the answer that redirects to
- * its page) writes nothing: the comparison page is then a read-only request.
- */
 /** Whether serving this assignment's page turns its short hold into the full lease (markAssignmentViewed writes). */
 export function awaitsFirstView(assignment: AssignmentRow): boolean {
   return assignment.viewed_at === null && assignment.state === 'leased';
 }
 
+/**
+ * Serving a lease's page turns its short hold into the full lease time, once; returns when the lease now ends (what
+ * the page shows), without reading the row again. A lease already viewed (or leased by the answer that redirects to
+ * its page) writes nothing: the comparison page is then a read-only request.
+ */
 export function markAssignmentViewed(db: Db, assignment: AssignmentRow, now: Date, leaseMinutes: number): string {
   if (!awaitsFirstView(assignment)) return assignment.expires_at;
   const expiresAt = new Date(now.getTime() + leaseMinutes * 60_000).toISOString();
