@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/connection.js';
 import { launchBrowser, pngWidth, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { internalIds, leaks, padInternalIds, recordExchanges } from './leak-check.js';
-import { MODEL, seedBatch } from './rating-fixtures.js';
+import { MODEL, seedBatch, threadedApp } from './rating-fixtures.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -117,6 +117,39 @@ describe.each(Object.entries(VIEWPORTS))('rater flow in Chromium (%s)', (name, v
       await expectNoHorizontalOverflow(page, viewport.width);
       await expectAccessible(page);
       expect(db.prepare('SELECT choice FROM judgments ORDER BY id').pluck().all()).toEqual(['left', 'right']);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});
+
+describe('rater flow in Chromium with the answer thread, as the server runs it', () => {
+  it('a rater goes from the link to the completion code; every write of the session is made by the thread, none by the app\'s own connection', async () => {
+    const { app, db, thread } = await threadedApp();
+    const seeded = seedBatch(db, { samples: 3, settings: { perRaterCap: 2, provider: { kind: 'link', completionCodes: { completed: 'THREAD-OK' } } } });
+    const changedHere = () => db.prepare('SELECT total_changes()').pluck().get() as number;
+    const before = changedHere();
+    const server = await serve(app);
+    const context = await browser.newContext({ viewport: VIEWPORTS.phone });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${server.url}/r/${seeded.publicId}`);
+      await page.getByRole('button', { name: 'I agree, continue' }).click();
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/\/c\//);
+      await page.locator('#choice-left').check();
+      const first = page.url();
+      await Promise.all([page.waitForURL((u) => u.href !== first && u.pathname.includes('/c/')), page.getByRole('button', { name: 'Submit answer' }).click()]);
+      expect(await page.locator('.progress-text').textContent()).toMatch(/^Comparison 2 of 2/);
+      await page.locator('#choice-right').check();
+      await page.getByRole('button', { name: 'Submit answer' }).click();
+      await page.waitForURL(/\/done\?/);
+      expect(await page.locator('.completion-code strong').textContent()).toBe('THREAD-OK');
+      expect(db.prepare('SELECT choice FROM judgments ORDER BY id').pluck().all()).toEqual(['left', 'right']);
+      expect(db.prepare("SELECT status FROM raters").pluck().all()).toEqual(['completed']);
+      expect(thread.running()).toBe(true);
+      expect(changedHere()).toBe(before);
     } finally {
       await context.close();
       await server.close();
