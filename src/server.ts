@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createWriteGate, DatabaseOpenError, openDatabase, useWriteGate } from './db/connection.js';
+import { createWriteGate, DatabaseOpenError, limitPageCache, openDatabase, SERVER_PAGE_CACHE_KIB, useWriteGate } from './db/connection.js';
 import { DatabaseTooNewError, migrate } from './db/migrate.js';
 import { prepareFirstStart } from './first-start.js';
 import { ScenarioFileError } from './scenarios/library-error.js';
@@ -36,6 +36,7 @@ const logger = createLogger(config.logLevel);
 let db: ReturnType<typeof openDatabase>;
 try {
   db = openDatabase(config.databasePath);
+  limitPageCache(db, SERVER_PAGE_CACHE_KIB);
   migrate(db);
 } catch (error) {
   if (error instanceof DatabaseOpenError) fail(error.message);

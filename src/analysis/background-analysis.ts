@@ -10,7 +10,7 @@ import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, run
 import { findBatchForAnalysis } from './batch-judgments.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
-import { compressReport, decompressReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
+import { compressReport, decompressReport, gzipHoldsReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
 
 // Pages and the API serve a batch's analysis from `analysis_cache` and have it refreshed in a worker process, so a large
 // analysis (seconds and about a gigabyte at 1M judgments) never stalls raters' requests nor grows the server (issue 12). While judgments arrive the stored result
@@ -91,7 +91,7 @@ type StoredEntry = {
   computedAt: string;
   version: string;
   result: StoredResult;
-  /** The stored gzip decompressed whole once (on the thread pool) and its JSON's ends looked at: not damaged. */
+  /** The stored gzip inflated once (on the thread pool, never held whole) and its JSON's ends looked at: not damaged. */
   intact?: Promise<boolean>;
   report?: Promise<AnalysisReport | null>;
   /** The stored page report (migration 028), null when the row has none; `page` once it was read. */
@@ -255,14 +255,14 @@ function dropDamaged(db: Db, batchId: number, computedAt: string): void {
   if (state.stored?.computedAt === computedAt) state.stored = null;
 }
 
-/** Whether the entry's gzip is whole (decompressed once, on the thread pool); a damaged one is dropped. */
+/** Whether the entry's gzip is whole (inflated once, on the thread pool, and not held); a damaged one is dropped. */
 function storedIntact(db: Db, batchId: number, entry: StoredEntry): Promise<boolean> {
   const gzip = entry.result;
   // A text row was checked when it was read (looksLikeReportJson), as before migration 027.
   if (typeof gzip === 'string') return Promise.resolve(true);
-  entry.intact ??= decompressReport(gzip).then((json) => {
-    if (json === null) dropDamaged(db, batchId, entry.computedAt);
-    return json !== null;
+  entry.intact ??= gzipHoldsReport(gzip).then((intact) => {
+    if (!intact) dropDamaged(db, batchId, entry.computedAt);
+    return intact;
   });
   return entry.intact;
 }

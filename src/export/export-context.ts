@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { type BatchSettings, batchQuestions, findQuestion, type Question } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { JsonColumnError } from '../db/json-column.js';
-import type { Db } from '../db/connection.js';
+import { type Db, limitPageCache } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import { type ExportFormat, type ExportOptions, ONE_QUESTION_FORMATS } from './export.schema.js';
@@ -125,6 +125,9 @@ export function openSnapshot(db: Db): { db: Db; close: () => void } {
   if (db.memory || db.name === '' || db.name === ':memory:') return { db, close: () => {} };
   const reader = new Database(db.name, { readonly: true, fileMustExist: true });
   reader.pragma('busy_timeout = 5000');
+  // SQLite's own 2 MB page cache, not the 16 MB better-sqlite3 builds it with: an export reads each page once, in
+  // order, and a full cache held 16 MB more of the server's memory through a million judgments' export (issue 12).
+  limitPageCache(reader, 2000);
   reader.exec('BEGIN');
   return {
     db: reader,

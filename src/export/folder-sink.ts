@@ -14,15 +14,41 @@ export type FolderSink = {
 
 export type FileDigest = { path: string; bytes: number; sha256: string };
 
-/** A pass-through that counts and hashes what is written to it, in order, whoever reads the other end. */
+/**
+ * Bytes a tap passes on at once. Exports write a row at a time, and zlib deflates each chunk it is given as a task of
+ * its own on the thread pool: a million judgments' rows, passed on one by one, kept a bundle waiting on a million
+ * round trips to that pool (100 s, 60% of it idle; 31 s in blocks of 16 KB, 28 s in blocks of 64 KB, which held the
+ * request thread longer at a time: /healthz's median during the export 11 ms against 3.6; issue 12).
+ */
+const BLOCK_BYTES = 16 * 1024;
+
+/**
+ * A pass-through that counts and hashes what is written to it, in order, whoever reads the other end, and passes it on
+ * in blocks of about BLOCK_BYTES (the last one when the writer ends it).
+ */
 function digestingTap(): { tap: Transform; digest: () => { bytes: number; sha256: string } } {
   const hash = createHash('sha256');
   let bytes = 0;
+  let block: Buffer[] = [];
+  let blockBytes = 0;
+  const passOn = (tap: Transform) => {
+    if (blockBytes === 0) return;
+    tap.push(block.length === 1 ? block[0] : Buffer.concat(block, blockBytes));
+    block = [];
+    blockBytes = 0;
+  };
   const tap = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
       bytes += chunk.length;
-      callback(null, chunk);
+      block.push(chunk);
+      blockBytes += chunk.length;
+      if (blockBytes >= BLOCK_BYTES) passOn(this);
+      callback();
+    },
+    flush(callback) {
+      passOn(this);
+      callback();
     },
   });
   return { tap, digest: () => ({ bytes, sha256: hash.digest('hex') }) };

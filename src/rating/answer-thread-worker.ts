@@ -1,7 +1,7 @@
 // The answer thread (answer-thread.ts): answers' transactions on a connection of its own, one at a time.
 import { parentPort, workerData } from 'node:worker_threads';
 import { logSizeFollower } from '../db/log-size.js';
-import { openDatabase, useWriteGate } from '../db/connection.js';
+import { limitPageCache, openDatabase, SERVER_PAGE_CACHE_KIB, useWriteGate } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { type AnswerStep, answerAndLease } from './answer-and-lease.js';
 import type { AnswerReply, AnswerRequest, ThrownInThread, WriteReply, WriteRequest } from './answer-thread.js';
@@ -10,6 +10,7 @@ import { runThreadWrite, type ThreadWriteArgs, type ThreadWriteName } from './th
 const { path, gate, checkpointsElsewhere } = workerData as { path: string; gate: SharedArrayBuffer; checkpointsElsewhere: boolean };
 const LOG_FOLLOW_MS = 200;
 const db = openDatabase(path);
+limitPageCache(db, SERVER_PAGE_CACHE_KIB);
 useWriteGate(db, gate);
 // The server's background checkpoints copy the log (src/db/background-checkpoint.ts): this connection's commits do
 // not; but they are most of the commits after which the log starts over, so they cut it back as the server's do.

@@ -12,7 +12,7 @@ import { seedStoredJudgments } from '../../scripts/bench/support/bench-study.js'
 import { analysisVersion, computeBatchAnalysis, getBatchAnalysis } from '../../src/analysis/analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { analysisRunning } from '../../src/analysis/background-analysis.js';
-import { compressReport, decompressReport } from '../../src/analysis/stored-report.js';
+import { compressReport, decompressReport, gzipHoldsReport } from '../../src/analysis/stored-report.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -200,11 +200,8 @@ describe('the analysis report stored gzip-compressed', () => {
     expect(storedType(t.db, t.batch.batchId)).toBe('blob');
   });
 
-  it('decompressReport inflates a report of over 10 MB (about a million judgments\' size) in a few turns of the event loop, so that a request thread busy with raters does not hold it for a minute', async () => {
-    const json = `{"schema_version":1,"rows":[${Array.from({ length: 200_000 }, (_, i) => `{"rater":"r${i}","n":${i % 97},"agreement":${(i % 89) / 89}}`).join(',')}]}`;
-    expect(json.length).toBeGreaterThan(10_000_000);
-    const stored = compressReport(json);
-    // A request thread that never idles: each of its turns works 5 ms, then schedules the next one.
+  /** Runs `work` on a thread that never idles (each of its turns works 5 ms, then schedules the next) and counts the turns it took. */
+  async function turnsWhile<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
     let turns = 0;
     let busy = true;
     const turn = () => {
@@ -214,13 +211,44 @@ describe('the analysis report stored gzip-compressed', () => {
       if (busy) setImmediate(turn);
     };
     setImmediate(turn);
-    const inflated = await decompressReport(stored);
+    const value = await work();
     busy = false;
+    return { value, turns };
+  }
+
+  const largeReportJson = () => `{"schema_version":1,"rows":[${Array.from({ length: 200_000 }, (_, i) => `{"rater":"r${i}","n":${i % 97},"agreement":${(i % 89) / 89}}`).join(',')}]}`;
+
+  it('decompressReport inflates a report of over 10 MB (about a million judgments\' size) in a few turns of the event loop, so that a request thread busy with raters does not hold it for a minute', async () => {
+    const json = largeReportJson();
+    expect(json.length).toBeGreaterThan(10_000_000);
+    const { value: inflated, turns } = await turnsWhile(() => decompressReport(compressReport(json)));
     expect(inflated?.toString('utf8')).toBe(json);
     // zlib's default 16 KB output chunks took one turn per chunk, over 700 for this report, whatever the machine's speed;
     // 1 MB chunks take a dozen, plus the turns that pass while the thread pool inflates (more on a loaded machine).
     // Each turn of a busy server lasts as long as its queued requests.
     expect(turns).toBeLessThan(300);
+  });
+
+  it('gzipHoldsReport (the check the server makes before it serves or exports a stored report) accepts a whole report of over 10 MB in a few turns, and refuses one cut short, one whose checksum or length is wrong, JSON that is not a report and bytes that are not gzip', async () => {
+    const json = largeReportJson();
+    const stored = compressReport(json);
+    const { value: whole, turns } = await turnsWhile(() => gzipHoldsReport(stored));
+    expect(whole).toBe(true);
+    expect(turns).toBeLessThan(300);
+
+    const damaged = (at: number) => {
+      const bytes = Buffer.from(stored);
+      bytes[at] = (bytes[at] as number) ^ 0xff;
+      return bytes;
+    };
+    expect(await gzipHoldsReport(stored.subarray(0, stored.length - 100))).toBe(false);
+    expect(await gzipHoldsReport(stored.subarray(0, stored.length - 1))).toBe(false);
+    expect(await gzipHoldsReport(damaged(stored.length - 6))).toBe(false); // the CRC-32 of the trailer
+    expect(await gzipHoldsReport(damaged(stored.length - 2))).toBe(false); // the length of the trailer
+    expect(await gzipHoldsReport(compressReport('{"rows":[1,2,3]}'))).toBe(false);
+    expect(await gzipHoldsReport(compressReport(json.slice(0, -1)))).toBe(false);
+    expect(await gzipHoldsReport(Buffer.from(json))).toBe(false);
+    expect(await gzipHoldsReport(compressReport('{"schema_version":1}'))).toBe(true);
   });
 
   it('getBatchAnalysis (the CLI, in process), stores the gzip, reads back an older text row of the current version as it is, and recomputes a damaged gzip row', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,7 +15,7 @@ import {
 } from '../../src/export/export-batch.js';
 import { makeJudgment, makeRater } from '../helpers/factories.js';
 import { createTestDb, tempDir } from '../helpers/test-db.js';
-import { makeExportBatch, zipEntries } from './export-fixtures.js';
+import { makeExportBatch, zipEntries, zipRead } from './export-fixtures.js';
 
 /** A destination that takes one small chunk at a time and answers later, so the exporter must respect backpressure. */
 function slowSink(options: { hold?: Promise<void> } = {}) {
@@ -74,6 +75,26 @@ describe('writeExport (the API and console entry point)', () => {
       if (format === 'bundle') expect(entries).toContain('manifest.json');
       else expect(entries).toEqual(expected[format]);
     }
+  });
+
+  it('writeExport, for a bundle whose judgments.csv spans many of the blocks a file is passed on in, sends that file whole: byte for byte the judgments-csv export, with the size and SHA-256 the manifest gives', async () => {
+    const { db } = createTestDb();
+    const votes = Array.from({ length: 400 }, (_, rater) => ({ rater, winner: rater % 3 === 0 ? ('b' as const) : ('a' as const), reason: `reason ${rater}: ${'why '.repeat(rater % 40)}` }));
+    const made = makeExportBatch(db, { comparisons: [['SCRIPT:m', 'AGENTS:m']], pairs: [[0, votes], [0, votes], [0, votes]] });
+    const now = () => new Date('2026-03-01T00:00:00Z');
+    const csv = slowSink();
+    await writeExport(db, { batch: String(made.batchId), format: 'judgments-csv' }, csv.sink, { now });
+    const bundle = slowSink();
+    await writeExport(db, { batch: String(made.batchId), format: 'bundle' }, bundle.sink, { now });
+    const zip = join(tempDir(), 'bundle.zip');
+    writeFileSync(zip, bundle.buffer());
+
+    const inZip = zipRead(zip, 'judgments.csv');
+    expect(inZip.length).toBeGreaterThan(4 * 64 * 1024);
+    expect(inZip.equals(csv.buffer())).toBe(true);
+    const manifest = JSON.parse(zipRead(zip, 'manifest.json').toString('utf8')) as { files: { path: string; bytes: number; sha256: string }[] };
+    expect(manifest.files.find((f) => f.path === 'judgments.csv')).toEqual({ path: 'judgments.csv', bytes: inZip.length, sha256: createHash('sha256').update(inZip).digest('hex') });
+    for (const file of manifest.files) expect(createHash('sha256').update(zipRead(zip, file.path)).digest('hex')).toBe(file.sha256);
   });
 
   it('writeExport, while paused by a slow client, lets the app keep writing and exports the snapshot it started from', async () => {
