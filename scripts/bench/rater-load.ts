@@ -323,6 +323,7 @@ async function timeConsolePages(origin: string, study: BenchStudy): Promise<void
 async function timeBundleExport(origin: string, study: BenchStudy, server: Server): Promise<void> {
   const agent = createAgent(2);
   const browser = createBrowser(origin, agent);
+  const peakBefore = peakRssOf(server.child.pid);
   // Meanwhile /healthz every 50 ms: its slowest answer is how long the export held the server's event loop at most.
   let exporting = true;
   const pings: number[] = [];
@@ -338,7 +339,7 @@ async function timeBundleExport(origin: string, study: BenchStudy, server: Serve
   await pinger;
   console.log(
     `    API export of the whole bundle: status ${reply.status}, ${(Buffer.byteLength(reply.body) / 1e6).toFixed(1)} MB (about) in ${ms(reply.ms)}; ` +
-      `/healthz meanwhile p50 ${ms(quantile(pings, 0.5))}, slowest ${ms(Math.max(...pings))}; server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB`,
+      `/healthz meanwhile p50 ${ms(quantile(pings, 0.5))}, slowest ${ms(Math.max(...pings))}; server peak RSS so far ${peakRssOf(server.child.pid).toFixed(0)} MB (${peakBefore.toFixed(0)} MB before the export)`,
   );
   agent.destroy();
 }

@@ -162,8 +162,8 @@ export function openDatabase(path: string): Db {
  * The page cache of the server's connections (the request thread's and the answer thread's), in KiB: SQLite's 2 MB
  * doubled, not the 16 MB better-sqlite3 builds it with. The rater path reads and writes a few pages of each index it
  * touches; at a million judgments each connection filled its 16 MB all the same (the request thread's at start, by the
- * quick check). With 4 MB the server's peak RSS under rater load at 1M was 250–254 MB against 268–282 MB, at the same
- * CPU per judgment, in alternating runs (issue 12).
+ * quick check). With 4 MB the server's peak RSS under rater load at 1M was 250–254 MB against 268–282 MB (the kernel's
+ * VmHWM; read every 100 ms, 261–266 MB against 281–295 MB), at the same CPU per judgment, in alternating runs (issue 12).
  */
 export const SERVER_PAGE_CACHE_KIB = 4000;
 

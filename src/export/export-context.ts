@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { type BatchSettings, batchQuestions, findQuestion, type Question } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import { JsonColumnError } from '../db/json-column.js';
-import { type Db, limitPageCache } from '../db/connection.js';
+import { cacheStatements, type Db, limitPageCache } from '../db/connection.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type Scope, findExportBatch, listBatchRuns, listPromptVersions } from './export.queries.js';
 import { type ExportFormat, type ExportOptions, ONE_QUESTION_FORMATS } from './export.schema.js';
@@ -123,7 +123,10 @@ export function buildContext(db: Db, options: ExportOptions, now: Date): ExportC
  */
 export function openSnapshot(db: Db): { db: Db; close: () => void } {
   if (db.memory || db.name === '' || db.name === ':memory:') return { db, close: () => {} };
-  const reader = new Database(db.name, { readonly: true, fileMustExist: true });
+  // Its statements prepared once, as the app's connections' are (cacheStatements): prepared again for each dialogue,
+  // thousands of compiled statements waited for the garbage collector, and their native memory grew the server's
+  // RSS by 45 MB through the dialogues of a 1,800-dialogue batch (issue 12).
+  const reader = cacheStatements(new Database(db.name, { readonly: true, fileMustExist: true }));
   reader.pragma('busy_timeout = 5000');
   // SQLite's own 2 MB page cache, not the 16 MB better-sqlite3 builds it with: an export reads each page once, in
   // order, and a full cache held 16 MB more of the server's memory through a million judgments' export (issue 12).
