@@ -50,6 +50,20 @@ async function setUp(options: { pad?: boolean } = {}) {
   return { ...built, seeded, server };
 }
 
+/** From a study link, through consent and the instructions, to the first comparison page. */
+async function reachFirstComparison(page: Page, link: string) {
+  await page.goto(link);
+  await page.getByRole('button', { name: 'I agree, continue' }).click();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForURL(/\/c\//);
+}
+
+/** Submits the answer on screen and waits until the browser is on another page (one `andTo` accepts, when given). */
+async function submitAndLeave(page: Page, andTo: (url: URL) => boolean = () => true) {
+  const before = page.url();
+  await Promise.all([page.waitForURL((u) => u.href !== before && andTo(u)), page.getByRole('button', { name: 'Submit answer' }).click()]);
+}
+
 function lastJudgment(db: Db) {
   return db.prepare('SELECT choice, active_ms, reason FROM judgments ORDER BY id DESC LIMIT 1').get() as { choice: string; active_ms: number | null; reason: string | null };
 }
@@ -134,13 +148,9 @@ describe('rater flow in Chromium with the answer thread, as the server runs it',
     const context = await browser.newContext({ viewport: VIEWPORTS.phone });
     const page = await context.newPage();
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await reachFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       await page.locator('#choice-left').check();
-      const first = page.url();
-      await Promise.all([page.waitForURL((u) => u.href !== first && u.pathname.includes('/c/')), page.getByRole('button', { name: 'Submit answer' }).click()]);
+      await submitAndLeave(page, (u) => u.pathname.includes('/c/'));
       expect(await page.locator('.progress-text').textContent()).toMatch(/^Comparison 2 of 2/);
       await page.locator('#choice-right').check();
       await page.getByRole('button', { name: 'Submit answer' }).click();
@@ -163,13 +173,9 @@ describe('rater flow in Chromium without JavaScript', () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, javaScriptEnabled: false });
     const page = await context.newPage();
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await reachFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       await page.locator('#choice-right').check();
-      const before = page.url();
-      await Promise.all([page.waitForURL((u) => u.href !== before), page.getByRole('button', { name: 'Submit answer' }).click()]);
+      await submitAndLeave(page);
       expect(db.prepare('SELECT choice, active_ms FROM judgments').all()).toEqual([{ choice: 'right', active_ms: null }]);
     } finally {
       await context.close();
@@ -189,10 +195,7 @@ describe('the rater pool in Chromium (issue 10)', () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.phone });
     const page = await context.newPage();
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await reachFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       // The one place is this rater's: someone arriving now is told so before any consent form.
       const late = await context.newPage();
       await late.goto(`${server.url}/r/${seeded.publicId}`);
@@ -227,14 +230,10 @@ describe('blinding in Chromium', () => {
     const page = await context.newPage();
     const exchanges = recordExchanges(page);
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await reachFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       for (let i = 0; i < 2; i += 1) {
         await page.keyboard.press(i === 0 ? '1' : '0');
-        const before = page.url();
-        await Promise.all([page.waitForURL((u) => u.href !== before), page.getByRole('button', { name: 'Submit answer' }).click()]);
+        await submitAndLeave(page);
       }
       await page.waitForURL(/\/done\?/);
       const all = await Promise.all(exchanges);
