@@ -139,12 +139,12 @@ function compileViewParts() {
 export function createComparisonViewMemo(db: Db, options: { ttlMs?: number; conversationTtlMs?: number; now?: () => number } = {}) {
   const memo = createTtlMemo<RenderedComparisonView>({ ttlMs: options.ttlMs ?? 30_000, max: 2_000, now: options.now });
   const conversations = createTtlMemo<string>({ ttlMs: options.conversationTtlMs ?? 300_000, max: 4_000, now: options.now });
+  const parts = compileViewParts();
   // The context part is the same for both sides of a pair and for every pair of a scenario and cast: one copy, found by
   // what it is rendered from, so that an edit read into a view makes a new key (1,800 copies of 3.8 KB were 7 MB under
   // the rater benchmark's 900 pairs, issue 12).
   const contexts = createTtlMemo<string>({ ttlMs: options.ttlMs ?? 30_000, max: 2_000, now: options.now });
   const contextPart = (view: ViewContext) => contexts(createHash('sha1').update(JSON.stringify(view)).digest('base64'), () => parts.context(view));
-  const parts = compileViewParts();
   return (pair: ViewPair, leftSide: 'a' | 'b', context: BatchSettings['context']): RenderedComparisonView =>
     memo(`${pair.dialogue_a_id}|${pair.dialogue_b_id}|${pair.scenario_id}|${pair.cast_id}|${leftSide}|${context}`, () => {
       const view = buildViewContext(db, pair, context);
