@@ -85,7 +85,8 @@ export async function gzipHoldsReport(stored: Buffer): Promise<boolean> {
   } catch {
     return false;
   }
-  return head.equals(REPORT_START_BYTES) && last === 0x7d;
+  // The JSON's ends, judged by the one rule for a report's JSON (a body no longer than its start is not one).
+  return last >= 0 && looksLikeReportJson(Buffer.concat([head, Buffer.of(last)]));
 }
 
 /**
