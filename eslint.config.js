@@ -21,10 +21,12 @@ const LOWER = {
   export: ['analysis', 'rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   // LLM judges of a batch's pairs: read batches and rating's comparison view, call models through generation.
   evaluation: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  // Recruiting platforms (Prolific, MTurk): participants' payment decisions, the operations ledger, the platform clients.
+  recruiting: ['analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   auth: ['audit', 'db', 'web', 'numbers', 'errors'],
-  console: ['evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  api: ['console', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  cli: ['evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  console: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  api: ['console', 'recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  cli: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
 };
 const TOP_FILES = ['app', 'server', 'first-start'];
 const BASE_FILES = { errors: [], numbers: [], db: [], web: ['clock'] };
