@@ -61,23 +61,7 @@ function bradleyTerryReport(
   const nComp = comps.length;
   const ca = comps.map((c) => conditions.indexOf((t.comparisons[c] as { a: string }).a));
   const cb = comps.map((c) => conditions.indexOf((t.comparisons[c] as { b: string }).b));
-  // Clusters for the bootstrap: scenarios when every pair has one, else pairs; totals per cluster and comparison.
-  let allScenarios = t.itemNames.length > 0;
-  for (let i = 0; i < t.itemNames.length; i++) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
-  const clusterIndex = new Map<number, number>();
-  const totals: number[] = [];
-  for (let c = 0; c < nComp; c++)
-    for (const i of compItems[comps[c] as number] as number[]) {
-      const key = allScenarios ? (t.itemScenario[i] as number) : i;
-      let cl = clusterIndex.get(key);
-      if (cl === undefined) {
-        cl = clusterIndex.size;
-        clusterIndex.set(key, cl);
-        for (let x = 0; x < nComp * 3; x++) totals.push(0);
-      }
-      for (let x = 0; x < 3; x++) totals[cl * nComp * 3 + c * 3 + x]! += itemCounts[i * 3 + x] as number;
-    }
-  const nClusters = clusterIndex.size;
+  const { nClusters, totals } = clusterTotals(t, comps, compItems, itemCounts);
   const winsMatrix = (multiplicity: Int32Array | null) => {
     const w = new Float64Array(k * k);
     for (let cl = 0; cl < nClusters; cl++) {
@@ -107,17 +91,6 @@ function bradleyTerryReport(
     },
     { replicates: fit.ok ? o.replicates : 0, seed: o.seed + 7919 },
   );
-  const quantiles = (values: number[]): [number, number] | null => {
-    if (values.length === 0) return null;
-    const sorted = Float64Array.from(values).sort();
-    const q = (p: number) => {
-      const h = (sorted.length - 1) * p;
-      const lo = Math.floor(h);
-      const hi = Math.min(sorted.length - 1, lo + 1);
-      return (sorted[lo] as number) + (h - lo) * ((sorted[hi] as number) - (sorted[lo] as number));
-    };
-    return [q(0.025), q(0.975)];
-  };
   return {
     anchor: anchorName,
     scale: '1000 + 400*log10(ability / anchor ability)',
@@ -136,4 +109,41 @@ function bradleyTerryReport(
     },
     ...(fit.ok ? {} : { reason: fit.reason }),
   };
+}
+
+/**
+ * Clusters for the bootstrap: scenarios when every pair has one, else pairs. `totals` holds, per cluster and
+ * comparison (in `comps` order), the wins of a, the wins of b and the ties.
+ */
+function clusterTotals(t: JudgmentTable, comps: number[], compItems: number[][], itemCounts: Int32Array): { nClusters: number; totals: number[] } {
+  const nComp = comps.length;
+  let allScenarios = t.itemNames.length > 0;
+  for (let i = 0; i < t.itemNames.length; i++) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
+  const clusterIndex = new Map<number, number>();
+  const totals: number[] = [];
+  for (let c = 0; c < nComp; c++)
+    for (const i of compItems[comps[c] as number] as number[]) {
+      const key = allScenarios ? (t.itemScenario[i] as number) : i;
+      let cl = clusterIndex.get(key);
+      if (cl === undefined) {
+        cl = clusterIndex.size;
+        clusterIndex.set(key, cl);
+        for (let x = 0; x < nComp * 3; x++) totals.push(0);
+      }
+      for (let x = 0; x < 3; x++) totals[cl * nComp * 3 + c * 3 + x]! += itemCounts[i * 3 + x] as number;
+    }
+  return { nClusters: clusterIndex.size, totals };
+}
+
+/** The 2.5% and 97.5% quantiles of a condition's replicate scores (linear interpolation), null without replicates. */
+function quantiles(values: number[]): [number, number] | null {
+  if (values.length === 0) return null;
+  const sorted = Float64Array.from(values).sort();
+  const q = (p: number) => {
+    const h = (sorted.length - 1) * p;
+    const lo = Math.floor(h);
+    const hi = Math.min(sorted.length - 1, lo + 1);
+    return (sorted[lo] as number) + (h - lo) * ((sorted[hi] as number) - (sorted[lo] as number));
+  };
+  return [q(0.025), q(0.975)];
 }

@@ -57,132 +57,147 @@ function verbosityValues(report: AnalysisReport): { condition: string; words: nu
       ]);
 }
 
-function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
-  // Each SVG carries its own title and full condition names, so a downloaded plot still says what it shows.
-  const base = {
+// Each SVG carries its own title and full condition names, so a downloaded plot still says what it shows.
+const baseSpec = (name: PlotName) =>
+  ({
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     background: 'white',
     title: { text: PLOT_TITLES[name], anchor: 'start', fontSize: 13 },
     config: { font: 'sans-serif', axis: { labelFontSize: 11, titleFontSize: 12 }, header: { labelLimit: 0 } },
-  } as const;
-  // The 50% reference line: a layer of its own with no y encoding, so it spans the plot vertically.
-  // aria: false: the line is decoration (the axis title names it), so it must not appear as an unlabelled image.
-  const rule50 = { data: { values: [{}] }, mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } } as const;
-  const rateAxis = { type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'win rate of a (decisive judgments; dashed line: 50%)' } as const;
-  switch (name) {
-    case 'forest': {
-      const values = report.comparisons.flatMap((c) => [
-        { comparison: label(c), interval: 'Wilson', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
-        { comparison: label(c), interval: 'cluster bootstrap', rate: c.win_rate_a, low: c.bootstrap.ci95?.[0] ?? null, high: c.bootstrap.ci95?.[1] ?? null },
-      ]);
-      return {
-        ...base,
-        width: WIDTH,
-        data: { values },
+  }) as const;
+// The 50% reference line: a layer of its own with no y encoding, so it spans the plot vertically.
+// aria: false: the line is decoration (the axis title names it), so it must not appear as an unlabelled image.
+const rule50 = { data: { values: [{}] }, mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } } as const;
+const rateAxis = { type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'win rate of a (decisive judgments; dashed line: 50%)' } as const;
+
+function forestSpec(report: AnalysisReport): TopLevelSpec {
+  const values = report.comparisons.flatMap((c) => [
+    { comparison: label(c), interval: 'Wilson', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
+    { comparison: label(c), interval: 'cluster bootstrap', rate: c.win_rate_a, low: c.bootstrap.ci95?.[0] ?? null, high: c.bootstrap.ci95?.[1] ?? null },
+  ]);
+  return {
+    ...baseSpec('forest'),
+    width: WIDTH,
+    data: { values },
+    layer: [
+      {
+        encoding: {
+          y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 0 } },
+          yOffset: { field: 'interval' },
+          color: { field: 'interval', type: 'nominal', title: '95% interval', legend: { orient: 'bottom' } },
+        },
         layer: [
-          {
-            encoding: {
-              y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 0 } },
-              yOffset: { field: 'interval' },
-              color: { field: 'interval', type: 'nominal', title: '95% interval', legend: { orient: 'bottom' } },
-            },
-            layer: [
-              { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
-              { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
-            ],
-          },
-          rule50,
+          { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+          { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
         ],
-      } as unknown as TopLevelSpec;
-    }
-    case 'win-rate': {
-      const values = report.comparisons.flatMap((c) => [
-        { comparison: label(c), category: 'all', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
-        ...c.by_category.map((k) => ({ comparison: label(c), category: k.key, rate: k.win_rate_a, low: k.ci95?.[0] ?? null, high: k.ci95?.[1] ?? null })),
-      ]);
-      return {
-        ...base,
-        width: WIDTH - 60,
-        data: { values },
-        // Comparison names above each panel (horizontal), not rotated beside it where long names overlap.
-        facet: { row: { field: 'comparison', type: 'nominal', title: null, header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelFontWeight: 'bold', labelFontSize: 12, labelLimit: 0 } } },
-        spec: {
-          width: WIDTH - 60,
+      },
+      rule50,
+    ],
+  } as unknown as TopLevelSpec;
+}
+
+function winRateSpec(report: AnalysisReport): TopLevelSpec {
+  const values = report.comparisons.flatMap((c) => [
+    { comparison: label(c), category: 'all', rate: c.win_rate_a, low: c.ci95?.[0] ?? null, high: c.ci95?.[1] ?? null },
+    ...c.by_category.map((k) => ({ comparison: label(c), category: k.key, rate: k.win_rate_a, low: k.ci95?.[0] ?? null, high: k.ci95?.[1] ?? null })),
+  ]);
+  return {
+    ...baseSpec('win-rate'),
+    width: WIDTH - 60,
+    data: { values },
+    // Comparison names above each panel (horizontal), not rotated beside it where long names overlap.
+    facet: { row: { field: 'comparison', type: 'nominal', title: null, header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelFontWeight: 'bold', labelFontSize: 12, labelLimit: 0 } } },
+    spec: {
+      width: WIDTH - 60,
+      layer: [
+        {
+          encoding: { y: { field: 'category', type: 'nominal', title: 'scenario category', sort: null } },
           layer: [
-            {
-              encoding: { y: { field: 'category', type: 'nominal', title: 'scenario category', sort: null } },
-              layer: [
-                { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
-                { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
-              ],
-            },
-            { mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } },
+            { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', ...rateAxis }, x2: { field: 'high' } } },
+            { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'rate', ...rateAxis } } },
           ],
         },
-      } as unknown as TopLevelSpec;
-    }
-    case 'position-bias': {
-      const values = report.comparisons.map((c) => ({
-        comparison: label(c),
-        rate: c.position_bias.left_rate,
-        low: c.position_bias.ci95?.[0] ?? null,
-        high: c.position_bias.ci95?.[1] ?? null,
-      }));
-      return {
-        ...base,
-        width: WIDTH,
-        data: { values },
+        { mark: { type: 'rule', strokeDash: [4, 4], color: '#888', aria: false }, encoding: { x: { datum: 0.5 } } },
+      ],
+    },
+  } as unknown as TopLevelSpec;
+}
+
+function positionBiasSpec(report: AnalysisReport): TopLevelSpec {
+  const values = report.comparisons.map((c) => ({
+    comparison: label(c),
+    rate: c.position_bias.left_rate,
+    low: c.position_bias.ci95?.[0] ?? null,
+    high: c.position_bias.ci95?.[1] ?? null,
+  }));
+  return {
+    ...baseSpec('position-bias'),
+    width: WIDTH,
+    data: { values },
+    layer: [
+      {
+        encoding: { y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 0 } } },
         layer: [
           {
-            encoding: { y: { field: 'comparison', type: 'nominal', title: null, axis: { labelLimit: 0 } } },
-            layer: [
-              {
-                mark: { type: 'bar', color: '#9ecae1' },
-                encoding: {
-                  x: { field: 'rate', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'share of decisive judgments choosing the left dialogue (dashed line: no bias)' },
-                },
-              },
-              { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
-            ],
+            mark: { type: 'bar', color: '#9ecae1' },
+            encoding: {
+              x: { field: 'rate', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'share of decisive judgments choosing the left dialogue (dashed line: no bias)' },
+            },
           },
-          rule50,
+          { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
         ],
-      } as unknown as TopLevelSpec;
-    }
-    case 'rater-quality': {
-      const values = report.raters
-        .filter((r) => r.loo_agreement !== null)
-        .slice(0, 5000)
-        .map((r) => ({ rater: r.rater, agreement: r.loo_agreement, seconds: r.median_seconds, judgments: r.judgments }));
-      const subtitle = `${values.length} of ${raterCount(report)} raters have an agreement with the majority; dot size: judgments`;
-      return {
-        ...base,
-        title: { ...base.title, subtitle },
-        width: WIDTH,
-        height: 320,
-        data: { values },
-        mark: { type: 'point', filled: true, opacity: 0.6 },
-        encoding: {
-          x: { field: 'seconds', type: 'quantitative', title: 'median seconds per judgment' },
-          y: { field: 'agreement', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'agreement with leave-one-out majority' },
-          size: { field: 'judgments', type: 'quantitative', title: 'judgments' },
-        },
-      } as unknown as TopLevelSpec;
-    }
-    case 'verbosity': {
-      const values = verbosityValues(report);
-      return {
-        ...base,
-        width: WIDTH,
-        data: { values },
-        mark: { type: 'bar', color: '#74a9cf' },
-        encoding: {
-          y: { field: 'condition', type: 'nominal', title: null, axis: { labelLimit: 0 } },
-          x: { field: 'words', type: 'quantitative', title: 'mean words per spoken turn', aggregate: 'mean' },
-        },
-      } as unknown as TopLevelSpec;
-    }
-  }
+      },
+      rule50,
+    ],
+  } as unknown as TopLevelSpec;
+}
+
+function raterQualitySpec(report: AnalysisReport): TopLevelSpec {
+  const values = report.raters
+    .filter((r) => r.loo_agreement !== null)
+    .slice(0, 5000)
+    .map((r) => ({ rater: r.rater, agreement: r.loo_agreement, seconds: r.median_seconds, judgments: r.judgments }));
+  const subtitle = `${values.length} of ${raterCount(report)} raters have an agreement with the majority; dot size: judgments`;
+  return {
+    ...baseSpec('rater-quality'),
+    title: { ...baseSpec('rater-quality').title, subtitle },
+    width: WIDTH,
+    height: 320,
+    data: { values },
+    mark: { type: 'point', filled: true, opacity: 0.6 },
+    encoding: {
+      x: { field: 'seconds', type: 'quantitative', title: 'median seconds per judgment' },
+      y: { field: 'agreement', type: 'quantitative', scale: { domain: [0, 1] }, axis: { format: '.0%' }, title: 'agreement with leave-one-out majority' },
+      size: { field: 'judgments', type: 'quantitative', title: 'judgments' },
+    },
+  } as unknown as TopLevelSpec;
+}
+
+function verbositySpec(report: AnalysisReport): TopLevelSpec {
+  const values = verbosityValues(report);
+  return {
+    ...baseSpec('verbosity'),
+    width: WIDTH,
+    data: { values },
+    mark: { type: 'bar', color: '#74a9cf' },
+    encoding: {
+      y: { field: 'condition', type: 'nominal', title: null, axis: { labelLimit: 0 } },
+      x: { field: 'words', type: 'quantitative', title: 'mean words per spoken turn', aggregate: 'mean' },
+    },
+  } as unknown as TopLevelSpec;
+}
+
+/** The vega-lite spec of each plot. */
+const PLOT_SPECS: Record<PlotName, (report: AnalysisReport) => TopLevelSpec> = {
+  'forest': forestSpec,
+  'win-rate': winRateSpec,
+  'position-bias': positionBiasSpec,
+  'rater-quality': raterQualitySpec,
+  'verbosity': verbositySpec,
+};
+
+function specFor(report: AnalysisReport, name: PlotName): TopLevelSpec {
+  return PLOT_SPECS[name](report);
 }
 
 function wrapWords(text: string, width: number): string {

@@ -2,7 +2,7 @@ import { seededRandom } from '../scenarios/seeded-random.js';
 import type { WinRate } from './analysis-report.js';
 import { winRate } from './analyze.js';
 import { quantileType7 } from './bootstrap.js';
-import { fitBradleyTerry } from './bradley-terry.js';
+import { type BtResult, fitBradleyTerry } from './bradley-terry.js';
 import { chiSquareUpperTail } from './chi-square.js';
 import type { JudgmentTable } from './judgment-table.js';
 
@@ -53,7 +53,79 @@ export function analyzePooled(
 ): PooledReport {
   const alpha = options.alpha ?? 0.05;
   const notes: string[] = [];
-  // Comparisons keyed by their unordered pair of conditions; the first batch to hold one sets its a and b.
+  const { comparisons, items, conditionBatches } = poolItems(input);
+  // Per batch and pooled counts per comparison.
+  const perBatch = comparisons.map(() => input.map(() => [0, 0, 0] as [number, number, number]));
+  for (const it of items) {
+    const row = perBatch[it.comparison]![it.batch] as [number, number, number];
+    row[0] += it.a;
+    row[1] += it.b;
+    row[2] += it.tie;
+  }
+  const conditions = [...conditionBatches.keys()].sort();
+  const anchor = options.anchor && conditions.includes(options.anchor) ? options.anchor : (conditions.find((c) => c.toUpperCase().startsWith('SCRIPT:')) ?? (conditions[0] as string));
+  const fit = conditions.length >= 2 ? fitBradleyTerry(conditions, winsMatrix(conditions, comparisons, items, null), conditions.indexOf(anchor)) : null;
+  const pooledBoot = pooledBootstrap(input, items, comparisons, fit?.ok ? { conditions, anchorIndex: conditions.indexOf(anchor) } : null, options);
+  const out: PooledComparison[] = comparisons.map((c, g) => {
+    const rows = perBatch[g] as [number, number, number][];
+    const present = rows.map((r, bi) => ({ bi, r })).filter(({ r }) => r[0] + r[1] + r[2] > 0);
+    const total = rows.reduce((s, r) => [s[0] + r[0], s[1] + r[1], s[2] + r[2]], [0, 0, 0]);
+    return {
+      a: c.a,
+      b: c.b,
+      batches: present.map(({ bi, r }) => ({ batch_id: (input[bi] as PooledBatchInput).id, ...winRate(r[0], r[1], r[2]) })),
+      pooled: { ...winRate(total[0] as number, total[1] as number, total[2] as number), bootstrap_ci95: pooledBoot.winRates[g] ?? null },
+      heterogeneity: heterogeneity(present.map(({ r }) => [r[0], r[1]]), alpha),
+    };
+  });
+  notes.push(...pooledNotes(out, conditions, conditionBatches, input.length));
+  const bradleyTerry = fit ? pooledBradleyTerry(fit, anchor, conditions, conditionBatches, pooledBoot) : null;
+  return {
+    kind: 'pooled',
+    generated_at: (options.now ?? new Date()).toISOString(),
+    batches: input.map((b) => ({
+      id: b.id,
+      name: b.name,
+      n_judgments: b.table.n,
+      n_pairs: b.table.itemNames.length,
+      conditions: [...new Set(b.table.comparisons.flatMap((c) => [c.a, c.b]))].sort(),
+    })),
+    settings: { seed: options.seed, bootstrap: options.bootstrap, alpha },
+    heterogeneity_test: HETEROGENEITY_TEST,
+    comparisons: out,
+    bradley_terry: bradleyTerry,
+    notes,
+  };
+}
+
+/** Bradley–Terry on the pooled scale, with each condition's bootstrap interval and the batches that hold it. */
+function pooledBradleyTerry(
+  fit: BtResult,
+  anchor: string,
+  conditions: string[],
+  conditionBatches: Map<string, Set<number>>,
+  pooledBoot: ReturnType<typeof pooledBootstrap>,
+): NonNullable<PooledReport['bradley_terry']> {
+  return {
+    anchor,
+    scale: '1000 + 400*log10(ability / anchor ability)',
+    ties: 'half a win each',
+    bootstrap: 'pairs resampled within each batch',
+    replicates: fit.ok ? pooledBoot.replicates : 0,
+    undefined_replicates: fit.ok ? pooledBoot.undefinedFits : 0,
+    conditions: conditions.map((condition, i) => ({
+      condition,
+      score: fit.ok ? (fit.score[i] as number) : null,
+      ci95: fit.ok ? (pooledBoot.btCi[i] ?? null) : null,
+      batches: [...(conditionBatches.get(condition) as Set<number>)].sort((x, y) => x - y),
+    })),
+    ...(fit.ok ? {} : { reason: fit.reason }),
+  };
+}
+
+/** Every batch's pairs as items of the pooled comparisons (keyed by their unordered pair of conditions), and which batches hold each condition. */
+function poolItems(input: PooledBatchInput[]): { comparisons: { a: string; b: string }[]; items: Item[]; conditionBatches: Map<string, Set<number>> } {
+  // The first batch to hold a comparison sets its a and b.
   const comparisons: { a: string; b: string }[] = [];
   const comparisonIndex = new Map<string, number>();
   const keyOf = (x: string, y: string) => (x < y ? `${x}\u0000${y}` : `${y}\u0000${x}`);
@@ -81,31 +153,12 @@ export function analyzePooled(
       items.push({ batch: bi, comparison: g, a: flipped ? wb : wa, b: flipped ? wa : wb, tie: counts[i * 3 + 2] as number });
     }
   });
+  return { comparisons, items, conditionBatches };
+}
 
-  // Per batch and pooled counts per comparison.
-  const perBatch = comparisons.map(() => input.map(() => [0, 0, 0] as [number, number, number]));
-  for (const it of items) {
-    const row = perBatch[it.comparison]![it.batch] as [number, number, number];
-    row[0] += it.a;
-    row[1] += it.b;
-    row[2] += it.tie;
-  }
-  const conditions = [...conditionBatches.keys()].sort();
-  const anchor = options.anchor && conditions.includes(options.anchor) ? options.anchor : (conditions.find((c) => c.toUpperCase().startsWith('SCRIPT:')) ?? (conditions[0] as string));
-  const fit = conditions.length >= 2 ? fitBradleyTerry(conditions, winsMatrix(conditions, comparisons, items, null), conditions.indexOf(anchor)) : null;
-  const pooledBoot = pooledBootstrap(input, items, comparisons, fit?.ok ? { conditions, anchorIndex: conditions.indexOf(anchor) } : null, options);
-  const out: PooledComparison[] = comparisons.map((c, g) => {
-    const rows = perBatch[g] as [number, number, number][];
-    const present = rows.map((r, bi) => ({ bi, r })).filter(({ r }) => r[0] + r[1] + r[2] > 0);
-    const total = rows.reduce((s, r) => [s[0] + r[0], s[1] + r[1], s[2] + r[2]], [0, 0, 0]);
-    return {
-      a: c.a,
-      b: c.b,
-      batches: present.map(({ bi, r }) => ({ batch_id: (input[bi] as PooledBatchInput).id, ...winRate(r[0], r[1], r[2]) })),
-      pooled: { ...winRate(total[0] as number, total[1] as number, total[2] as number), bootstrap_ci95: pooledBoot.winRates[g] ?? null },
-      heterogeneity: heterogeneity(present.map(({ r }) => [r[0], r[1]]), alpha),
-    };
-  });
+/** What a reader must know: batches that disagree, conditions placed on the scale through one batch alone. */
+function pooledNotes(out: PooledComparison[], conditions: string[], conditionBatches: Map<string, Set<number>>, nBatches: number): string[] {
+  const notes: string[] = [];
   for (const c of out)
     if (c.heterogeneity?.flagged)
       notes.push(
@@ -113,42 +166,9 @@ export function analyzePooled(
       );
   for (const cond of conditions) {
     const inBatches = conditionBatches.get(cond) as Set<number>;
-    if (inBatches.size === 1 && input.length > 1) notes.push(`${cond} appears only in batch ${[...inBatches][0] as number}: it is placed on the pooled scale through the conditions it was compared with there.`);
+    if (inBatches.size === 1 && nBatches > 1) notes.push(`${cond} appears only in batch ${[...inBatches][0] as number}: it is placed on the pooled scale through the conditions it was compared with there.`);
   }
-  let bradleyTerry: PooledReport['bradley_terry'] = null;
-  if (fit) {
-    bradleyTerry = {
-      anchor,
-      scale: '1000 + 400*log10(ability / anchor ability)',
-      ties: 'half a win each',
-      bootstrap: 'pairs resampled within each batch',
-      replicates: fit.ok ? pooledBoot.replicates : 0,
-      undefined_replicates: fit.ok ? pooledBoot.undefinedFits : 0,
-      conditions: conditions.map((condition, i) => ({
-        condition,
-        score: fit.ok ? (fit.score[i] as number) : null,
-        ci95: fit.ok ? (pooledBoot.btCi[i] ?? null) : null,
-        batches: [...(conditionBatches.get(condition) as Set<number>)].sort((x, y) => x - y),
-      })),
-      ...(fit.ok ? {} : { reason: fit.reason }),
-    };
-  }
-  return {
-    kind: 'pooled',
-    generated_at: (options.now ?? new Date()).toISOString(),
-    batches: input.map((b) => ({
-      id: b.id,
-      name: b.name,
-      n_judgments: b.table.n,
-      n_pairs: b.table.itemNames.length,
-      conditions: [...new Set(b.table.comparisons.flatMap((c) => [c.a, c.b]))].sort(),
-    })),
-    settings: { seed: options.seed, bootstrap: options.bootstrap, alpha },
-    heterogeneity_test: HETEROGENEITY_TEST,
-    comparisons: out,
-    bradley_terry: bradleyTerry,
-    notes,
-  };
+  return notes;
 }
 
 /** Chi-square test of homogeneity on a batches x (wins a, wins b) table; null with fewer than two batches. */

@@ -8,9 +8,14 @@ import { currentUser, type SessionUser } from './session-user.js';
 
 type Method = 'get' | 'post';
 
+/** A handler behind a role check: it always has the signed-in user. */
+export type RouteHandler = (req: Request, res: Response, user: SessionUser) => unknown;
+/** A handler anyone may reach: the user when signed in, else null. */
+export type PublicRouteHandler = (req: Request, res: Response, user: SessionUser | null) => unknown;
+
 export type RouteSpec =
-  | { method: Method; path: string; access: 'public'; handler: (req: Request, res: Response, user: SessionUser | null) => unknown }
-  | { method: Method; path: string; access: Exclude<Access, 'public'>; handler: (req: Request, res: Response, user: SessionUser) => unknown };
+  | { method: Method; path: string; access: 'public'; handler: PublicRouteHandler }
+  | { method: Method; path: string; access: Exclude<Access, 'public'>; handler: RouteHandler };
 
 /** Mounts each route behind its role check; `onAnonymous` may answer a signed-out visitor (e.g. redirect to the login). */
 export function mountRoutes(router: Router, routes: readonly RouteSpec[], onAnonymous?: (req: Request, res: Response) => boolean): void {

@@ -21,7 +21,7 @@ import { evaluationRoutes } from './evaluation-pages.routes.js';
 /** Every console route with its role; the role-matrix test walks this same list. */
 export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.db)): RouteSpec[] {
   return [
-    ...authRoutes(deps, instance),
+    ...authRoutes({ ...deps, instance }),
     ...accountRoutes(deps),
     ...batchRoutes(deps),
     ...analysisRoutes(deps),

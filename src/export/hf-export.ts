@@ -195,13 +195,15 @@ function questionLines(ctx: ExportContext): string[] {
   ];
 }
 
-export function datasetCard(
-  ctx: ExportContext,
-  facts: { judgments: number; preferences: number; dialogues: number; comparisons: ComparisonSummary[]; cards: string[] },
-): string {
-  const s = ctx.batch.settings;
-  const raters = countRaters(ctx.db, ctx.batch.id);
-  const yaml = [
+type CardFacts = { judgments: number; preferences: number; dialogues: number; comparisons: ComparisonSummary[]; cards: string[] };
+
+/** The dataset card (README.md) of an hf export: the Hub's YAML header, the files, the protocol, the raters and results. */
+export function datasetCard(ctx: ExportContext, facts: CardFacts): string {
+  return [...cardYaml(ctx), ...cardFiles(ctx, facts), ...cardProtocol(ctx), ...cardResults(ctx, facts)].join('\n');
+}
+
+function cardYaml(ctx: ExportContext): string[] {
+  return [
     '---',
     'license: other',
     // The Hub shows pretty_name as plain text; angle brackets are dropped rather than escaped, which would show as &lt;.
@@ -225,7 +227,10 @@ export function datasetCard(
     ]),
     '---',
   ];
-  const body = [
+}
+
+function cardFiles(ctx: ExportContext, facts: CardFacts): string[] {
+  return [
     `# simarena batch: ${line(ctx.batch.name)}`,
     '',
     `Human pairwise judgments of simulated social interactions (SCRIPT, AGENTS and MINDREADERS dialogues), exported by simarena ${ctx.meta.simarena_version} on ${ctx.meta.exported_at}.`,
@@ -261,6 +266,12 @@ export function datasetCard(
     '',
     fieldTable(DIALOGUE_FIELDS),
     '',
+  ];
+}
+
+function cardProtocol(ctx: ExportContext): string[] {
+  const s = ctx.batch.settings;
+  return [
     '## Collection protocol',
     '',
     ...questionLines(ctx),
@@ -282,6 +293,12 @@ export function datasetCard(
     `Exclusions: ${ctx.options.includeExcluded ? 'none applied (excluded judgments are flagged with `excluded` and `exclusion_reason`)' : 'judgments of excluded or screened-out raters and of removed pairs are left out'}. ` +
       `Onboarding and attention-check answers are ${ctx.options.includeGold ? 'included, flagged by `is_gold`' : 'left out'}.`,
     '',
+  ];
+}
+
+function cardResults(ctx: ExportContext, facts: CardFacts): string[] {
+  const raters = countRaters(ctx.db, ctx.batch.id);
+  return [
     '## Raters',
     '',
     `${raters.raters} rater session(s); ${raters.with_judgments} gave at least one judgment, ${raters.included_with_judgments} of them included. ` +
@@ -308,7 +325,6 @@ export function datasetCard(
       'Dialogues are model output; check the terms of the models used.',
     '',
   ];
-  return [...yaml, ...body].join('\n');
 }
 
 export async function writeHf(ctx: ExportContext, sink: FolderSink): Promise<{ rows: number; files: FileDigest[] }> {
