@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import type { ChatRequest } from './llm-client.js';
+import type { CallLedger } from './model-call.js';
+
+/** A place of a dialogue where a call is made: one turn (0 for a SCRIPT dialogue) of one generation. */
+export type CallPlace = { runId: number; dialogueId: number; turnIdx: number; speaker: 1 | 2 | null; generation: number };
 
 export type CallStatus = 'ok' | 'invalid' | 'http_error' | 'network_error' | 'timeout';
 
@@ -23,10 +27,12 @@ export type CallRow = {
   created_at: string;
   /** The dialogue's generation this call belongs to (a failed dialogue generated again starts a new one). */
   generation: number;
+  /** The OpenAI batch whose output answered this call (generate --batch-api); null for a chat call. */
+  provider_batch_id: string | null;
 };
 
 const CALL_COLUMNS =
-  'id, run_id, dialogue_id, turn_idx, speaker, attempt, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at, generation';
+  'id, run_id, dialogue_id, turn_idx, speaker, attempt, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at, generation, provider_batch_id';
 
 /**
  * The request as stored and hashed: its JSON in the order it is sent (key order matters to structured outputs,
@@ -63,12 +69,14 @@ export type NewCall = {
   latencyMs: number;
   /** Default 1. */
   generation?: number;
+  /** The OpenAI batch whose output answered the call; default null. */
+  providerBatchId?: string | null;
 };
 
 const INSERT_CALL = `INSERT INTO llm_calls (run_id, dialogue_id, turn_idx, speaker, attempt, request_hash, request, response, status, error,
-     http_status, prompt_tokens, completion_tokens, latency_ms, created_at, generation)
+     http_status, prompt_tokens, completion_tokens, latency_ms, created_at, generation, provider_batch_id)
    VALUES (:runId, :dialogueId, :turnIdx, :speaker, :attempt, :requestHash, :request, :response, :status, :error,
-     :httpStatus, :promptTokens, :completionTokens, :latencyMs, :now, :generation)`;
+     :httpStatus, :promptTokens, :completionTokens, :latencyMs, :now, :generation, :providerBatchId)`;
 const CALLS_AT = `SELECT ${CALL_COLUMNS} FROM llm_calls WHERE dialogue_id = :dialogueId AND turn_idx = :turnIdx ORDER BY attempt`;
 
 /**
@@ -78,11 +86,12 @@ const CALLS_AT = `SELECT ${CALL_COLUMNS} FROM llm_calls WHERE dialogue_id = :dia
 export function createCallStore(db: Db) {
   const insert = db.prepare(INSERT_CALL);
   const listAt = db.prepare<{ dialogueId: number; turnIdx: number }, CallRow>(CALLS_AT);
-  return {
+  const store = {
     insertCall(call: NewCall, now: Date): number {
       const result = insert.run({
         ...call,
         generation: call.generation ?? 1,
+        providerBatchId: call.providerBatchId ?? null,
         request: typeof call.request === 'string' ? call.request : requestJson(call.request),
         response: call.response === undefined || call.response === null ? null : JSON.stringify(call.response),
         now: now.toISOString(),
@@ -93,7 +102,16 @@ export function createCallStore(db: Db) {
     listCallsAt(dialogueId: number, turnIdx: number): CallRow[] {
       return listAt.all({ dialogueId, turnIdx });
     },
+    /** The provenance rows of one place of a dialogue, as the model-call runner reads and writes them. */
+    ledgerAt(place: CallPlace): CallLedger {
+      return {
+        table: 'llm_calls',
+        list: () => store.listCallsAt(place.dialogueId, place.turnIdx),
+        insert: (call, now) => store.insertCall({ ...place, ...call }, now),
+      };
+    },
   };
+  return store;
 }
 export type CallStore = ReturnType<typeof createCallStore>;
 
