@@ -1,5 +1,6 @@
 import type { Db } from '../db/connection.js';
 import type { CallStatus } from '../generation/call.queries.js';
+import type { CallLedger } from '../generation/model-call.js';
 import type { Dimension } from './episode-output.schema.js';
 
 export type EvaluationKind = 'episode' | 'pairwise';
@@ -167,7 +168,7 @@ export function createEvaluationCallStore(db: Db) {
   const listAt = db.prepare<{ evaluationId: number; item: string }, EvaluationCallRow>(
     `SELECT ${CALL_COLUMNS} FROM evaluation_calls WHERE evaluation_id = :evaluationId AND item = :item ORDER BY attempt`,
   );
-  return {
+  const store = {
     insertCall(call: NewEvaluationCall, now: Date): number {
       const response = call.response === undefined || call.response === null ? null : JSON.stringify(call.response);
       return Number(insert.run({ ...call, response, now: now.toISOString() }).lastInsertRowid);
@@ -175,7 +176,16 @@ export function createEvaluationCallStore(db: Db) {
     listCallsFor(evaluationId: number, item: string): EvaluationCallRow[] {
       return listAt.all({ evaluationId, item });
     },
+    /** The provenance rows of one item, as the model-call runner reads and writes them: a Batch API answer is via 'batch_api'. */
+    ledgerFor(evaluationId: number, item: string): CallLedger {
+      return {
+        table: 'evaluation_calls',
+        list: () => store.listCallsFor(evaluationId, item),
+        insert: (call, now) => store.insertCall({ evaluationId, item, via: call.providerBatchId === null ? 'chat' : 'batch_api', ...call }, now),
+      };
+    },
   };
+  return store;
 }
 export type EvaluationCallStore = ReturnType<typeof createEvaluationCallStore>;
 

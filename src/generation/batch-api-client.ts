@@ -35,11 +35,14 @@ export function readBatchOutputLine(line: BatchOutputLine): {
   promptTokens: number;
   completionTokens: number;
   failure: string;
+  /** The answer's text (its first choice's content), or null. */
+  content: string | null;
 } {
   const ok = line.response !== null && line.response.status_code === 200;
   const body = line.response?.body ?? null;
   const usage = (body as { usage?: { prompt_tokens?: number; completion_tokens?: number } } | null)?.usage;
   const bodyError = (body as { error?: { message?: string } } | null)?.error?.message;
+  const content = (body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
   return {
     ok,
     body,
@@ -47,6 +50,7 @@ export function readBatchOutputLine(line: BatchOutputLine): {
     promptTokens: ok ? (usage?.prompt_tokens ?? 0) : 0,
     completionTokens: ok ? (usage?.completion_tokens ?? 0) : 0,
     failure: line.error?.message ?? bodyError ?? `HTTP ${line.response?.status_code ?? '?'}`,
+    content: typeof content === 'string' ? content : null,
   };
 }
 

@@ -17,7 +17,7 @@ import {
 } from './dialogue.queries.js';
 import { GenerationInputError } from './generation-error.js';
 import type { ChatMessage, ChatRequest, LlmClient, ResponseFormat } from './llm-client.js';
-import { type CallRunner, type CallStop, ItemFailure, type StopWording, obtainAnswer, runPool, startCallRunner } from './model-call.js';
+import { type CallRunner, type CallStop, ItemFailure, type StopWording, type WorkProgress, obtainAnswer, runPool, startCallRunner } from './model-call.js';
 import { type Parsed, agentResponseFormat, parseAgentTurn, parseScript, scriptResponseFormat } from './model-output.schema.js';
 import { type PromptSet, loadPrompts } from './prompts.js';
 import { HEARTBEAT_MS, type RunRow, type RunState, finishRun, getRun, markRunStarted, runHasLiveWorker, touchRunHeartbeat } from './run.queries.js';
@@ -25,19 +25,7 @@ import { buildSimulationCard } from './simulation-card.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { runSettingsSchema } from './run-columns.schema.js';
 
-export type RunProgress = {
-  runId: number;
-  total: number;
-  done: number;
-  failed: number;
-  inFlight: number;
-  calls: number;
-  promptTokens: number;
-  completionTokens: number;
-  elapsedMs: number;
-  /** Estimated from this session's pace; null until a dialogue has finished. */
-  remainingMs: number | null;
-};
+export type RunProgress = { runId: number } & WorkProgress;
 
 export type ExecuteOptions = {
   llm: LlmClient;
