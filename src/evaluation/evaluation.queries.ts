@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import type { CallStatus } from '../generation/call.queries.js';
+import { type CallColumns, type CallRecord, responseJson } from '../generation/call.queries.js';
 import type { CallLedger } from '../generation/model-call.js';
 import type { Dimension } from './episode-output.schema.js';
 
@@ -119,44 +119,12 @@ export function setProviderBatch(db: Db, id: number, batch: { batchId: string | 
 
 // Calls ----------------------------------------------------------------------
 
-export type EvaluationCallRow = {
-  id: number;
-  evaluation_id: number;
-  item: string;
-  attempt: number;
-  via: 'chat' | 'batch_api';
-  provider_batch_id: string | null;
-  request_hash: string;
-  request: string;
-  response: string | null;
-  status: CallStatus;
-  error: string | null;
-  http_status: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  latency_ms: number;
-  created_at: string;
-};
+export type EvaluationCallRow = CallColumns & { evaluation_id: number; item: string; via: 'chat' | 'batch_api' };
 
 const CALL_COLUMNS =
   'id, evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at';
 
-export type NewEvaluationCall = {
-  evaluationId: number;
-  item: string;
-  attempt: number;
-  via: 'chat' | 'batch_api';
-  providerBatchId: string | null;
-  requestHash: string;
-  request: string;
-  response: unknown;
-  status: CallStatus;
-  error: string | null;
-  httpStatus: number | null;
-  promptTokens: number;
-  completionTokens: number;
-  latencyMs: number;
-};
+export type NewEvaluationCall = CallRecord & { evaluationId: number; item: string; via: 'chat' | 'batch_api' };
 
 export function createEvaluationCallStore(db: Db) {
   const insert = db.prepare(
@@ -170,8 +138,7 @@ export function createEvaluationCallStore(db: Db) {
   );
   const store = {
     insertCall(call: NewEvaluationCall, now: Date): number {
-      const response = call.response === undefined || call.response === null ? null : JSON.stringify(call.response);
-      return Number(insert.run({ ...call, response, now: now.toISOString() }).lastInsertRowid);
+      return Number(insert.run({ ...call, response: responseJson(call.response), now: now.toISOString() }).lastInsertRowid);
     },
     listCallsFor(evaluationId: number, item: string): EvaluationCallRow[] {
       return listAt.all({ evaluationId, item });

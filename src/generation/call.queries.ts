@@ -8,12 +8,9 @@ export type CallPlace = { runId: number; dialogueId: number; turnIdx: number; sp
 
 export type CallStatus = 'ok' | 'invalid' | 'http_error' | 'network_error' | 'timeout';
 
-export type CallRow = {
+/** The columns of a call row that llm_calls and evaluation_calls share; each table adds the place it belongs to. */
+export type CallColumns = {
   id: number;
-  run_id: number;
-  dialogue_id: number;
-  turn_idx: number;
-  speaker: number | null;
   attempt: number;
   request_hash: string;
   request: string;
@@ -25,10 +22,37 @@ export type CallRow = {
   completion_tokens: number;
   latency_ms: number;
   created_at: string;
+  /** The OpenAI batch whose output answered this call (--batch-api); null for a chat call. */
+  provider_batch_id: string | null;
+};
+
+/** What the model-call runner stores of one call (the shared columns); each table adds the place. */
+export type CallRecord = {
+  attempt: number;
+  requestHash: string;
+  request: string;
+  response: unknown;
+  status: CallStatus;
+  error: string | null;
+  httpStatus: number | null;
+  promptTokens: number;
+  completionTokens: number;
+  latencyMs: number;
+  providerBatchId: string | null;
+};
+
+/** The stored text of an answer: its JSON, or NULL when there was none. */
+export function responseJson(response: unknown): string | null {
+  return response === undefined || response === null ? null : JSON.stringify(response);
+}
+
+export type CallRow = CallColumns & {
+  run_id: number;
+  dialogue_id: number;
+  turn_idx: number;
+  speaker: number | null;
   /** The dialogue's generation this call belongs to (a failed dialogue generated again starts a new one). */
   generation: number;
-  /** The OpenAI batch whose output answered this call (generate --batch-api); null for a chat call. */
-  provider_batch_id: string | null;
 };
 
 const CALL_COLUMNS =
@@ -51,25 +75,16 @@ export function requestHash(request: ChatRequest): string {
   return hashRequestJson(requestJson(request));
 }
 
-export type NewCall = {
+export type NewCall = Omit<CallRecord, 'request' | 'providerBatchId'> & {
   runId: number;
   dialogueId: number;
   turnIdx: number;
   speaker: 1 | 2 | null;
-  attempt: number;
-  requestHash: string;
   /** The request, or its JSON text already made for the hash. */
   request: ChatRequest | string;
-  response: unknown;
-  status: CallStatus;
-  error: string | null;
-  httpStatus: number | null;
-  promptTokens: number;
-  completionTokens: number;
-  latencyMs: number;
   /** Default 1. */
   generation?: number;
-  /** The OpenAI batch whose output answered the call; default null. */
+  /** Default null. */
   providerBatchId?: string | null;
 };
 
@@ -93,7 +108,7 @@ export function createCallStore(db: Db) {
         generation: call.generation ?? 1,
         providerBatchId: call.providerBatchId ?? null,
         request: typeof call.request === 'string' ? call.request : requestJson(call.request),
-        response: call.response === undefined || call.response === null ? null : JSON.stringify(call.response),
+        response: responseJson(call.response),
         now: now.toISOString(),
       });
       return Number(result.lastInsertRowid);

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import { seedFrom } from '../scenarios/seeded-random.js';
-import { type CallStatus, hashRequestJson, requestJson } from './call.queries.js';
+import { type CallColumns, type CallRecord, type CallStatus, hashRequestJson, requestJson } from './call.queries.js';
 import { type ChatOutcome, type ChatRequest, isLastingRefusal, type LlmClient, outcomeColumns } from './llm-client.js';
 import type { Parsed } from './model-output.schema.js';
 import { retryDelayMs, sleep } from './retry-delay.js';
@@ -15,31 +15,9 @@ import { readStoredAnswer } from './stored-answer.js';
 // item, or stops everything when nothing else would fare better (wrong key, unknown model, wrong address or format).
 
 /** A call already stored at a place (a turn of a dialogue, an item of an evaluation), as the runner reads it. */
-export type StoredCall = {
-  id: number;
-  attempt: number;
-  status: CallStatus;
-  request_hash: string;
-  response: string | null;
-  provider_batch_id: string | null;
+export type StoredCall = Pick<CallColumns, 'id' | 'attempt' | 'status' | 'request_hash' | 'response' | 'provider_batch_id'> & {
   /** The generation of the dialogue the call belongs to; evaluation calls have one generation. */
   generation?: number;
-};
-
-/** What the runner stores of one call; the ledger adds the place it belongs to. */
-export type CallRecord = {
-  attempt: number;
-  requestHash: string;
-  request: string;
-  response: unknown;
-  status: CallStatus;
-  error: string | null;
-  httpStatus: number | null;
-  promptTokens: number;
-  completionTokens: number;
-  latencyMs: number;
-  /** The provider's batch id of an answer read from a Batch API output; null for a chat call. */
-  providerBatchId: string | null;
 };
 
 /**
