@@ -239,7 +239,7 @@ export async function runJudgeItems<T>(
   const current = getEvaluation(db, evaluation.id) ?? evaluation;
   if (runHasLiveWorker(current, clock()))
     throw new EvaluationInputError(`evaluation "${evaluation.name}" is being run by process ${current.worker_pid}; wait for it or stop that process`);
-  markEvaluationStarted(db, evaluation.id, process.pid, clock());
+  markEvaluationStarted(db, evaluation.id, process.pid, clock(), options.llm.baseUrl);
   // The heartbeat tells other processes this evaluation is alive, even while every call waits on a slow server.
   const beat = setInterval(() => touchEvaluationHeartbeat(db, evaluation.id, clock()), HEARTBEAT_MS);
   beat.unref();

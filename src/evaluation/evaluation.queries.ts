@@ -95,10 +95,11 @@ export function deleteEvaluation(db: Db, id: number): void {
   })();
 }
 
-export function markEvaluationStarted(db: Db, id: number, pid: number, now: Date): void {
+/** `baseUrl`: where this session sends its calls (a resume may send them to a new address). */
+export function markEvaluationStarted(db: Db, id: number, pid: number, now: Date, baseUrl: string): void {
   db.prepare(
-    `UPDATE evaluations SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now, started_at = coalesce(started_at, :now) WHERE id = :id`,
-  ).run({ id, pid, now: now.toISOString() });
+    `UPDATE evaluations SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now, started_at = coalesce(started_at, :now), base_url = :baseUrl WHERE id = :id`,
+  ).run({ id, pid, now: now.toISOString(), baseUrl });
 }
 
 export function touchEvaluationHeartbeat(db: Db, id: number, now: Date): void {
@@ -122,16 +123,16 @@ export function setProviderBatch(db: Db, id: number, batch: { batchId: string | 
 export type EvaluationCallRow = CallColumns & { evaluation_id: number; item: string; via: 'chat' | 'batch_api' };
 
 const CALL_COLUMNS =
-  'id, evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at';
+  'id, evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at, base_url';
 
 export type NewEvaluationCall = CallRecord & { evaluationId: number; item: string; via: 'chat' | 'batch_api' };
 
 export function createEvaluationCallStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO evaluation_calls (evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status,
-       prompt_tokens, completion_tokens, latency_ms, created_at)
+       prompt_tokens, completion_tokens, latency_ms, created_at, base_url)
      VALUES (:evaluationId, :item, :attempt, :via, :providerBatchId, :requestHash, :request, :response, :status, :error, :httpStatus,
-       :promptTokens, :completionTokens, :latencyMs, :now)`,
+       :promptTokens, :completionTokens, :latencyMs, :now, :baseUrl)`,
   );
   const listAt = db.prepare<{ evaluationId: number; item: string }, EvaluationCallRow>(
     `SELECT ${CALL_COLUMNS} FROM evaluation_calls WHERE evaluation_id = :evaluationId AND item = :item ORDER BY attempt`,

@@ -70,6 +70,8 @@ export function batchCallOutcome(read: ReturnType<typeof readBatchOutputLine>, p
 }
 
 export type BatchApiClient = {
+  /** The endpoint's base URL, as endpointAddress shows it. */
+  baseUrl: string;
   uploadJsonl(filename: string, lines: BatchInputLine[]): Promise<string>;
   createBatch(inputFileId: string, metadata: Record<string, string>): Promise<BatchInfo>;
   retrieveBatch(batchId: string): Promise<BatchInfo>;

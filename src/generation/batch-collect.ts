@@ -53,6 +53,7 @@ function storeLine<T>(c: BatchCollection, job: BatchJob<T>, batchId: string, lin
       request: json,
       ...batchCallOutcome(read, parsed),
       providerBatchId: batchId,
+      baseUrl: c.client.baseUrl,
     },
     c.clock(),
   );

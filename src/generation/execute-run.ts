@@ -234,7 +234,7 @@ export async function executeRun(db: Db, runId: number, options: ExecuteOptions)
     );
 
   const ids = listUnfinishedDialogueIds(db, runId);
-  markRunStarted(db, runId, process.pid, clock());
+  markRunStarted(db, runId, process.pid, clock(), options.llm.baseUrl);
   const initial = countRunDialogues(db, runId);
   const totals = runCallTotals(db, runId);
   const counters = { done: initial.complete, failed: initial.failed, finishedThisSession: 0 };

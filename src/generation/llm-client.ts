@@ -1,4 +1,5 @@
 import OpenAI, { toFile } from 'openai';
+import { endpointAddress } from './endpoint-address.js';
 import { type BatchApiClient, BatchApiError, type BatchInfo, type BatchOutputLine } from './batch-api-client.js';
 
 // The one importer of the openai SDK: chat completions, and the files and batches of the Batch API. Its own retries are
@@ -44,6 +45,7 @@ export function isLastingRefusal(httpStatus: number): boolean {
 }
 
 export type LlmClient = {
+  /** The endpoint's base URL without credentials (endpointAddress): named in messages and stored with each call. */
   baseUrl: string;
   complete(request: ChatRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ChatOutcome>;
 };
@@ -78,7 +80,7 @@ export function createLlmClient(endpoint: { baseUrl: string; apiKey: string | un
     maxRetries: 0,
   });
   return {
-    baseUrl: endpoint.baseUrl,
+    baseUrl: endpointAddress(endpoint.baseUrl),
     async complete(request, options) {
       try {
         const response = await client.chat.completions
@@ -146,8 +148,9 @@ async function step<T>(what: string, baseUrl: string, work: () => Promise<T>): P
 
 export function createBatchApiClient(endpoint: { baseUrl: string; apiKey: string | undefined }): BatchApiClient {
   const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey ?? 'no-key-set', maxRetries: 0 });
-  const base = endpoint.baseUrl;
+  const base = endpointAddress(endpoint.baseUrl);
   return {
+    baseUrl: base,
     uploadJsonl: (filename, lines) =>
       step('upload the requests', base, async () => {
         const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';

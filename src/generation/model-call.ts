@@ -172,7 +172,7 @@ function record<T>(r: CallRunner, spec: CallSpec<T>, attempt: number, request: C
   const status: CallStatus = outcome.status === 'ok' ? (parsed?.ok ? 'ok' : 'invalid') : outcome.status === 'malformed' ? 'invalid' : outcome.status;
   const error = outcome.status === 'ok' ? (parsed && !parsed.ok ? parsed.error : null) : outcome.error;
   const callId = spec.ledger.insert(
-    { attempt, requestHash: hashRequestJson(json), request: json, ...outcomeColumns(outcome), status, error, latencyMs, providerBatchId: null },
+    { attempt, requestHash: hashRequestJson(json), request: json, ...outcomeColumns(outcome), status, error, latencyMs, providerBatchId: null, baseUrl: r.llm.baseUrl },
     r.clock(),
   );
   r.stats.calls += 1;
