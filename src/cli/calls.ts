@@ -41,6 +41,7 @@ export function registerCalls(program: Command, ctx: CliContext): void {
             prompt_tokens: c.prompt_tokens,
             completion_tokens: c.completion_tokens,
             latency_ms: c.latency_ms,
+            base_url: c.base_url,
             request_hash: c.request_hash,
             request: parseJsonColumn(storedJsonSchema, c.request, `llm_calls.request of call ${c.id}`),
             response: c.response === null ? null : parseJsonColumn(storedJsonSchema, c.response, `llm_calls.response of call ${c.id}`),
@@ -57,6 +58,7 @@ export function registerCalls(program: Command, ctx: CliContext): void {
           `== call ${c.id}: turn ${c.turn_idx}${c.speaker === null ? '' : `, character ${c.speaker}`}, attempt ${c.attempt}, ${c.status}` +
             `${c.http_status === null ? '' : ` (HTTP ${c.http_status})`}, ${c.latency_ms} ms, ${c.prompt_tokens}+${c.completion_tokens} tokens, ${c.created_at}`,
         );
+        ctx.out(`endpoint ${c.base_url ?? '(address not recorded)'}`);
         ctx.out(`model ${request.model}, temperature ${request.temperature}, seed ${request.seed ?? '-'}, response format ${request.response_format.type}`);
         for (const m of request.messages) {
           ctx.out(`--- ${m.role} ---`);

@@ -9,7 +9,7 @@ import { requeueFailedDialogues } from '../generation/requeue-failed-dialogues.j
 import { runAtEndpoint } from '../generation/run-at-endpoint.js';
 import { findRun, getRun, markInterruptedRuns, runHasLiveWorker, updateRunPatience } from '../generation/run.queries.js';
 import { estimateCost } from '../generation/simulation-card.js';
-import { createBatchApiClient } from '../generation/batch-api-client.js';
+import { createBatchApiClient } from '../generation/llm-client.js';
 import { type ScriptBatchSettings, collectScriptBatch, DEFAULT_BATCH_POLL_MS } from '../generation/script-batch.js';
 import { type CliContext, CliError } from './cli-context.js';
 import { numberOption } from './cli-numbers.js';

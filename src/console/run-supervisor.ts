@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { ResolvedEndpoint } from '../generation/endpoints.js';
-import { type BatchInfo, createBatchApiClient } from '../generation/batch-api-client.js';
+import type { BatchInfo } from '../generation/batch-api-client.js';
 import { executeRun, type RunOutcome, type RunProgress } from '../generation/execute-run.js';
-import { createLlmClient } from '../generation/llm-client.js';
+import { createBatchApiClient, createLlmClient } from '../generation/llm-client.js';
 import { collectScriptBatch, DEFAULT_BATCH_POLL_MS, scriptBatchOf } from '../generation/script-batch.js';
 import { finishRun, getRun, runHasLiveWorker } from '../generation/run.queries.js';
 import { buildSimulationCard } from '../generation/simulation-card.js';

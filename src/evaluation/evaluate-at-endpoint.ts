@@ -1,8 +1,8 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
-import { type BatchInfo, createBatchApiClient } from '../generation/batch-api-client.js';
-import { createLlmClient } from '../generation/llm-client.js';
+import type { BatchInfo } from '../generation/batch-api-client.js';
+import { createBatchApiClient, createLlmClient } from '../generation/llm-client.js';
 import { type EvaluateOptions, type EvaluationOutcome, executeEpisodeEvaluation, parseEvaluationSettings } from './evaluate-run.js';
 import { EvaluationInputError } from './evaluation-error.js';
 import { getEvaluation } from './evaluation.queries.js';

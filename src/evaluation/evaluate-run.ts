@@ -1,5 +1,3 @@
-import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { describeBackground, describeTurn, fullName } from '../generation/build-messages.js';
@@ -32,13 +30,13 @@ import {
 import {
   DEFAULT_EVALUATION_SETTINGS,
   type EvaluationProgress,
-  EvaluationStop,
   type EvaluationSettings,
   type JudgeEngine,
   type JudgeRetryNotice,
+  evaluationWording,
   obtainJudgeAnswer,
-  runPool,
 } from './judge-call.js';
+import { CallStop, type WorkCounters, runPool, startCallRunner } from '../generation/model-call.js';
 import { type JudgePromptSet, loadJudgePrompts } from './judge-prompts.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { storedEvaluationSettingsSchema } from './evaluation-settings.schema.js';
@@ -180,7 +178,7 @@ export function loadEvaluationPrompts(evaluation: EvaluationRow): JudgePromptSet
   return prompts;
 }
 
-/** Shared by episode evaluations and the LLM judge: engine, counters and progress. */
+/** Shared by episode evaluations and the LLM judge: the runner, counters and progress. */
 export function startEngine(
   db: Db,
   evaluation: EvaluationRow,
@@ -188,48 +186,26 @@ export function startEngine(
   total: number,
   doneBefore: number,
   resumeHint: string,
-): { engine: JudgeEngine; stopAll: AbortController; counters: { done: number; failed: number; finishedThisSession: number }; detach: () => void } {
+): { engine: JudgeEngine; stopAll: AbortController; counters: WorkCounters; detach: () => void } {
   const settings = parseEvaluationSettings(evaluation);
-  const stopAll = new AbortController();
-  setMaxListeners(2 * settings.concurrency + 10, stopAll.signal);
-  const onOuterAbort = () => stopAll.abort(options.signal?.reason);
-  if (options.signal?.aborted) stopAll.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   const totals = evaluationCallTotals(db, evaluation.id);
   const counters = { done: doneBefore, failed: 0, finishedThisSession: 0 };
-  const startedAt = performance.now();
-  const engine: JudgeEngine = {
-    calls: createEvaluationCallStore(db),
-    evaluation,
-    settings,
+  const { runner, stopAll, detach } = startCallRunner({
     llm: options.llm,
     clock: options.clock ?? (() => new Date()),
-    random: options.random ?? Math.random,
-    backoff: options.backoff ?? { baseMs: 500, maxMs: 30_000 },
-    signal: stopAll.signal,
-    apiKeyEnv: options.apiKeyEnv ?? 'OPENAI_API_KEY',
-    resumeHint,
-    onRetry: options.onRetry ?? (() => {}),
-    stats: { inFlight: 0, calls: totals.calls, promptTokens: totals.prompt_tokens, completionTokens: totals.completion_tokens },
-    progress: () => {
-      if (!options.onProgress) return;
-      const elapsedMs = performance.now() - startedAt;
-      const left = total - counters.done - counters.failed;
-      options.onProgress({
-        evaluationId: evaluation.id,
-        total,
-        done: counters.done,
-        failed: counters.failed,
-        inFlight: engine.stats.inFlight,
-        calls: engine.stats.calls,
-        promptTokens: engine.stats.promptTokens,
-        completionTokens: engine.stats.completionTokens,
-        elapsedMs,
-        remainingMs: counters.finishedThisSession > 0 ? (elapsedMs / counters.finishedThisSession) * left : null,
-      });
-    },
-  };
-  return { engine, stopAll, counters, detach: () => options.signal?.removeEventListener('abort', onOuterAbort) };
+    random: options.random,
+    backoff: options.backoff,
+    signal: options.signal,
+    limits: settings,
+    wording: evaluationWording(evaluation, options.llm.baseUrl, options.apiKeyEnv ?? 'OPENAI_API_KEY', resumeHint),
+    concurrency: settings.concurrency,
+    totals: { calls: totals.calls, promptTokens: totals.prompt_tokens, completionTokens: totals.completion_tokens },
+    total,
+    counters,
+    onProgress: options.onProgress && ((progress) => options.onProgress?.({ evaluationId: evaluation.id, ...progress })),
+  });
+  const engine: JudgeEngine = { runner, calls: createEvaluationCallStore(db), evaluation, settings, onRetry: options.onRetry ?? (() => {}) };
+  return { engine, stopAll, counters, detach };
 }
 
 /** Ends an evaluation: its state from how the pool ended; a fresh start on an unknown model leaves nothing behind. */
@@ -263,7 +239,7 @@ export async function runJudgeItems<T>(
   const current = getEvaluation(db, evaluation.id) ?? evaluation;
   if (runHasLiveWorker(current, clock()))
     throw new EvaluationInputError(`evaluation "${evaluation.name}" is being run by process ${current.worker_pid}; wait for it or stop that process`);
-  markEvaluationStarted(db, evaluation.id, process.pid, clock());
+  markEvaluationStarted(db, evaluation.id, process.pid, clock(), options.llm.baseUrl);
   // The heartbeat tells other processes this evaluation is alive, even while every call waits on a slow server.
   const beat = setInterval(() => touchEvaluationHeartbeat(db, evaluation.id, clock()), HEARTBEAT_MS);
   beat.unref();
@@ -273,19 +249,19 @@ export async function runJudgeItems<T>(
     return work.items.filter((i) => !done.has(i.item));
   };
   const { engine, stopAll, counters, detach } = startEngine(db, evaluation, options, total, total - pending().length, work.resumeHint);
-  let stop: EvaluationStop | null = null;
+  let stop: CallStop | null = null;
   let paused = false;
   try {
-    engine.progress();
+    engine.runner.progress();
     if (options.batchApi) {
       try {
         paused = (await collectViaBatchApi(db, engine, pending(), options.batchApi)) === 'paused';
       } catch (error) {
         if (!(error instanceof BatchApiError)) throw error;
-        stop = new EvaluationStop(`${error.message}; ${work.resumeHint}`);
+        stop = new CallStop(`${error.message}; ${work.resumeHint}`);
       }
       counters.done = total - pending().length;
-      engine.progress();
+      engine.runner.progress();
     }
     if (!paused && !stop) {
       const result = await runPool(
@@ -295,10 +271,11 @@ export async function runJudgeItems<T>(
         async (job) => {
           const { value, callId } = await obtainJudgeAnswer(engine, job.item, job.request(), job.parse);
           job.save(value, callId);
+          return 'done';
         },
         counters,
         () => {},
-        () => engine.progress(),
+        engine.runner.progress,
       );
       stop = result.stop;
       paused = !stop && (options.signal?.aborted ?? false);

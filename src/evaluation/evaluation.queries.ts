@@ -1,5 +1,6 @@
 import type { Db } from '../db/connection.js';
-import type { CallStatus } from '../generation/call.queries.js';
+import { type CallColumns, type CallRecord, responseJson } from '../generation/call.queries.js';
+import type { CallLedger } from '../generation/model-call.js';
 import type { Dimension } from './episode-output.schema.js';
 
 export type EvaluationKind = 'episode' | 'pairwise';
@@ -94,10 +95,11 @@ export function deleteEvaluation(db: Db, id: number): void {
   })();
 }
 
-export function markEvaluationStarted(db: Db, id: number, pid: number, now: Date): void {
+/** `baseUrl`: where this session sends its calls (a resume may send them to a new address). */
+export function markEvaluationStarted(db: Db, id: number, pid: number, now: Date, baseUrl: string): void {
   db.prepare(
-    `UPDATE evaluations SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now, started_at = coalesce(started_at, :now) WHERE id = :id`,
-  ).run({ id, pid, now: now.toISOString() });
+    `UPDATE evaluations SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now, started_at = coalesce(started_at, :now), base_url = :baseUrl WHERE id = :id`,
+  ).run({ id, pid, now: now.toISOString(), baseUrl });
 }
 
 export function touchEvaluationHeartbeat(db: Db, id: number, now: Date): void {
@@ -118,64 +120,40 @@ export function setProviderBatch(db: Db, id: number, batch: { batchId: string | 
 
 // Calls ----------------------------------------------------------------------
 
-export type EvaluationCallRow = {
-  id: number;
-  evaluation_id: number;
-  item: string;
-  attempt: number;
-  via: 'chat' | 'batch_api';
-  provider_batch_id: string | null;
-  request_hash: string;
-  request: string;
-  response: string | null;
-  status: CallStatus;
-  error: string | null;
-  http_status: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  latency_ms: number;
-  created_at: string;
-};
+export type EvaluationCallRow = CallColumns & { evaluation_id: number; item: string; via: 'chat' | 'batch_api' };
 
 const CALL_COLUMNS =
-  'id, evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at';
+  'id, evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status, prompt_tokens, completion_tokens, latency_ms, created_at, base_url';
 
-export type NewEvaluationCall = {
-  evaluationId: number;
-  item: string;
-  attempt: number;
-  via: 'chat' | 'batch_api';
-  providerBatchId: string | null;
-  requestHash: string;
-  request: string;
-  response: unknown;
-  status: CallStatus;
-  error: string | null;
-  httpStatus: number | null;
-  promptTokens: number;
-  completionTokens: number;
-  latencyMs: number;
-};
+export type NewEvaluationCall = CallRecord & { evaluationId: number; item: string; via: 'chat' | 'batch_api' };
 
 export function createEvaluationCallStore(db: Db) {
   const insert = db.prepare(
     `INSERT INTO evaluation_calls (evaluation_id, item, attempt, via, provider_batch_id, request_hash, request, response, status, error, http_status,
-       prompt_tokens, completion_tokens, latency_ms, created_at)
+       prompt_tokens, completion_tokens, latency_ms, created_at, base_url)
      VALUES (:evaluationId, :item, :attempt, :via, :providerBatchId, :requestHash, :request, :response, :status, :error, :httpStatus,
-       :promptTokens, :completionTokens, :latencyMs, :now)`,
+       :promptTokens, :completionTokens, :latencyMs, :now, :baseUrl)`,
   );
   const listAt = db.prepare<{ evaluationId: number; item: string }, EvaluationCallRow>(
     `SELECT ${CALL_COLUMNS} FROM evaluation_calls WHERE evaluation_id = :evaluationId AND item = :item ORDER BY attempt`,
   );
-  return {
+  const store = {
     insertCall(call: NewEvaluationCall, now: Date): number {
-      const response = call.response === undefined || call.response === null ? null : JSON.stringify(call.response);
-      return Number(insert.run({ ...call, response, now: now.toISOString() }).lastInsertRowid);
+      return Number(insert.run({ ...call, response: responseJson(call.response), now: now.toISOString() }).lastInsertRowid);
     },
     listCallsFor(evaluationId: number, item: string): EvaluationCallRow[] {
       return listAt.all({ evaluationId, item });
     },
+    /** The provenance rows of one item, as the model-call runner reads and writes them: a Batch API answer is via 'batch_api'. */
+    ledgerFor(evaluationId: number, item: string): CallLedger {
+      return {
+        table: 'evaluation_calls',
+        list: () => store.listCallsFor(evaluationId, item),
+        insert: (call, now) => store.insertCall({ evaluationId, item, via: call.providerBatchId === null ? 'chat' : 'batch_api', ...call }, now),
+      };
+    },
   };
+  return store;
 }
 export type EvaluationCallStore = ReturnType<typeof createEvaluationCallStore>;
 

@@ -1,9 +1,8 @@
-import OpenAI, { toFile } from 'openai';
 import { UserFacingError } from '../errors/user-facing-error.js';
 
 // The OpenAI Batch API (files + batches), for cheap bulk calls (issue 15): requests written as JSONL, uploaded with
 // the files API (purpose "batch"), a batch created on /v1/chat/completions and polled; its output and error files are
-// read back as JSONL. Beside llm-client.ts, the only other importer of the openai SDK; its retries are off here too.
+// read back as JSONL. The client itself is made in llm-client.ts (createBatchApiClient), the one importer of the openai SDK.
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -35,11 +34,14 @@ export function readBatchOutputLine(line: BatchOutputLine): {
   promptTokens: number;
   completionTokens: number;
   failure: string;
+  /** The answer's text (its first choice's content), or null. */
+  content: string | null;
 } {
   const ok = line.response !== null && line.response.status_code === 200;
   const body = line.response?.body ?? null;
   const usage = (body as { usage?: { prompt_tokens?: number; completion_tokens?: number } } | null)?.usage;
   const bodyError = (body as { error?: { message?: string } } | null)?.error?.message;
+  const content = (body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
   return {
     ok,
     body,
@@ -47,6 +49,7 @@ export function readBatchOutputLine(line: BatchOutputLine): {
     promptTokens: ok ? (usage?.prompt_tokens ?? 0) : 0,
     completionTokens: ok ? (usage?.completion_tokens ?? 0) : 0,
     failure: line.error?.message ?? bodyError ?? `HTTP ${line.response?.status_code ?? '?'}`,
+    content: typeof content === 'string' ? content : null,
   };
 }
 
@@ -67,6 +70,8 @@ export function batchCallOutcome(read: ReturnType<typeof readBatchOutputLine>, p
 }
 
 export type BatchApiClient = {
+  /** The endpoint's base URL, as endpointAddress shows it. */
+  baseUrl: string;
   uploadJsonl(filename: string, lines: BatchInputLine[]): Promise<string>;
   createBatch(inputFileId: string, metadata: Record<string, string>): Promise<BatchInfo>;
   retrieveBatch(batchId: string): Promise<BatchInfo>;
@@ -82,49 +87,3 @@ export class BatchApiError extends UserFacingError {
 
 const TERMINAL: BatchStatus[] = ['failed', 'completed', 'expired', 'cancelled'];
 export const isTerminal = (status: BatchStatus) => TERMINAL.includes(status);
-
-function toInfo(batch: OpenAI.Batches.Batch): BatchInfo {
-  const errors = batch.errors?.data?.map((e) => `${e.code ?? ''}: ${e.message ?? ''}`).join('; ') ?? null;
-  return {
-    id: batch.id,
-    status: batch.status,
-    outputFileId: batch.output_file_id ?? null,
-    errorFileId: batch.error_file_id ?? null,
-    counts: { total: batch.request_counts?.total ?? 0, completed: batch.request_counts?.completed ?? 0, failed: batch.request_counts?.failed ?? 0 },
-    errors: errors || null,
-  };
-}
-
-async function step<T>(what: string, baseUrl: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const status = error instanceof OpenAI.APIError && typeof error.status === 'number' ? ` (HTTP ${error.status})` : '';
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new BatchApiError(`the Batch API at ${baseUrl} failed to ${what}${status}: ${message}`);
-  }
-}
-
-export function createBatchApiClient(endpoint: { baseUrl: string; apiKey: string | undefined }): BatchApiClient {
-  const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey ?? 'no-key-set', maxRetries: 0 });
-  const base = endpoint.baseUrl;
-  return {
-    uploadJsonl: (filename, lines) =>
-      step('upload the requests', base, async () => {
-        const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
-        const file = await client.files.create({ file: await toFile(Buffer.from(text, 'utf8'), filename), purpose: 'batch' });
-        return file.id;
-      }),
-    createBatch: (inputFileId, metadata) =>
-      step('create the batch', base, async () => toInfo(await client.batches.create({ input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata }))),
-    retrieveBatch: (batchId) => step(`read batch ${batchId}`, base, async () => toInfo(await client.batches.retrieve(batchId))),
-    readJsonl: (fileId) =>
-      step(`read file ${fileId}`, base, async () => {
-        const text = await (await client.files.content(fileId)).text();
-        return text
-          .split('\n')
-          .filter((l) => l.trim() !== '')
-          .map((l) => JSON.parse(l) as BatchOutputLine);
-      }),
-  };
-}

@@ -1,11 +1,8 @@
-import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { type CharacterRow, getCast, getCharacter, getScenario } from '../scenarios/scenario.queries.js';
-import { seedFrom } from '../scenarios/seeded-random.js';
 import { type Cast, type SpokenTurn, agentMessages, fullName, scriptMessages } from './build-messages.js';
-import { type CallStore, createCallStore, hashRequestJson, requestJson, runCallTotals } from './call.queries.js';
+import { type CallPlace, type CallStore, createCallStore, runCallTotals } from './call.queries.js';
 import type { RunSettings } from './create-run.js';
 import {
   type NewTurn,
@@ -19,29 +16,16 @@ import {
   setDialogueRunning,
 } from './dialogue.queries.js';
 import { GenerationInputError } from './generation-error.js';
-import { type ChatMessage, type ChatOutcome, type ChatRequest, isLastingRefusal, type LlmClient, outcomeColumns, type ResponseFormat } from './llm-client.js';
+import type { ChatMessage, ChatRequest, LlmClient, ResponseFormat } from './llm-client.js';
+import { type CallRunner, type CallStop, ItemFailure, type StopWording, type WorkProgress, obtainAnswer, runPool, startCallRunner } from './model-call.js';
 import { type Parsed, agentResponseFormat, parseAgentTurn, parseScript, scriptResponseFormat } from './model-output.schema.js';
 import { type PromptSet, loadPrompts } from './prompts.js';
-import { retryDelayMs, sleep } from './retry-delay.js';
 import { HEARTBEAT_MS, type RunRow, type RunState, finishRun, getRun, markRunStarted, runHasLiveWorker, touchRunHeartbeat } from './run.queries.js';
 import { buildSimulationCard } from './simulation-card.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { runSettingsSchema } from './run-columns.schema.js';
-import { readStoredAnswer } from './stored-answer.js';
 
-export type RunProgress = {
-  runId: number;
-  total: number;
-  done: number;
-  failed: number;
-  inFlight: number;
-  calls: number;
-  promptTokens: number;
-  completionTokens: number;
-  elapsedMs: number;
-  /** Estimated from this session's pace; null until a dialogue has finished. */
-  remainingMs: number | null;
-};
+export type RunProgress = { runId: number } & WorkProgress;
 
 export type ExecuteOptions = {
   llm: LlmClient;
@@ -76,29 +60,9 @@ export type RetryNotice = {
 
 export type RunOutcome = { runId: number; state: RunState; error: string | null; total: number; complete: number; failed: number };
 
-/** Ends one dialogue as failed (the run goes on). */
-class DialogueFailure extends Error {}
-/** Stops the whole run (wrong key, unknown model, unreachable endpoint); what is done is kept. */
-class RunStop extends Error {}
-class Stopped extends Error {}
+type Place = CallPlace;
 
-type Place = { runId: number; dialogueId: number; turnIdx: number; speaker: 1 | 2 | null; generation: number };
-
-/**
- * The seed of a request at a place after `invalid` invalid answers there, in generation `generation` of the
- * dialogue. The first request of the first generation keeps the dialogue's seed; every retry after an invalid
- * answer, and every later generation of a failed dialogue, gets a seed of its own (stored in its request), since
- * a seeded server repeats its answer to an identical request.
- */
-export function requestSeed(base: number | null, generation: number, invalid: number): number | null {
-  if (generation === 1 && invalid === 0) return base;
-  return seedFrom(base ?? 0, 'generation', generation, 'invalid', invalid) % 2 ** 31;
-}
-
-function withSeed(request: ChatRequest, seed: number | null): ChatRequest {
-  if (seed === null) return request;
-  return { ...request, seed };
-}
+export { requestSeed } from './model-call.js';
 
 type Engine = {
   db: Db;
@@ -106,151 +70,44 @@ type Engine = {
   run: RunRow;
   settings: RunSettings;
   prompts: PromptSet;
-  llm: LlmClient;
-  clock: Clock;
-  random: () => number;
-  backoff: { baseMs: number; maxMs: number };
-  signal: AbortSignal;
-  apiKeyEnv: string;
+  runner: CallRunner;
   onRetry: (retry: RetryNotice) => void;
-  stats: { inFlight: number; calls: number; promptTokens: number; completionTokens: number };
-  progress: () => void;
 };
 
 function resumeHint(run: RunRow): string {
   return `then resume with: simarena generate --resume ${run.name}`;
 }
 
-function stopMessage(e: Engine, outcome: Exclude<ChatOutcome, { status: 'ok' | 'aborted' | 'malformed' }>, attempts: number): string {
-  const where = `the endpoint "${e.run.endpoint_name ?? 'default'}" at ${e.llm.baseUrl}`;
-  if (outcome.status === 'http_error') {
-    if (outcome.httpStatus === 401 || outcome.httpStatus === 403)
-      return `${where} refused the API key (HTTP ${outcome.httpStatus}): set ${e.apiKeyEnv} to a valid key, ${resumeHint(e.run)}`;
+/** How a generation run words a stop: the flags of `simarena generate`. */
+function generationWording(run: RunRow, baseUrl: string, apiKeyEnv: string): StopWording {
+  return {
+    where: `the endpoint "${run.endpoint_name ?? 'default'}" at ${baseUrl}`,
+    apiKeyEnv,
+    resumeHint: resumeHint(run),
     // A run keeps its model, so resuming cannot cure an unknown model; a wrong base URL it can.
-    if (outcome.httpStatus === 404 && /model/i.test(outcome.error))
-      return `${where} does not know model "${e.run.model}" (HTTP 404): check --model (the name as that server knows it) or --endpoint and start a new run; what run "${e.run.name}" generated is kept`;
-    if (outcome.httpStatus === 404)
-      return `${where} has no chat completions API (HTTP 404: ${outcome.error}): check OPENAI_BASE_URL (or the endpoint's baseUrl; OpenAI-compatible servers usually end in /v1), ${resumeHint(e.run)}`;
-    if (outcome.httpStatus === 400)
-      return `${where} rejected the request format (HTTP 400: ${outcome.error}): if the server lacks json_schema, start the run with --response-format json_object`;
-    return `${where} kept failing (HTTP ${outcome.httpStatus}: ${outcome.error}) after ${attempts} attempt(s); ${resumeHint(e.run)}`;
-  }
-  if (outcome.status === 'timeout') return `${where} did not answer in time (${outcome.error}) after ${attempts} attempt(s): raise --timeout or lower --concurrency, ${resumeHint(e.run)}`;
-  return `cannot reach ${where} (${outcome.error}) after ${attempts} attempt(s): check OPENAI_BASE_URL (or the endpoint's baseUrl) and that the server is running, ${resumeHint(e.run)}`;
+    unknownModel: `does not know model "${run.model}" (HTTP 404): check --model (the name as that server knows it) or --endpoint and start a new run; what run "${run.name}" generated is kept`,
+    checkAddress: {
+      noChatApi: "OPENAI_BASE_URL (or the endpoint's baseUrl; OpenAI-compatible servers usually end in /v1)",
+      unreachable: "OPENAI_BASE_URL (or the endpoint's baseUrl)",
+    },
+    badFormat: 'if the server lacks json_schema, start the run with --response-format json_object',
+    timeoutAdvice: ': raise --timeout or lower --concurrency, ',
+    output: 'model output',
+  };
 }
 
 /**
- * One model call at one place of a dialogue, with our retries. A call already stored at this place with the
+ * One model call at one place of a dialogue, through the runner: a call already stored at this place with the
  * same request and a valid answer is reused, so that a resumed run never pays twice for a completed call.
- * Every attempt is stored before its answer is used.
  */
-async function obtain<T>(e: Engine, place: Place, request: ChatRequest, parse: (content: string | null) => Parsed<T>): Promise<{ value: T; callId: number }> {
-  const everyCall = e.calls.listCallsAt(place.dialogueId, place.turnIdx);
-  // Calls of earlier generations of a failed dialogue are kept but never reused: it is generated anew.
-  const stored = everyCall.filter((c) => c.generation === place.generation);
-  const base = request.seed ?? null;
-  const requestAfter = (invalidAnswers: number) => withSeed(request, requestSeed(base, place.generation, invalidAnswers));
-  let invalid = stored.filter((c) => c.status === 'invalid').length;
-  // A resumed run reuses a valid answer to any request this place has sent (one per invalid answer before it).
-  const sent = new Set(Array.from({ length: invalid + 1 }, (_, k) => hashRequestJson(requestJson(requestAfter(k)))));
-  for (const call of stored) {
-    if (call.status !== 'ok' || !sent.has(call.request_hash) || call.response === null) continue;
-    const parsed = parse(readStoredAnswer(call.response, `llm_calls.response of call ${call.id}`).content);
-    if (parsed.ok) return { value: parsed.value, callId: call.id };
-  }
-  let attempt = everyCall.reduce((max, c) => Math.max(max, c.attempt), 0);
-  let transient = 0;
-  for (;;) {
-    if (e.signal.aborted) throw new Stopped();
-    const current = requestAfter(invalid);
-    const json = requestJson(current);
-    const hash = hashRequestJson(json);
-    attempt += 1;
-    e.stats.inFlight += 1;
-    e.progress();
-    const started = performance.now();
-    // A signal per call: the SDK leaves its listener on the signal it is given, and the run's signal lives long.
-    const callStop = new AbortController();
-    const relay = () => callStop.abort();
-    e.signal.addEventListener('abort', relay, { once: true });
-    const outcome = await e.llm.complete(current, { timeoutMs: e.settings.timeoutMs, signal: callStop.signal }).finally(() => e.signal.removeEventListener('abort', relay));
-    const latencyMs = Math.round(performance.now() - started);
-    e.stats.inFlight -= 1;
-    // A call cut short by a stop is not a completed call: nothing to store. One that completed as the stop came
-    // is stored like any other, so that a resumed run does not pay for it again.
-    if (outcome.status === 'aborted') throw new Stopped();
-
-    let parsed: Parsed<T> | null = null;
-    if (outcome.status === 'ok') parsed = parse(outcome.content);
-    const status =
-      outcome.status === 'ok'
-        ? parsed?.ok
-          ? 'ok'
-          : 'invalid'
-        : outcome.status === 'malformed'
-          ? 'invalid'
-          : outcome.status;
-    const error =
-      outcome.status === 'ok' ? (parsed && !parsed.ok ? parsed.error : null) : outcome.status === 'malformed' ? outcome.error : outcome.error;
-    const callId = e.calls.insertCall(
-      {
-        ...place,
-        attempt,
-        requestHash: hash,
-        request: json,
-        ...outcomeColumns(outcome),
-        status,
-        error,
-        latencyMs,
-        generation: place.generation,
-      },
-      e.clock(),
-    );
-    e.stats.calls += 1;
-    if (outcome.status === 'ok') {
-      e.stats.promptTokens += outcome.promptTokens;
-      e.stats.completionTokens += outcome.completionTokens;
-    }
-    e.progress();
-
-    if (parsed?.ok) return { value: parsed.value, callId };
-    if (status === 'invalid') {
-      invalid += 1;
-      const final = invalid > e.settings.maxInvalidRetries;
-      e.onRetry({
-        dialogueId: place.dialogueId,
-        turnIdx: place.turnIdx,
-        attempt,
-        status: 'invalid',
-        error: error ?? 'invalid',
-        delayMs: 0,
-        nextSeed: final ? null : requestSeed(base, place.generation, invalid),
-        final,
-      });
-      if (final) throw new DialogueFailure(`invalid model output after ${invalid} attempt(s): ${error ?? 'invalid'}`);
-      continue;
-    }
-    if (outcome.status === 'ok' || outcome.status === 'malformed') continue;
-    if (outcome.status === 'http_error' && isLastingRefusal(outcome.httpStatus)) {
-      const code = outcome.httpStatus;
-      const aboutFormat = /response_format|json_schema|json_object/i.test(outcome.error);
-      if (code === 401 || code === 403 || code === 404 || (code === 400 && aboutFormat)) throw new RunStop(stopMessage(e, outcome, attempt));
-      throw new DialogueFailure(`the endpoint rejected the request (HTTP ${code}: ${outcome.error})`);
-    }
-    transient += 1;
-    if (transient > e.settings.maxRetries) throw new RunStop(stopMessage(e, outcome, transient));
-    const retryAfter = outcome.status === 'http_error' ? outcome.retryAfterMs : null;
-    const delayMs = retryDelayMs(transient, retryAfter, e.random, e.backoff);
-    e.onRetry({
-      dialogueId: place.dialogueId,
-      turnIdx: place.turnIdx,
-      attempt,
-      status: outcome.status === 'http_error' ? `HTTP ${outcome.httpStatus}` : outcome.status,
-      error: outcome.error,
-      delayMs,
-    });
-    await sleep(delayMs, e.signal);
-  }
+function obtain<T>(e: Engine, place: Place, request: ChatRequest, parse: (content: string | null) => Parsed<T>): Promise<{ value: T; callId: number }> {
+  return obtainAnswer(e.runner, {
+    request,
+    parse,
+    ledger: e.calls.ledgerAt(place),
+    reseed: { generation: place.generation },
+    onRetry: (notice) => e.onRetry({ dialogueId: place.dialogueId, turnIdx: place.turnIdx, ...notice }),
+  });
 }
 
 function loadCast(db: Db, dialogueId: number): { cast: Cast; dialogue: NonNullable<ReturnType<typeof getDialogue>> } {
@@ -260,7 +117,7 @@ function loadCast(db: Db, dialogueId: number): { cast: Cast; dialogue: NonNullab
   const castRow = getCast(db, dialogue.cast_id);
   const c1 = castRow && getCharacter(db, castRow.character_1_id);
   const c2 = castRow && getCharacter(db, castRow.character_2_id);
-  if (!scenario || !c1 || !c2) throw new DialogueFailure('its scenario or characters are no longer in the library');
+  if (!scenario || !c1 || !c2) throw new ItemFailure('its scenario or characters are no longer in the library');
   return { cast: { scenario, characters: [c1, c2] as [CharacterRow, CharacterRow] }, dialogue };
 }
 
@@ -297,10 +154,10 @@ function finishDialogue(e: Engine, dialogueId: number, result: { turns: NewTurn[
   const spoken = result.turns.filter((t) => t.action === 'speak' || t.action === 'non-verbal' || t.action === 'action').length;
   if (spoken < minimum) {
     const reason = `only ${spoken} spoken turn(s), fewer than the minimum of ${minimum} set for this run`;
-    failDialogueWithTurns(e.db, dialogueId, { ...result, reason }, e.clock());
+    failDialogueWithTurns(e.db, dialogueId, { ...result, reason }, e.runner.clock());
     return 'failed';
   }
-  completeDialogue(e.db, dialogueId, result, e.clock());
+  completeDialogue(e.db, dialogueId, result, e.runner.clock());
   return 'complete';
 }
 
@@ -377,88 +234,48 @@ export async function executeRun(db: Db, runId: number, options: ExecuteOptions)
     );
 
   const ids = listUnfinishedDialogueIds(db, runId);
-  markRunStarted(db, runId, process.pid, clock());
-  const stopAll = new AbortController();
-  // Every call in flight and every backoff wait listens to the stop signal.
-  setMaxListeners(2 * run.concurrency + 10, stopAll.signal);
-  const onOuterAbort = () => stopAll.abort(options.signal?.reason);
-  if (options.signal?.aborted) stopAll.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-
+  markRunStarted(db, runId, process.pid, clock(), options.llm.baseUrl);
   const initial = countRunDialogues(db, runId);
   const totals = runCallTotals(db, runId);
   const counters = { done: initial.complete, failed: initial.failed, finishedThisSession: 0 };
-  const startedAt = performance.now();
-  const engine: Engine = {
-    db,
-    calls: createCallStore(db),
-    run,
-    settings,
-    prompts,
+  const { runner, stopAll, detach } = startCallRunner({
     llm: options.llm,
     clock,
-    random: options.random ?? Math.random,
-    backoff: options.backoff ?? { baseMs: 500, maxMs: 30_000 },
-    signal: stopAll.signal,
-    apiKeyEnv: options.apiKeyEnv ?? 'OPENAI_API_KEY',
-    onRetry: options.onRetry ?? (() => {}),
-    stats: { inFlight: 0, calls: totals.calls, promptTokens: totals.prompt_tokens, completionTokens: totals.completion_tokens },
-    progress: () => {
-      if (!options.onProgress) return;
-      const elapsedMs = performance.now() - startedAt;
-      const left = initial.total - counters.done - counters.failed;
-      options.onProgress({
-        runId,
-        total: initial.total,
-        done: counters.done,
-        failed: counters.failed,
-        inFlight: engine.stats.inFlight,
-        calls: engine.stats.calls,
-        promptTokens: engine.stats.promptTokens,
-        completionTokens: engine.stats.completionTokens,
-        elapsedMs,
-        remainingMs: counters.finishedThisSession > 0 ? (elapsedMs / counters.finishedThisSession) * left : null,
-      });
-    },
-  };
+    random: options.random,
+    backoff: options.backoff,
+    signal: options.signal,
+    limits: settings,
+    wording: generationWording(run, options.llm.baseUrl, options.apiKeyEnv ?? 'OPENAI_API_KEY'),
+    concurrency: run.concurrency,
+    totals: { calls: totals.calls, promptTokens: totals.prompt_tokens, completionTokens: totals.completion_tokens },
+    total: initial.total,
+    counters,
+    onProgress: options.onProgress && ((progress) => options.onProgress?.({ runId, ...progress })),
+  });
+  const engine: Engine = { db, calls: createCallStore(db), run, settings, prompts, runner, onRetry: options.onRetry ?? (() => {}) };
 
   // The heartbeat tells other processes (runs list, server start) that this run is alive, even while every
   // call is waiting on a slow server.
   const beat = setInterval(() => touchRunHeartbeat(db, runId, clock()), HEARTBEAT_MS);
   beat.unref();
-  let stopError: string | null = null;
-  let next = 0;
-  const worker = async () => {
-    while (!stopAll.signal.aborted && next < ids.length) {
-      const id = ids[next++] as number;
-      try {
-        const state = await generateDialogue(engine, id);
-        if (state === 'complete') counters.done += 1;
-        else counters.failed += 1;
-        counters.finishedThisSession += 1;
-      } catch (error) {
-        if (error instanceof Stopped) return;
-        if (error instanceof RunStop) {
-          stopError ??= error.message;
-          stopAll.abort('stop');
-          return;
-        }
-        const reason = error instanceof DialogueFailure ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-        failDialogue(db, id, reason, clock());
-        counters.failed += 1;
-        counters.finishedThisSession += 1;
-      }
-      engine.progress();
-    }
-  };
+  let pool: { stop: CallStop | null };
   try {
-    engine.progress();
-    await Promise.all(Array.from({ length: Math.min(run.concurrency, ids.length) }, worker));
+    runner.progress();
+    pool = await runPool(
+      ids,
+      run.concurrency,
+      stopAll,
+      async (id) => ((await generateDialogue(engine, id)) === 'complete' ? 'done' : 'failed'),
+      counters,
+      (id, reason) => failDialogue(db, id, reason, clock()),
+      runner.progress,
+    );
   } finally {
     clearInterval(beat);
-    options.signal?.removeEventListener('abort', onOuterAbort);
+    detach();
     resetRunningDialogues(db, runId);
   }
+  const stopError = pool.stop?.message ?? null;
   const state: RunState = stopError ? 'failed' : options.signal?.aborted ? (options.signal.reason === 'cancel' ? 'cancelled' : 'paused') : 'complete';
   finishRun(db, runId, { state, error: stopError, simulationCard: null }, clock());
   finishRun(db, runId, { state, error: stopError, simulationCard: buildSimulationCard(db, runId) }, clock());

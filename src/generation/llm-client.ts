@@ -1,7 +1,9 @@
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
+import { endpointAddress } from './endpoint-address.js';
+import { type BatchApiClient, BatchApiError, type BatchInfo, type BatchOutputLine } from './batch-api-client.js';
 
-// The one importer of the openai SDK. Its own retries are off (maxRetries: 0): the engine retries,
-// so that every attempt is a recorded call.
+// The one importer of the openai SDK: chat completions, and the files and batches of the Batch API. Its own retries are
+// off (maxRetries: 0): the model-call runner retries, so that every attempt is a recorded call.
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
 
@@ -43,6 +45,7 @@ export function isLastingRefusal(httpStatus: number): boolean {
 }
 
 export type LlmClient = {
+  /** The endpoint's base URL without credentials (endpointAddress): named in messages and stored with each call. */
   baseUrl: string;
   complete(request: ChatRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ChatOutcome>;
 };
@@ -77,7 +80,7 @@ export function createLlmClient(endpoint: { baseUrl: string; apiKey: string | un
     maxRetries: 0,
   });
   return {
-    baseUrl: endpoint.baseUrl,
+    baseUrl: endpointAddress(endpoint.baseUrl),
     async complete(request, options) {
       try {
         const response = await client.chat.completions
@@ -116,5 +119,54 @@ export function createLlmClient(endpoint: { baseUrl: string; apiKey: string | un
         return { status: 'network_error', error: error instanceof Error ? error.message : String(error) };
       }
     },
+  };
+}
+
+// The Batch API (files + batches) ---------------------------------------------------------------------------------
+
+function toInfo(batch: OpenAI.Batches.Batch): BatchInfo {
+  const errors = batch.errors?.data?.map((e) => `${e.code ?? ''}: ${e.message ?? ''}`).join('; ') ?? null;
+  return {
+    id: batch.id,
+    status: batch.status,
+    outputFileId: batch.output_file_id ?? null,
+    errorFileId: batch.error_file_id ?? null,
+    counts: { total: batch.request_counts?.total ?? 0, completed: batch.request_counts?.completed ?? 0, failed: batch.request_counts?.failed ?? 0 },
+    errors: errors || null,
+  };
+}
+
+async function step<T>(what: string, baseUrl: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const status = error instanceof OpenAI.APIError && typeof error.status === 'number' ? ` (HTTP ${error.status})` : '';
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new BatchApiError(`the Batch API at ${baseUrl} failed to ${what}${status}: ${message}`);
+  }
+}
+
+export function createBatchApiClient(endpoint: { baseUrl: string; apiKey: string | undefined }): BatchApiClient {
+  const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey ?? 'no-key-set', maxRetries: 0 });
+  const base = endpointAddress(endpoint.baseUrl);
+  return {
+    baseUrl: base,
+    uploadJsonl: (filename, lines) =>
+      step('upload the requests', base, async () => {
+        const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+        const file = await client.files.create({ file: await toFile(Buffer.from(text, 'utf8'), filename), purpose: 'batch' });
+        return file.id;
+      }),
+    createBatch: (inputFileId, metadata) =>
+      step('create the batch', base, async () => toInfo(await client.batches.create({ input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata }))),
+    retrieveBatch: (batchId) => step(`read batch ${batchId}`, base, async () => toInfo(await client.batches.retrieve(batchId))),
+    readJsonl: (fileId) =>
+      step(`read file ${fileId}`, base, async () => {
+        const text = await (await client.files.content(fileId)).text();
+        return text
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as BatchOutputLine);
+      }),
   };
 }

@@ -124,11 +124,12 @@ export function updateRunPatience(db: Db, id: number, change: { concurrency: num
   });
 }
 
-export function markRunStarted(db: Db, id: number, pid: number, now: Date): void {
+/** `baseUrl`: where this session sends its calls (a run resumed after its address was fixed sends them elsewhere). */
+export function markRunStarted(db: Db, id: number, pid: number, now: Date, baseUrl: string): void {
   db.prepare(
     `UPDATE runs SET state = 'running', error = NULL, worker_pid = :pid, heartbeat_at = :now,
-       started_at = coalesce(started_at, :now), finished_at = NULL WHERE id = :id`,
-  ).run({ id, pid, now: now.toISOString() });
+       started_at = coalesce(started_at, :now), finished_at = NULL, base_url = :baseUrl WHERE id = :id`,
+  ).run({ id, pid, now: now.toISOString(), baseUrl });
 }
 
 export function touchRunHeartbeat(db: Db, id: number, now: Date): void {

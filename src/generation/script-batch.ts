@@ -1,8 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { type CharacterRow, getCast, getCharacter, getScenario } from '../scenarios/scenario.queries.js';
-import { batchCallOutcome, type BatchApiClient, type BatchInfo, type BatchInputLine, isTerminal, readBatchOutputLine } from './batch-api-client.js';
-import { createCallStore, hashRequestJson, requestJson } from './call.queries.js';
+import type { BatchApiClient, BatchInfo } from './batch-api-client.js';
+import { type BatchJob, collectBatch } from './batch-collect.js';
+import { createCallStore } from './call.queries.js';
 import type { RunSettings } from './create-run.js';
 import { getDialogue, listUnfinishedDialogueIds } from './dialogue.queries.js';
 import { scriptRequest } from './execute-run.js';
@@ -10,7 +11,6 @@ import type { ChatRequest } from './llm-client.js';
 import { fullName } from './build-messages.js';
 import { parseScript } from './model-output.schema.js';
 import { loadPrompts } from './prompts.js';
-import { sleep } from './retry-delay.js';
 import { getRun, updateRunPatience } from './run.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { scriptBatchSettingsSchema } from './run-columns.schema.js';
@@ -63,62 +63,26 @@ export async function collectScriptBatch(db: Db, runId: number, options: ScriptB
   if (!run) return 'nothing';
   const settings: ScriptBatchSettings = parseJsonColumn(scriptBatchSettingsSchema, run.settings, `runs.settings of run ${runId}`);
   const calls = createCallStore(db);
-  const clock = options.clock ?? (() => new Date());
-  const jobs = scriptJobs(db, runId).map((j) => ({ ...j, json: requestJson(j.request) }));
-  const answered = (dialogueId: number, hash: string) => calls.listCallsAt(dialogueId, 0).some((c) => c.status === 'ok' && c.request_hash === hash);
-  let batch = settings.scriptBatch ?? null;
-  if (!batch) {
-    const waiting = jobs.filter((j) => !answered(j.dialogueId, hashRequestJson(j.json)));
-    if (waiting.length === 0) return 'nothing';
-    const lines: BatchInputLine[] = waiting.map((j) => ({ custom_id: `dialogue:${j.dialogueId}`, method: 'POST', url: '/v1/chat/completions', body: j.request }));
-    const inputFileId = await options.client.uploadJsonl(`simarena-${run.name}.jsonl`, lines);
-    const created = await options.client.createBatch(inputFileId, { simarena_run: run.name });
-    batch = { batchId: created.id, inputFileId, pollMs: options.pollMs };
-    updateRunPatience(db, runId, { concurrency: run.concurrency, settings: { ...settings, scriptBatch: batch } });
-  }
-  let info = await options.client.retrieveBatch(batch.batchId);
-  options.onBatch?.(info);
-  while (!isTerminal(info.status)) {
-    await sleep(options.pollMs, options.signal);
-    if (options.signal?.aborted) return 'paused';
-    info = await options.client.retrieveBatch(batch.batchId);
-    options.onBatch?.(info);
-  }
-  const byItem = new Map(jobs.map((j) => [`dialogue:${j.dialogueId}`, j]));
-  const markBatch = db.prepare('UPDATE llm_calls SET provider_batch_id = :batchId WHERE id = :id');
-  const batchId = batch.batchId;
-  for (const fileId of [info.outputFileId, info.errorFileId]) {
-    if (!fileId) continue;
-    const lines = await options.client.readJsonl(fileId);
-    // One write transaction per file, checking what is mapped already: two processes collecting the same batch (a CLI
-    // resume beside the console's) store each answer once.
-    const storeLines = db.transaction(() => {
-      for (const line of lines) {
-        const job = byItem.get(line.custom_id);
-        if (!job) continue;
-        const stored = calls.listCallsAt(job.dialogueId, 0);
-        // Mapped once, even when a resume reads the same output again.
-        if (db.prepare('SELECT 1 FROM llm_calls WHERE dialogue_id = ? AND turn_idx = 0 AND provider_batch_id = ?').get(job.dialogueId, batchId)) continue;
-        const read = readBatchOutputLine(line);
-        const content = (read.body as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
-        const parsed = read.ok ? parseScript(typeof content === 'string' ? content : null, job.names, run.max_turns ?? 20) : null;
-        const id = calls.insertCall(
-          {
-            runId,
-            dialogueId: job.dialogueId,
-            turnIdx: 0,
-            speaker: null,
-            attempt: stored.reduce((m, c) => Math.max(m, c.attempt), 0) + 1,
-            requestHash: hashRequestJson(job.json),
-            request: job.json,
-            ...batchCallOutcome(read, parsed),
-          },
-          clock(),
-        );
-        markBatch.run({ batchId, id });
-      }
-    });
-    storeLines.immediate();
-  }
-  return 'done';
+  // The engine completes these dialogues from the stored answers: nothing is kept here but the calls.
+  const jobs: BatchJob<unknown>[] = scriptJobs(db, runId).map((j) => ({
+    key: `dialogue:${j.dialogueId}`,
+    request: () => j.request,
+    parse: (content) => parseScript(content, j.names, run.max_turns ?? 20),
+    ledger: calls.ledgerAt({ runId, dialogueId: j.dialogueId, turnIdx: 0, speaker: null, generation: 1 }),
+  }));
+  return collectBatch(
+    {
+      db,
+      client: options.client,
+      pollMs: options.pollMs,
+      clock: options.clock ?? (() => new Date()),
+      signal: options.signal,
+      onBatch: options.onBatch,
+      sent: settings.scriptBatch?.batchId ?? null,
+      remember: (batch) => updateRunPatience(db, runId, { concurrency: run.concurrency, settings: { ...settings, scriptBatch: { ...batch, pollMs: options.pollMs } } }),
+      filename: `simarena-${run.name}.jsonl`,
+      metadata: { simarena_run: run.name },
+    },
+    jobs,
+  );
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import { runCallTotals } from './call.queries.js';
+import { type RunEndpoint, listRunEndpoints, runCallTotals } from './call.queries.js';
 import { countRunDialogues } from './dialogue.queries.js';
 import type { Mode } from './mode.js';
 import { getRun } from './run.queries.js';
@@ -22,7 +22,10 @@ export type SimulationCard = {
     targeted_domain: string;
     other_features: string;
   };
+  /** `base_url`: where the run last sent its calls; `endpoints` below says where each call went. */
   models: { model: string | null; endpoint: string | null; base_url: string | null };
+  /** Each base URL the run's calls were sent to (a resumed run may have used several), with its calls and dialogues. */
+  endpoints?: RunEndpoint[];
   settings: {
     temperature: number | null;
     max_tokens: number | null;
@@ -159,6 +162,7 @@ export function buildSimulationCard(db: Db, runId: number): SimulationCard {
       other_features: 'character profiles with secrets; relationship-dependent knowledge of the partner; no memory across dialogues',
     },
     models: { model: run.model, endpoint: run.endpoint_name, base_url: run.base_url },
+    endpoints: listRunEndpoints(db, runId),
     settings: {
       temperature: run.temperature,
       max_tokens: run.max_tokens,
@@ -207,6 +211,19 @@ function table(rows: [string, string][]): string {
   return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`)].join('\n');
 }
 
+/** Where the calls went: every base URL with its calls and the dialogues it answered (one may have been answered by two). */
+function endpointLines(endpoints: RunEndpoint[]): string[] {
+  if (endpoints.length === 0) return [];
+  return [
+    'Endpoints the calls were sent to:',
+    '',
+    ...endpoints.map(
+      (e) => `- ${e.base_url ?? '(address not recorded: calls stored before it was kept)'}: ${e.calls} call(s), ${e.ok} ok, answering ${e.dialogues} dialogue(s)`,
+    ),
+    '',
+  ];
+}
+
 export function simulationCardMarkdown(card: SimulationCard): string {
   const s = card.settings;
   const lines = [
@@ -241,6 +258,7 @@ export function simulationCardMarkdown(card: SimulationCard): string {
       ['prompts', `${s.prompt_version ?? ''} (${s.prompt_hash ?? ''})`],
     ]),
     '',
+    ...endpointLines(card.endpoints ?? []),
     '## Scenarios',
     '',
     ...card.scenarios.map((sc) => `- ${sc.id} (${sc.category}, ${sc.relationship}): ${sc.dialogues} dialogue(s)`),
