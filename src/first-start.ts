@@ -8,6 +8,8 @@ import { seedDemoDialogues } from './demo/seed-demo.js';
 import { ensureDemoBatch } from './batches/demo-batch.js';
 import { ensureBuiltInLibrary } from './scenarios/builtin-library.js';
 
+const UNSHOWN_PASSWORD = 'admin_password_unshown';
+
 export type FirstStartReport = {
   scenariosLoaded: number;
   demoSeeded: boolean;
@@ -39,9 +41,30 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
   } else if (countAdmins(db) === 0) {
     const email = config.adminEmail ?? 'admin@localhost';
     const password = randomPassword();
-    insertUser(db, { email, passwordHash: await hashPassword(password), role: 'admin' }, now);
+    const passwordHash = await hashPassword(password);
+    // Marked unshown with the account, until the banner has printed it: a start that stops in between says so next time.
+    db.transaction(() => {
+      insertUser(db, { email, passwordHash, role: 'admin' }, now);
+      db.prepare('INSERT INTO settings (key, value) VALUES (:key, :email) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run({ key: UNSHOWN_PASSWORD, email });
+    })();
     report.admin = { email, generatedPassword: password };
   }
   if (report.admin) recordAudit(db, { actor: 'system', action: 'user.create', targetType: 'user', targetId: report.admin.email }, now);
   return report;
+}
+
+/** Called once the banner has printed the generated admin password. */
+export function markAdminPasswordShown(db: Db): void {
+  db.prepare('DELETE FROM settings WHERE key = :key').run({ key: UNSHOWN_PASSWORD });
+}
+
+/**
+ * The admin whose generated password an earlier start made but never printed (it stopped before its banner), while
+ * nobody has set a password for that account since; null otherwise.
+ */
+export function adminWithUnshownPassword(db: Db): string | null {
+  const email = db.prepare<{ key: string }, string>('SELECT value FROM settings WHERE key = :key').pluck().get({ key: UNSHOWN_PASSWORD });
+  if (email === undefined) return null;
+  const user = findUserByEmail(db, email);
+  return user && user.password_changed_at === null ? user.email : null;
 }
