@@ -9,6 +9,7 @@ import { adminWithUnshownPassword, markAdminPasswordShown, prepareFirstStart } f
 import { ScenarioFileError } from './scenarios/library-error.js';
 import { resolveSessionSecret } from './web/session-secret.js';
 import { createLogger } from './web/logger.js';
+import { recordServedPublicUrl } from './web/public-url.queries.js';
 import { demoBatchLinks } from './demo/demo-links.js';
 import type { RunSupervisor } from './console/run-supervisor.js';
 import type { EvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
@@ -132,6 +133,8 @@ handleRequest = app;
 const address = server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const base = config.publicUrl.replace(`:${config.port}`, `:${port}`);
+// The CLI on this database prints rater links to this address (src/cli/public-url.ts).
+recordServedPublicUrl(db, base);
 const lines = [`simarena is listening on http://${config.host}:${port}`, `  Admin console: ${base}/console`];
 if (firstStart.admin?.generatedPassword) {
   lines.push(`  Admin account created: ${firstStart.admin.email} / ${firstStart.admin.generatedPassword}  (shown once; change it in the console)`);
