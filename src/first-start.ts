@@ -4,11 +4,10 @@ import type { Db } from './db/connection.js';
 import { hashPassword, randomPassword } from './auth/password.js';
 import { countAdmins, findUserByEmail, insertUser } from './auth/user.queries.js';
 import { recordAudit } from './audit/audit.queries.js';
+import { markAdminPasswordUnshown } from './auth/unshown-password.queries.js';
 import { ensureDemoBatch, pauseDemoForResearch, researchWorkIn } from './batches/demo-batch.js';
 import { DEMO_RUN_NAME, seedDemoDialogues } from './demo/seed-demo.js';
 import { ensureBuiltInLibrary } from './scenarios/builtin-library.js';
-
-const UNSHOWN_PASSWORD = 'admin_password_unshown';
 
 export type FirstStartReport = {
   scenariosLoaded: number;
@@ -40,7 +39,7 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
     // Marked unshown with the account, until the banner has printed it: a start that stops in between says so next time.
     db.transaction(() => {
       insertUser(db, { email, passwordHash, role: 'admin' }, now);
-      db.prepare('INSERT INTO settings (key, value) VALUES (:key, :email) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run({ key: UNSHOWN_PASSWORD, email });
+      markAdminPasswordUnshown(db, email);
     })();
     report.admin = { email, generatedPassword: password };
   }
@@ -67,20 +66,4 @@ function seedDemo(db: Db, report: FirstStartReport, now: Date): void {
   report.demoSeeded = seeded !== null && 'runId' in seeded;
   report.demoSkipped = seeded !== null && 'skipped' in seeded ? seeded.skipped : null;
   ensureDemoBatch(db, now);
-}
-
-/** Called once the banner has printed the generated admin password. */
-export function markAdminPasswordShown(db: Db): void {
-  db.prepare('DELETE FROM settings WHERE key = :key').run({ key: UNSHOWN_PASSWORD });
-}
-
-/**
- * The admin whose generated password an earlier start made but never printed (it stopped before its banner), while
- * nobody has set a password for that account since; null otherwise.
- */
-export function adminWithUnshownPassword(db: Db): string | null {
-  const email = db.prepare<{ key: string }, string>('SELECT value FROM settings WHERE key = :key').pluck().get({ key: UNSHOWN_PASSWORD });
-  if (email === undefined) return null;
-  const user = findUserByEmail(db, email);
-  return user && user.password_changed_at === null ? user.email : null;
 }

@@ -5,7 +5,8 @@ import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createWriteGate, DatabaseOpenError, limitPageCache, openDatabase, SERVER_PAGE_CACHE_KIB, useWriteGate } from './db/connection.js';
 import { DatabaseTooNewError, migrate } from './db/migrate.js';
-import { adminWithUnshownPassword, markAdminPasswordShown, prepareFirstStart } from './first-start.js';
+import { prepareFirstStart } from './first-start.js';
+import { adminWithUnshownPassword, firstAdminNeverSignedIn, markAdminPasswordShown } from './auth/unshown-password.queries.js';
 import { ScenarioFileError } from './scenarios/library-error.js';
 import { resolveSessionSecret } from './web/session-secret.js';
 import { createLogger } from './web/logger.js';
@@ -142,8 +143,11 @@ if (firstStart.admin?.generatedPassword) {
   lines.push(`  Admin account created: ${firstStart.admin.email} (password from ADMIN_PASSWORD)`);
 }
 const unshown = firstStart.admin ? null : adminWithUnshownPassword(db);
+const unused = firstStart.admin || unshown || config.adminPassword ? null : firstAdminNeverSignedIn(db);
 if (unshown) {
   lines.push(`  Admin account ${unshown} was created at an earlier start that stopped before showing its password; set one with: simarena users reset-password --email ${unshown}`);
+} else if (unused) {
+  lines.push(`  Admin account ${unused} has never signed in; if you never saw its password, set one with: simarena users reset-password --email ${unused}`);
 }
 for (const link of demoBatchLinks(db, base)) lines.push(`  Rater link of demo batch "${link.name}": ${link.url}`);
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { insertUser } from '../../src/auth/user.queries.js';
+import { recordAudit } from '../../src/audit/audit.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { startServer, stopServer } from '../helpers/start-server.js';
@@ -77,5 +78,25 @@ describe('npm start, port clash', () => {
     expect(first.output()).toContain(
       'Admin account lab@example.org was created at an earlier start that stopped before showing its password; set one with: simarena users reset-password --email lab@example.org',
     );
+  });
+
+  it('npm start, on a database from before the unshown mark whose first admin never signed in, says how to set a password, and stops saying it once an admin has signed in', async () => {
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const db = openDatabase(dbPath);
+    migrate(db);
+    const now = new Date('2026-01-01T00:00:00Z');
+    insertUser(db, { email: 'admin@localhost', passwordHash: await hashPassword('a-password-nobody-saw'), role: 'admin' }, now);
+    recordAudit(db, { actor: 'system', action: 'user.create', targetType: 'user', targetId: 'admin@localhost' }, now);
+    db.close();
+    const hint = 'Admin account admin@localhost has never signed in; if you never saw its password, set one with: simarena users reset-password --email admin@localhost';
+    const first = await startServer({ DATABASE_PATH: dbPath, SEED_DEMO: 'false' });
+    await stopServer(first.child);
+    expect(first.output()).toContain(hint);
+    const again = openDatabase(dbPath);
+    recordAudit(again, { actor: 'admin@localhost', action: 'login', targetType: 'user', targetId: 'admin@localhost' }, now);
+    again.close();
+    const second = await startServer({ DATABASE_PATH: dbPath, SEED_DEMO: 'false' });
+    await stopServer(second.child);
+    expect(second.output()).not.toContain('never signed in');
   });
 });
