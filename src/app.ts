@@ -64,7 +64,11 @@ export function createApp(deps: AppDeps): Express {
   const clock = deps.clock ?? systemClock;
 
   // Console, API, landing pages, static files and /healthz share the default strict headers; rater routes set their own.
-  const consoleHeaders = fixedHeaders(helmet({ contentSecurityPolicy: { directives: { 'form-action': ["'self'"] } } }));
+  // upgrade-insecure-requests only when the public URL is https: over plain http (a LAN pilot) the browser would ask for
+  // CSS and JS over https, which nobody serves, and sign-in would never complete.
+  const directives: Record<string, string[] | null> = { 'form-action': ["'self'"] };
+  if (!config.publicUrl.startsWith('https:')) directives['upgrade-insecure-requests'] = null;
+  const consoleHeaders = fixedHeaders(helmet({ contentSecurityPolicy: { directives } }));
 
   // Healthy means the database takes writes: a read-only or full disk answers 503, so a proxy or monitor sees it.
   app.get('/healthz', consoleHeaders, (_req, res) => {

@@ -1,14 +1,16 @@
-// Boot: config → database → migrate → first-start content → app → listen. The only file with side effects.
-import type { Server } from 'node:http';
+// Boot: config → listen → database → migrate → first-start content → app → banner. The only file with side effects.
+import { createServer, type RequestListener } from 'node:http';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createWriteGate, DatabaseOpenError, limitPageCache, openDatabase, SERVER_PAGE_CACHE_KIB, useWriteGate } from './db/connection.js';
 import { DatabaseTooNewError, migrate } from './db/migrate.js';
 import { prepareFirstStart } from './first-start.js';
+import { adminWithUnshownPassword, firstAdminNeverSignedIn, markAdminPasswordShown } from './auth/unshown-password.queries.js';
 import { ScenarioFileError } from './scenarios/library-error.js';
 import { resolveSessionSecret } from './web/session-secret.js';
 import { createLogger } from './web/logger.js';
+import { recordServedPublicUrl } from './web/public-url.queries.js';
 import { demoBatchLinks } from './demo/demo-links.js';
 import type { RunSupervisor } from './console/run-supervisor.js';
 import type { EvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
@@ -33,6 +35,26 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
+
+// The port is bound before anything is written or announced: a port in use stops the start with nothing done (no
+// database, no admin whose one-time password nobody saw). Until the app is ready, requests are answered 503.
+let handleRequest: RequestListener = (_req, res) => {
+  res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1', 'Cache-Control': 'no-store' });
+  res.end('simarena is starting\n');
+};
+const server = createServer((req, res) => handleRequest(req, res));
+// Longer than the reverse proxy's idle timeout, so the proxy never sends a request on a socket the server is closing
+// (which shows as sporadic 502s); headersTimeout must exceed keepAliveTimeout (Node's documented rule).
+server.keepAliveTimeout = config.keepAliveTimeoutMs;
+server.headersTimeout = config.keepAliveTimeoutMs + 5_000;
+await new Promise<void>((resolve) => {
+  server.once('listening', resolve);
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    fail(error.code === 'EADDRINUSE' ? `port ${config.port} on ${config.host} is already in use; set PORT to a free port` : error.message);
+  });
+  server.listen(config.port, config.host);
+});
+
 let db: ReturnType<typeof openDatabase>;
 try {
   db = openDatabase(config.databasePath);
@@ -107,28 +129,29 @@ const answerThread = !writeGate
 const sessionSecret = resolveSessionSecret(db, config.sessionSecret);
 const app = createApp({ db, config, logger, sessionSecret, clock: systemClock, answerThread });
 
-const server: Server = app.listen(config.port, config.host, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = config.publicUrl.replace(`:${config.port}`, `:${port}`);
-  const lines = [`simarena is listening on http://${config.host}:${port}`, `  Admin console: ${base}/console`];
-  if (firstStart.admin?.generatedPassword) {
-    lines.push(`  Admin account created: ${firstStart.admin.email} / ${firstStart.admin.generatedPassword}  (shown once; change it in the console)`);
-  } else if (firstStart.admin) {
-    lines.push(`  Admin account created: ${firstStart.admin.email} (password from ADMIN_PASSWORD)`);
-  }
-  for (const link of demoBatchLinks(db, base)) lines.push(`  Rater link of demo batch "${link.name}": ${link.url}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
-});
+handleRequest = app;
 
-// Longer than the reverse proxy's idle timeout, so the proxy never sends a request on a socket the server is closing
-// (which shows as sporadic 502s); headersTimeout must exceed keepAliveTimeout (Node's documented rule).
-server.keepAliveTimeout = config.keepAliveTimeoutMs;
-server.headersTimeout = config.keepAliveTimeoutMs + 5_000;
-
-server.on('error', (error: NodeJS.ErrnoException) => {
-  fail(error.code === 'EADDRINUSE' ? `port ${config.port} on ${config.host} is already in use; set PORT to a free port` : error.message);
-});
+const address = server.address();
+const port = typeof address === 'object' && address ? address.port : config.port;
+const base = config.publicUrl.replace(`:${config.port}`, `:${port}`);
+// The CLI on this database prints rater links to this address (src/cli/public-url.ts).
+recordServedPublicUrl(db, base);
+const lines = [`simarena is listening on http://${config.host}:${port}`, `  Admin console: ${base}/console`];
+if (firstStart.admin?.generatedPassword) {
+  lines.push(`  Admin account created: ${firstStart.admin.email} / ${firstStart.admin.generatedPassword}  (shown once; change it in the console)`);
+} else if (firstStart.admin) {
+  lines.push(`  Admin account created: ${firstStart.admin.email} (password from ADMIN_PASSWORD)`);
+}
+const unshown = firstStart.admin ? null : adminWithUnshownPassword(db);
+const unused = firstStart.admin || unshown || config.adminPassword ? null : firstAdminNeverSignedIn(db);
+if (unshown) {
+  lines.push(`  Admin account ${unshown} was created at an earlier start that stopped before showing its password; set one with: simarena users reset-password --email ${unshown}`);
+} else if (unused) {
+  lines.push(`  Admin account ${unused} has never signed in; if you never saw its password, set one with: simarena users reset-password --email ${unused}`);
+}
+for (const link of demoBatchLinks(db, base)) lines.push(`  Rater link of demo batch "${link.name}": ${link.url}`);
+process.stdout.write(`${lines.join('\n')}\n`);
+if (firstStart.admin?.generatedPassword) markAdminPasswordShown(db);
 
 // Graceful shutdown: stop accepting, let in-flight requests finish, then close the database.
 let stopping = false;

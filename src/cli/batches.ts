@@ -9,6 +9,7 @@ import { raterLinks } from '../batches/rater-links.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
+import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
 
 function batchId(text: string): number {
   if (!/^\d+$/.test(text)) throw new CliError(`ID must be a batch's numeric id (see "simarena batches list"), not "${text}"`);
@@ -20,7 +21,12 @@ function launchChecklistOf(ctx: CliContext, id: number): ChecklistItem[] {
   const batch = getBatch(ctx.db(), id);
   if (!batch) throw new CliError(`No batch with id ${id}`);
   const minutes = consentTimeOfFullSession(ctx.db(), id, batch.settings).minutes;
-  return batchLaunchChecklist(ctx.db(), id, { minutes, minPayPerHour: ctx.config().minPayPerHour, publicUrl: ctx.config().publicUrl });
+  // Prolific and MTurk need an https address: judged by the address raters reach, said on its own line.
+  const publicUrl = cliPublicUrl(ctx);
+  if (batch.settings.provider.kind !== 'link') {
+    ctx.err(publicUrl ? `note: the https check uses ${publicUrl.url}, ${publicUrl.source}.` : `note: the https check was skipped. ${NO_PUBLIC_URL}`);
+  }
+  return batchLaunchChecklist(ctx.db(), id, { minutes, minPayPerHour: ctx.config().minPayPerHour, publicUrl: publicUrl?.url });
 }
 
 export function registerBatches(program: Command, ctx: CliContext): void {
@@ -112,8 +118,11 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .action((id: string) => {
       const batch = getBatch(ctx.db(), batchId(id));
       if (!batch) throw new CliError(`No batch with id ${id}`);
-      const links = raterLinks(batch, ctx.config().publicUrl);
+      const publicUrl = cliPublicUrl(ctx);
+      if (!publicUrl) throw new CliError(NO_PUBLIC_URL);
+      const links = raterLinks(batch, publicUrl.url);
       ctx.out(links.providerUrl);
+      ctx.err(`note: the link uses ${publicUrl.url}, ${publicUrl.source}.`);
       if (links.externalQuestionXml) ctx.out(links.externalQuestionXml);
       if (batch.state !== 'open') ctx.err(`note: batch ${batch.id} is ${batch.state}; raters can use the link once it is open.`);
     });

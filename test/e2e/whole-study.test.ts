@@ -152,7 +152,7 @@ describe('the whole study, end to end', () => {
     expect(created.stdout).toMatch(/^Created batch 1 \(draft\) with 8 pair\(s\)\./);
     expect(await cli(['batches', 'open', '1'], env)).toMatchObject({ code: 0, stdout: 'Batch 1 is open.' });
     const linked = await cli(['batches', 'link', '1'], env);
-    expect(linked).toMatchObject({ code: 0, stderr: '' });
+    expect(linked).toMatchObject({ code: 0, stderr: `note: the link uses ${PUBLIC_URL}, from PUBLIC_URL in this environment.` });
     const link = linked.stdout.trim();
     expect(link.startsWith(`${PUBLIC_URL}/r/`)).toBe(true);
     expect(link).toContain('PROLIFIC_PID={{%PROLIFIC_PID%}}');

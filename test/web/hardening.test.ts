@@ -66,6 +66,27 @@ describe('security headers everywhere', () => {
   });
 });
 
+describe('upgrade-insecure-requests', () => {
+  it('GET /console/login, /static/... and /healthz, with a plain-http PUBLIC_URL on a LAN address, send no upgrade-insecure-requests (the browser would fetch CSS and JS over https and sign-in would never complete)', async () => {
+    const t = buildTestApp({ env: { PUBLIC_URL: 'http://192.0.2.2:3000' } });
+    for (const path of ['/console/login', '/static/css/app.css', '/healthz']) {
+      const res = await request(t.app).get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-security-policy'], path).toContain("form-action 'self'");
+      expect(res.headers['content-security-policy'], path).not.toContain('upgrade-insecure-requests');
+    }
+  });
+
+  it('GET /console/login and /healthz, with an https PUBLIC_URL, send upgrade-insecure-requests', async () => {
+    const t = buildTestApp({ env: { PUBLIC_URL: 'https://arena.example.org' } });
+    for (const path of ['/console/login', '/healthz']) {
+      const res = await request(t.app).get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-security-policy'], path).toContain('upgrade-insecure-requests');
+    }
+  });
+});
+
 describe('https behind a proxy', () => {
   it('POST /console/login, with an https PUBLIC_URL and TRUST_PROXY off, says to set TRUST_PROXY instead of "form has expired"', async () => {
     const t = buildTestApp({ env: { PUBLIC_URL: 'https://arena.example.org' } });
