@@ -1,0 +1,390 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { type BatchView, getBatch } from '../batches/batch.commands.js';
+import { checkBatchCapacity } from '../batches/batch-capacity.js';
+import { batchLaunchChecklist } from '../batches/batch-launch.js';
+import { blockingFailures, describeFailures } from '../batches/launch-checklist.js';
+import { raterLinks } from '../batches/rater-links.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connection.js';
+import { UserFacingError } from '../errors/user-facing-error.js';
+import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
+import { listDecidedParticipants } from './decided-participants.js';
+import { PlatformError } from './platform-error.js';
+import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import {
+  coveredParticipants,
+  findProlificStudyId,
+  linkBatchToPlatform,
+  listBatchOperations,
+  listOperationLines,
+  type PlatformOperationRow,
+} from './platform-operations.queries.js';
+import { createProlificClient, type NewStudy, type ProlificClient, type StudyAction } from './prolific-client.js';
+import { chunks, formatMinor, majorText, planSettle, prolificReward, prolificStudyRequest, type SettlePlan, matchSubmissions } from './prolific-plan.js';
+
+// `prolific publish`, `status`, `settle` and the study's pause/stop, shared by the CLI and the console. Every request
+// that creates, changes or pays goes through runPlatformOperation (recorded before it is sent), and a settle first
+// reconciles whatever an earlier run left unconfirmed with Prolific's own state.
+
+/** What a recorded study creation asked for, as far as finding the study again needs it. */
+const studyRequestSchema = z.looseObject({ internal_name: z.string() });
+
+/** A request simarena refuses before calling Prolific (no pay, no token, wrong provider...). */
+export class RecruitingError extends UserFacingError {}
+
+/** Submissions per bulk approve request. */
+export const APPROVE_CHUNK = 100;
+/** Participants per bulk bonus (Prolific's limit on one bulk bonus payment is 200). */
+export const BONUS_CHUNK = 200;
+/**
+ * Prolific pays a bulk bonus within minutes of the pay call: a pay whose answer was lost is taken as not paid only
+ * when the submissions still show no such bonus this long after it was sent.
+ */
+export const BONUS_SETTLE_MINUTES = 15;
+
+export type ProlificDeps = { db: Db; config: Config; clock: () => Date; actor: string; onSend?: (op: PlatformOperationRow) => void };
+
+function requireBatch(db: Db, batchId: number): BatchView {
+  const batch = getBatch(db, batchId);
+  if (!batch) throw new RecruitingError(`No batch with id ${batchId}.`, 404);
+  if (batch.settings.provider.kind !== 'prolific') {
+    throw new RecruitingError(`Batch ${batchId} is set up for ${batch.settings.provider.kind}, not Prolific: set "provider": { "kind": "prolific" } first.`, 409);
+  }
+  return batch;
+}
+
+function requireClient(config: Config): ProlificClient {
+  const token = config.prolificToken();
+  if (!token) throw new RecruitingError('PROLIFIC_API_TOKEN is not set: create a token in Prolific (Settings, "API tokens") and put it in the environment.', 400);
+  return createProlificClient({ baseUrl: config.prolificApiUrl, token });
+}
+
+function operationDeps(deps: ProlificDeps): OperationDeps {
+  return { db: deps.db, clock: deps.clock, secrets: [deps.config.prolificToken() ?? ''], onSend: deps.onSend };
+}
+
+const keyHash = (parts: readonly string[]) => createHash('sha256').update([...parts].sort().join('\n')).digest('hex').slice(0, 20);
+
+/** Reads Prolific's state of any operation this module sends (the reconciliation before anything is sent again). */
+function checkOperation(client: ProlificClient, deps: ProlificDeps): (op: PlatformOperationRow) => Promise<PlatformCheck> {
+  return async (op) => {
+    const lines = listOperationLines(deps.db, op.id);
+    switch (op.kind) {
+      case 'study_create': {
+        const name = studyRequestSchema.parse(JSON.parse(op.request)).internal_name;
+        const found = (await client.listStudies()).find((s) => s.internal_name === name);
+        return found ? { done: true, platformObjectId: found.id, answer: { id: found.id, status: found.status } } : { done: false };
+      }
+      case 'publish':
+      case 'pause':
+      case 'start':
+      case 'stop': {
+        const study = await client.getStudy(op.platform_object_id ?? '');
+        const reached = { publish: ['ACTIVE', 'PAUSED', 'AWAITING REVIEW', 'COMPLETED'], pause: ['PAUSED'], start: ['ACTIVE'], stop: ['AWAITING REVIEW', 'COMPLETED'] }[op.kind];
+        return reached.includes(study.status) ? { done: true, answer: { status: study.status } } : { done: false };
+      }
+      case 'approve': {
+        const states = await Promise.all(lines.map(async (l) => (await client.getSubmission(l.submission_id ?? '')).status));
+        return states.every((s) => s === 'APPROVED') ? { done: true, answer: { approved: states.length } } : { done: false };
+      }
+      case 'screen_out':
+        return (await client.getSubmission(op.submission_id ?? '')).status === 'SCREENED OUT' ? { done: true } : { done: false };
+      case 'return': {
+        const s = await client.getSubmission(op.submission_id ?? '');
+        return s.return_requested || s.status === 'RETURNED' ? { done: true, answer: { status: s.status } } : { done: false };
+      }
+      case 'bonus_create':
+        // Setting up a bulk bonus pays nothing: one whose id was lost is left unpaid on Prolific and set up again.
+        return op.platform_object_id ? { done: true } : { done: false };
+      case 'bonus_pay':
+        return checkBonusPaid(client, deps, op, lines);
+      default:
+        throw new PlatformError(`Operation ${op.id} (${op.kind}) is not one simarena sends to Prolific; check it by hand.`, 409);
+    }
+  };
+}
+
+/**
+ * A bulk bonus pay whose answer was lost is paid when every participant's submission shows one more bonus of its
+ * amount than the pays confirmed before; unpaid when none does and Prolific has had BONUS_SETTLE_MINUTES to pay it.
+ * Anything else stops the settle: Prolific's pay is not idempotent, so nothing is sent until it is clear.
+ */
+async function checkBonusPaid(client: ProlificClient, deps: ProlificDeps, op: PlatformOperationRow, lines: ReturnType<typeof listOperationLines>): Promise<PlatformCheck> {
+  const confirmedBefore = listBatchOperations(deps.db, op.batch_id, 'prolific').filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed' && o.id !== op.id);
+  const paidBefore = new Map<string, number>();
+  for (const o of confirmedBefore) for (const l of listOperationLines(deps.db, o.id)) paidBefore.set(`${l.participant_id}:${l.amount_minor}`, (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0) + 1);
+  let shown = 0;
+  for (const l of lines) {
+    const s = await client.getSubmission(l.submission_id ?? '');
+    const n = (s.bonus_payments ?? []).filter((cents) => cents === l.amount_minor).length;
+    if (n > (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0)) shown++;
+  }
+  if (shown === lines.length) return { done: true, answer: { shownPaid: shown } };
+  const sentAt = Date.parse(op.sent_at ?? op.created_at);
+  if (shown === 0 && deps.clock().getTime() - sentAt >= BONUS_SETTLE_MINUTES * 60_000) return { done: false };
+  throw new PlatformError(
+    shown === 0
+      ? `The bonus payment ${op.platform_object_id} was sent at ${op.sent_at} and its answer was lost; Prolific pays within minutes, so whether it was paid is not clear yet. Run settle again after ${BONUS_SETTLE_MINUTES} minutes: it is never paid twice.`
+      : `The bonus payment ${op.platform_object_id} shows as paid for ${shown} of ${lines.length} participants: check it on Prolific (or ask Prolific's support) before paying anything else; settle will not send it again.`,
+    409,
+    'bonus_unclear',
+  );
+}
+
+export type PublishPreview = { requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
+
+/** Refuses a batch Prolific cannot be asked to run, before any call: no pay, a failing launch checklist, no code. */
+function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy; rewardMinor: number; currency: string; places: number } {
+  const reward = prolificReward(batch.settings.pay);
+  if (!reward) throw new RecruitingError(`Batch ${batch.id} has no pay Prolific can use ("${batch.settings.pay}"): set "pay" to an amount in pounds or dollars, e.g. "£2.50".`, 400);
+  if (!batch.settings.provider.completionCodes.completed) throw new RecruitingError(`Batch ${batch.id} has no completion code: set provider.completionCodes.completed.`, 400);
+  const minutes = consentTimeOfFullSession(deps.db, batch.id, batch.settings).minutes;
+  const failing = blockingFailures(batchLaunchChecklist(deps.db, batch.id, { minutes, minPayPerHour: deps.config.minPayPerHour, publicUrl: deps.config.publicUrl }));
+  if (failing.length > 0) throw new RecruitingError(`Batch ${batch.id} is not ready to publish: ${describeFailures(failing).join(' ')}`, 409);
+  const places = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
+  const studyUrl = raterLinks(batch, deps.config.publicUrl).providerUrl;
+  return { study: prolificStudyRequest(batch, { studyUrl, places, minutes, rewardMinor: reward.rewardMinor }), rewardMinor: reward.rewardMinor, currency: reward.currency, places };
+}
+
+/**
+ * `prolific publish`: creates the study from the batch, publishes it and stores its id on the batch. `dryRun`: the
+ * exact requests and the cost (Prolific's cost calculator when a token is set), nothing created or spent.
+ */
+export async function publishOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<PublishPreview> {
+  const batch = requireBatch(deps.db, batchId);
+  const { study, rewardMinor, currency, places } = studyRequestOf(deps, batch);
+  const known = findProlificStudyId(deps.db, batchId) ?? null;
+  const requests = [
+    ...(known ? [] : [{ method: 'POST', path: 'studies/', body: study }]),
+    { method: 'POST', path: `studies/${known ?? '<new study id>'}/transition/`, body: { action: 'PUBLISH' } },
+  ];
+  const token = deps.config.prolificToken();
+  if (options.dryRun) {
+    const costMinor = token ? await createProlificClient({ baseUrl: deps.config.prolificApiUrl, token }).studyCost(rewardMinor, places).catch(() => null) : null;
+    return { requests, places, rewardMinor, currency, costMinor, rewardsMinor: rewardMinor * places, studyId: known };
+  }
+  if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
+  const client = requireClient(deps.config);
+  const ops = operationDeps(deps);
+  await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
+  let studyId = findProlificStudyId(deps.db, batchId) ?? null;
+  if (!studyId) {
+    const created = await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
+        send: () => client.createStudy(study),
+        answerOf: (s) => ({ answer: { id: s.id, status: s.status }, platformObjectId: s.id }),
+        check: checkOperation(client, deps),
+      },
+      ops,
+    );
+    studyId = created.operation.platform_object_id ?? created.answer?.id ?? null;
+    if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
+    linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
+  }
+  if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
+  return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+}
+
+const STUDY_KINDS = { PUBLISH: 'publish', PAUSE: 'pause', START: 'start', STOP: 'stop' } as const;
+
+async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, action: StudyAction): Promise<void> {
+  const kind = STUDY_KINDS[action];
+  const earlier = listBatchOperations(deps.db, batchId, 'prolific').filter((o) => o.kind === kind && o.state === 'confirmed').length;
+  await runPlatformOperation(
+    {
+      operation: { platform: 'prolific', batchId, kind, idempotencyKey: `prolific:study:${studyId}:${kind}:${earlier + 1}`, platformObjectId: studyId, request: { action }, actor: deps.actor },
+      send: () => client.transitionStudy(studyId, action),
+      answerOf: (s) => ({ answer: { status: s.status } }),
+      check: checkOperation(client, deps),
+    },
+    operationDeps(deps),
+  );
+}
+
+/** Pauses, restarts or stops the batch's Prolific study (closing or pausing a batch offers it). */
+export async function transitionProlificStudy(deps: ProlificDeps, batchId: number, action: 'PAUSE' | 'START' | 'STOP'): Promise<string> {
+  requireBatch(deps.db, batchId);
+  const studyId = findProlificStudyId(deps.db, batchId);
+  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
+  const client = requireClient(deps.config);
+  await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+  const study = await client.getStudy(studyId);
+  const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
+  if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
+  return (await client.getStudy(studyId)).status;
+}
+
+export type ProlificStatus = {
+  studyId: string;
+  state: string;
+  places: number | null;
+  placesTaken: number | null;
+  submissions: Record<string, number>;
+  outcomes: Record<string, number>;
+  mismatches: ReturnType<typeof matchSubmissions>['mismatches'];
+};
+
+/** `prolific status`: the study's state and places, submissions by status next to simarena's outcomes, every mismatch named. */
+export async function prolificStatus(deps: ProlificDeps, batchId: number): Promise<ProlificStatus> {
+  const batch = requireBatch(deps.db, batchId);
+  const studyId = findProlificStudyId(deps.db, batchId);
+  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
+  const client = requireClient(deps.config);
+  const [study, submissions, participants] = await Promise.all([client.getStudy(studyId), client.listSubmissions(studyId), listDecidedParticipants(deps.db, batchId, { clock: deps.clock })]);
+  const counts = (values: string[]) => values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {});
+  const prolificOnes = (participants ?? []).filter((p) => p.provider === 'prolific');
+  return {
+    studyId,
+    state: study.status,
+    places: study.total_available_places ?? null,
+    placesTaken: study.places_taken ?? null,
+    submissions: counts(submissions.map((s) => s.status)),
+    outcomes: counts(prolificOnes.map((p) => p.outcome)),
+    mismatches: matchSubmissions(prolificOnes, submissions, batch.settings).mismatches,
+  };
+}
+
+export type SettleResult = { studyId: string; currency: string; plan: SettlePlan; reconciled: { confirmed: number; notDone: number }; sent: { approved: number; screenedOut: number; returned: number; bonusesPaid: number; bonusMinor: number } };
+
+/**
+ * `prolific settle`: reconciles what an earlier run left unconfirmed, then plans from simarena's decisions and
+ * Prolific's submissions (planSettle) and, unless `dryRun`, approves in bulk, screens out or asks for returns, and
+ * pays the bonuses: each bulk bonus set up (its id stored) before it is paid, each paid once.
+ */
+export async function settleOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
+  const batch = requireBatch(deps.db, batchId);
+  const reward = prolificReward(batch.settings.pay);
+  if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
+  const studyId = findProlificStudyId(deps.db, batchId);
+  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
+  const client = requireClient(deps.config);
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps);
+  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
+  const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
+  const submissions = await client.listSubmissions(studyId);
+  const covered = {
+    approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
+    screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
+    returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
+    bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
+  };
+  const plan = planSettle(participants, submissions, batch.settings, covered);
+  const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
+  const result = { studyId, currency: reward.currency, plan, reconciled, sent };
+  if (options.dryRun) return result;
+  for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
+    const ids = chunk.map((p) => p.submissionId);
+    await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
+        send: () => client.bulkApprove(ids),
+        answerOf: (a) => ({ answer: a }),
+        check,
+      },
+      ops,
+    );
+    sent.approved += chunk.length;
+  }
+  await screenOutAndReturn(deps, client, batch, plan, sent);
+  await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
+  return result;
+}
+
+async function screenOutAndReturn(deps: ProlificDeps, client: ProlificClient, batch: BatchView, plan: SettlePlan, sent: SettleResult['sent']) {
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps);
+  const code = batch.settings.provider.completionCodes.screenedOut ?? '';
+  for (const p of plan.screenOut) {
+    await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId: batch.id, kind: 'screen_out', idempotencyKey: `prolific:batch:${batch.id}:screen_out:${p.submissionId}`, participantId: p.participantId, submissionId: p.submissionId, request: { action: 'COMPLETE', completion_code: code }, actor: deps.actor },
+        send: () => client.transitionSubmission(p.submissionId, { action: 'COMPLETE', completion_code: code }),
+        answerOf: (s) => ({ answer: { status: s.status } }),
+        check,
+      },
+      ops,
+    );
+    sent.screenedOut++;
+  }
+  for (const p of plan.returns) {
+    const reasons = [p.why.slice(0, 200)];
+    await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId: batch.id, kind: 'return', idempotencyKey: `prolific:batch:${batch.id}:return:${p.submissionId}`, participantId: p.participantId, submissionId: p.submissionId, request: { request_return_reasons: reasons }, actor: deps.actor },
+        send: () => client.requestReturn(p.submissionId, reasons),
+        answerOf: (a) => ({ answer: a }),
+        check,
+      },
+      ops,
+    );
+    sent.returned++;
+  }
+}
+
+/** Pays every bulk bonus set up before but not confirmed paid, then sets up and pays the plan's new bonuses in chunks. */
+async function payBonuses(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, currency: string, plan: SettlePlan, sent: SettleResult['sent']) {
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps);
+  const pay = async (create: PlatformOperationRow) => {
+    const bulkId = create.platform_object_id as string;
+    const lines = listOperationLines(deps.db, create.id);
+    const total = lines.reduce((sum, l) => sum + (l.amount_minor ?? 0), 0);
+    const outcome = await runPlatformOperation(
+      {
+        operation: {
+          platform: 'prolific', batchId, kind: 'bonus_pay', idempotencyKey: `prolific:bonus:${bulkId}:pay`, platformObjectId: bulkId, amountMinor: total, currency, request: { bulk_bonus_id: bulkId }, actor: deps.actor,
+          lines: lines.map((l) => ({ participantId: l.participant_id, submissionId: l.submission_id, amountMinor: l.amount_minor })),
+        },
+        send: () => client.payBulkBonus(bulkId),
+        answerOf: (a) => ({ answer: a }),
+        check,
+      },
+      ops,
+    );
+    if (outcome.result !== 'already-done') {
+      sent.bonusesPaid += lines.length;
+      sent.bonusMinor += total;
+    }
+  };
+  const unpaid = () => {
+    const all = listBatchOperations(deps.db, batchId, 'prolific');
+    const paid = new Set(all.filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed').map((o) => o.platform_object_id));
+    return all.filter((o) => o.kind === 'bonus_create' && o.state === 'confirmed' && o.platform_object_id && !paid.has(o.platform_object_id));
+  };
+  for (const create of unpaid()) await pay(create);
+  for (const chunk of chunks(plan.bonus, BONUS_CHUNK)) {
+    const csv = chunk.map((b) => `${b.participantId},${majorText(b.amountMinor)}`).join('\n');
+    const total = chunk.reduce((sum, b) => sum + b.amountMinor, 0);
+    const created = await runPlatformOperation(
+      {
+        operation: {
+          platform: 'prolific', batchId, kind: 'bonus_create', idempotencyKey: `prolific:batch:${batchId}:bonus_create:${keyHash(chunk.map((b) => `${b.participantId}:${b.amountMinor}`))}`,
+          amountMinor: total, currency, request: { study_id: studyId, csv_bonuses: csv }, actor: deps.actor,
+          lines: chunk.map((b) => ({ participantId: b.participantId, submissionId: b.submissionId, amountMinor: b.amountMinor })),
+        },
+        send: () => client.createBulkBonus(studyId, csv),
+        answerOf: (b) => ({ answer: b, platformObjectId: b.id }),
+        check,
+      },
+      ops,
+    );
+    if (created.operation.platform_object_id) await pay(created.operation);
+  }
+}
+
+/** One line per planned operation with its money, for the dry run and the console's settle page. */
+export function describeSettlePlan(plan: SettlePlan, currency: string): string[] {
+  const bonusTotal = plan.bonus.reduce((sum, b) => sum + b.amountMinor, 0);
+  return [
+    `approve: ${plan.approve.length} submission(s)`,
+    `screen out (paid screen-out code): ${plan.screenOut.length}`,
+    `ask to return: ${plan.returns.length}`,
+    `bonus: ${plan.bonus.length} participant(s), ${formatMinor(bonusTotal, currency)} before Prolific's fees`,
+    `review on Prolific (left untouched): ${plan.review.length}`,
+    `already done: ${plan.done}`,
+    ...plan.mismatches.map((m) => `mismatch: ${m.participantId ?? '?'} (${m.submissionId ?? 'no submission'}): ${m.problem}`),
+  ];
+}
