@@ -44,3 +44,21 @@ export function whatToDoAfter(platform: Platform, status: number): string {
   if (status === 402) return `Top up the ${name} balance, then run the command again.`;
   return `Fix what ${name} names, then run the command again: operations already done are not sent twice.`;
 }
+
+/**
+ * Runs a platform workflow so that a platform's answer left unhandled (a read that failed: a study, a list of
+ * submissions) reaches the person as a PlatformError with the platform's message and what to do, never as an
+ * internal error.
+ */
+export async function withPlatformErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError)) throw error;
+    const name = platformName(error.platform);
+    if (error.status === 0 || error.status >= 500 || error.status === 429) {
+      throw new PlatformError(`${name} gave no answer just now (${error.platformMessage}). Nothing was sent twice; try again in a moment.`, 503, 'platform_unavailable');
+    }
+    throw new PlatformError(`${name} refused (${error.status}): ${error.platformMessage}. ${whatToDoAfter(error.platform, error.status)}`, 502, 'platform_refused');
+  }
+}

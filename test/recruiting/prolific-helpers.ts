@@ -7,7 +7,8 @@ import { type FakeProlific, startFakeProlific } from '../helpers/fake-prolific.j
 import { buildTestApp } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
-export const PUBLIC_URL = 'https://simarena.example';
+// http: supertest's console sessions need cookies without Secure (an https PUBLIC_URL is only a launch-checklist warning).
+export const PUBLIC_URL = 'http://simarena.example';
 export const CODES = { completed: 'C0MPL3TE', screenedOut: 'SCR33N0UT', noConsent: 'N0C0NS3NT' };
 
 const fakes: FakeProlific[] = [];
