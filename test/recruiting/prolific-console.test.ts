@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
+import { TEST_SECRET } from '../helpers/test-app.js';
 import { signIn } from '../auth/session-helpers.js';
 import { participantIds, prolificSetup, walkFromProlific } from './prolific-helpers.js';
 
@@ -82,4 +86,23 @@ describe('Prolific in the console', () => {
     setup.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
   }, 120_000);
+
+  it('the server log, while Prolific pages are used, fail and succeed at the most verbose level, never holds the token', async () => {
+    const setup = await prolificSetup();
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: () => new Date() });
+    const admin = await signIn(app, setup.db, 'admin');
+    const id = setup.seeded.batchId;
+    await admin.agent.get(`/console/batches/${id}/prolific`).expect(200);
+    setup.fake.faults.push({ method: 'POST', path: /studies\/$/, status: 400, body: { error: { title: 'Bad request', detail: `bad study (token ${setup.token})` } } });
+    const refused = await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' });
+    expect(refused.status).toBe(502);
+    expect(refused.text).toContain('bad study (token [redacted])');
+    await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
+    await admin.agent.get(`/console/batches/${id}/prolific/settle`).expect(200);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain(setup.token);
+    expect(refused.text).not.toContain(setup.token);
+  });
 });
