@@ -47,6 +47,9 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     const study = await publish(setup);
     expect(study.status).toBe('ACTIVE');
     expect(study.reward).toBe(200);
+    // Blinding: the public title is neutral, never the batch's name (which names the models compared).
+    expect(study.name).toBe('Compare pairs of short conversations');
+    expect(`${study.name} ${study.description}`).not.toMatch(/SCRIPT|AGENTS|blindcheck/);
     expect(study.total_available_places).toBe(10);
     expect(study.external_study_url).toBe(`http://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
     expect(study.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toEqual([
