@@ -11,6 +11,7 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listDecidedParticipants } from './decided-participants.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
+import { withPlatformLock } from './platform-lock.js';
 import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import {
   coveredParticipants,
@@ -168,24 +169,26 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
     const client = requireClient(deps.config);
     const ops = operationDeps(deps);
-    await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
-    let studyId = findProlificStudyId(deps.db, batchId) ?? null;
-    if (!studyId) {
-      const created = await runPlatformOperation(
-        {
-          operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
-          send: () => client.createStudy(study),
-          answerOf: (s) => ({ answer: { id: s.id, status: s.status }, platformObjectId: s.id }),
-          check: checkOperation(client, deps),
-        },
-        ops,
-      );
-      studyId = created.operation.platform_object_id ?? created.answer?.id ?? null;
-      if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
-      linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
-    }
-    if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
-    return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async () => {
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
+      let studyId = findProlificStudyId(deps.db, batchId) ?? null;
+      if (!studyId) {
+        const created = await runPlatformOperation(
+          {
+            operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
+            send: () => client.createStudy(study),
+            answerOf: (s) => ({ answer: { id: s.id, status: s.status }, platformObjectId: s.id }),
+            check: checkOperation(client, deps),
+          },
+          ops,
+        );
+        studyId = created.operation.platform_object_id ?? created.answer?.id ?? null;
+        if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
+        linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
+      }
+      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
+      return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+    });
   });
 }
 
@@ -212,11 +215,13 @@ export function transitionProlificStudy(deps: ProlificDeps, batchId: number, act
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
-    await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
-    const study = await client.getStudy(studyId);
-    const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
-    if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
-    return (await client.getStudy(studyId)).status;
+    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async () => {
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+      const study = await client.getStudy(studyId);
+      const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
+      if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
+      return (await client.getStudy(studyId)).status;
+    });
   });
 }
 
@@ -260,45 +265,48 @@ export type SettleResult = { studyId: string; currency: string; plan: SettlePlan
  * pays the bonuses: each bulk bonus set up (its id stored) before it is paid, each paid once.
  */
 export function settleOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
-  return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
-    const reward = prolificReward(batch.settings.pay);
-    if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
-    const studyId = findProlificStudyId(deps.db, batchId);
-    if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
-    const client = requireClient(deps.config);
-    const ops = operationDeps(deps);
-    const check = checkOperation(client, deps);
-    const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
-    const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
-    const submissions = await client.listSubmissions(studyId);
-    const covered = {
-      approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
-      screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
-      returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
-      bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
-    };
-    const plan = planSettle(participants, submissions, batch.settings, covered);
-    const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
-    const result = { studyId, currency: reward.currency, plan, reconciled, sent };
-    if (options.dryRun) return result;
-    for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
-      const ids = chunk.map((p) => p.submissionId);
-      await runPlatformOperation(
-        {
-          operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
-          send: () => client.bulkApprove(ids),
-          answerOf: (a) => ({ answer: a }),
-          check,
-        },
-        ops,
-      );
-      sent.approved += chunk.length;
-    }
-    await screenOutAndReturn(deps, client, batch, plan, sent);
-    await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
-    return result;
-  });
+  const settle = () => settleUnlocked(deps, batchId, options);
+  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'prolific', batchId, 'settle', deps.clock, settle)));
+}
+
+async function settleUnlocked(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
+  const batch = requireBatch(deps.db, batchId);
+  const reward = prolificReward(batch.settings.pay);
+  if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
+  const studyId = findProlificStudyId(deps.db, batchId);
+  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
+  const client = requireClient(deps.config);
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps);
+  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
+  const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
+  const submissions = await client.listSubmissions(studyId);
+  const covered = {
+    approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
+    screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
+    returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
+    bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
+  };
+  const plan = planSettle(participants, submissions, batch.settings, covered);
+  const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
+  const result = { studyId, currency: reward.currency, plan, reconciled, sent };
+  if (options.dryRun) return result;
+  for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
+    const ids = chunk.map((p) => p.submissionId);
+    await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
+        send: () => client.bulkApprove(ids),
+        answerOf: (a) => ({ answer: a }),
+        check,
+      },
+      ops,
+    );
+    sent.approved += chunk.length;
+  }
+  await screenOutAndReturn(deps, client, batch, plan, sent);
+  await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
+  return result;
 }
 
 async function screenOutAndReturn(deps: ProlificDeps, client: ProlificClient, batch: BatchView, plan: SettlePlan, sent: SettleResult['sent']) {

@@ -152,4 +152,23 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     setup.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
   });
+
+  it('prolific settle, while another settle of the batch is sending, is refused and sends nothing', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    for (const id of participantIds(2)) {
+      const { submission, url } = setup.fake.startSubmission(study.id, id);
+      setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    }
+    setup.fake.faults.push({ method: 'POST', path: /bulk-approve/, delayMs: 1_500 });
+    const first = cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    await setup.fake.waitFor('POST', /bulk-approve/);
+    const second = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`Another settle of batch ${setup.seeded.batchId} is sending to Prolific`);
+    expect((await first).code).toBe(0);
+    expect(posts(setup, /bulk-approve/)).toHaveLength(1);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    expect(setup.db.prepare('SELECT count(*) FROM platform_locks').pluck().get()).toBe(0);
+  });
 });
