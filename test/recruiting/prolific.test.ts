@@ -171,4 +171,26 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
     expect(setup.db.prepare('SELECT count(*) FROM platform_locks').pluck().get()).toBe(0);
   });
+
+  it('prolific settle, when a bonus pay answers 500 without paying, stops until Prolific has had time to pay, then pays it once', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const { submission, url } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
+    setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    setup.fake.faults.push({ method: 'POST', path: /\/pay\/$/, status: 500 });
+    const first = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain('whether it was paid is not clear yet. Run settle again after 15 minutes: it is never paid twice.');
+    const soon = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(soon.code).toBe(1);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    // Twenty minutes later Prolific still shows no bonus on the submission: the pay was not made, and is sent once more.
+    setup.db.prepare("UPDATE platform_operations SET sent_at = '2000-01-01T00:00:00.000Z' WHERE kind = 'bonus_pay'").run();
+    const later = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(later.code).toBe(0);
+    expect(later.stdout).toContain('0 done on Prolific, 1 not done');
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(2);
+    expect(setup.fake.submissions.get(submission.id)?.bonus_payments).toEqual([50]);
+    expect(posts(setup, /submissions\/bonus-payments\/$/)).toHaveLength(1);
+  });
 });
