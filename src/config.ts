@@ -38,6 +38,10 @@ const envSchema = z.object({
     .default(1),
   /** Pay per hour (in a batch's own currency) below which the launch checklist warns; 0 turns the warning off. */
   MIN_PAY_PER_HOUR: z.coerce.number({ error: 'must be an amount per hour, e.g. 6 or 7.50' }).min(0, 'must be an amount per hour, e.g. 6 or 7.50').max(10_000).default(6),
+  /** Prolific's API token (issue 41): read here, never stored, logged or echoed. */
+  PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
+  /** Prolific's API base URL; overridden for tests and proxies. */
+  PROLIFIC_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.prolific.com/api/v1/'),
 });
 
 export type Config = {
@@ -62,6 +66,13 @@ export type Config = {
   generationRunsPerEndpoint: number;
   /** The launch checklist's pay-per-hour floor (MIN_PAY_PER_HOUR), or null when turned off. */
   minPayPerHour: number | null;
+  /** Prolific's API base URL (PROLIFIC_API_URL), ending in a slash. */
+  prolificApiUrl: string;
+  /**
+   * Prolific's API token (PROLIFIC_API_TOKEN), or undefined. A function, so that the token never appears when the
+   * config is printed or serialised.
+   */
+  prolificToken: () => string | undefined;
   /** The environment the config was read from: named endpoints take their key from a variable they name (never stored). */
   env: Readonly<Record<string, string | undefined>>;
 };
@@ -73,7 +84,7 @@ export class ConfigError extends UserFacingError {
   }
 }
 
-const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY']);
+const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN']);
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -106,6 +117,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemo: e.SEED_DEMO,
     generationRunsPerEndpoint: e.GENERATION_RUNS_PER_ENDPOINT,
     minPayPerHour: e.MIN_PAY_PER_HOUR > 0 ? e.MIN_PAY_PER_HOUR : null,
+    prolificApiUrl: e.PROLIFIC_API_URL.endsWith('/') ? e.PROLIFIC_API_URL : `${e.PROLIFIC_API_URL}/`,
+    prolificToken: () => e.PROLIFIC_API_TOKEN,
     env: Object.freeze({ ...env }),
   };
 }

@@ -63,7 +63,7 @@ export function pageReportOf(report: AnalysisReport): AnalysisReport {
   return page;
 }
 
-/** One rater's figures as the raters and participants pages show them (src/console/rater-quality-lookup.ts). */
+/** One rater's figures as the raters and participants pages show them (src/recruiting/rater-quality-lookup.ts). */
 export type RaterFiguresRow = { judge: string; judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null };
 
 /**

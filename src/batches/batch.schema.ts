@@ -21,6 +21,21 @@ const comparisonSchema = z
 
 const codeSchema = z.string().trim().min(1).max(64);
 
+/** An amount in the batch's currency, in major units with at most two decimals ("0.50"), as Prolific's bonus lines take it. */
+export const moneyAmountSchema = z
+  .string()
+  .trim()
+  .regex(/^\d{1,4}(\.\d{1,2})?$/, 'must be an amount like 0.50 (in the batch currency)');
+
+/**
+ * A bonus on top of `pay` for each approved participant (issue 41), in the batch's currency: a fixed amount, an amount
+ * per regular judgment, or both added.
+ */
+export const bonusSchema = z
+  .strictObject({ fixed: moneyAmountSchema.optional(), perJudgment: moneyAmountSchema.optional() })
+  .refine((b) => b.fixed !== undefined || b.perJudgment !== undefined, 'needs "fixed" or "perJudgment"');
+export type BonusSettings = z.infer<typeof bonusSchema>;
+
 export const PROVIDER_KINDS = ['prolific', 'mturk', 'link'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
@@ -43,6 +58,11 @@ export const providerSchema = z.strictObject({
       partial: codeSchema.optional(),
     })
     .default({}),
+  /**
+   * Prolific: the fixed payment of the screen-out completion code (a paid screen-out, which only some Prolific
+   * workspaces offer). Unset: a screened-out participant is asked to return the study. Never a rejection (issue 41).
+   */
+  screenOutPay: moneyAmountSchema.optional(),
   /** MTurk: use the sandbox's submit host when turkSubmitTo is absent. */
   sandbox: z.boolean().default(false),
   /**
@@ -127,6 +147,8 @@ const batchSettingsObject = z.strictObject({
   provider: providerSchema.default({ kind: 'link', params: {}, completionCodes: {}, sandbox: false }),
   estimatedMinutes: z.number().min(1).max(600).default(10),
   pay: z.string().trim().max(50).default(''),
+  /** Paid to each approved participant by `prolific settle` / `mturk settle` (issue 41); null: no bonus. */
+  bonus: bonusSchema.nullable().default(null),
   consent: z.string().max(20_000).default(''),
   instructions: z.string().max(20_000).default(''),
   /**

@@ -10,6 +10,9 @@ import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
+import { findProlificStudyId } from '../recruiting/platform-operations.queries.js';
+import { transitionProlificStudy } from '../recruiting/prolific-workflows.js';
+import { prolificDeps } from './prolific.js';
 
 function batchId(text: string): number {
   if (!/^\d+$/.test(text)) throw new CliError(`ID must be a batch's numeric id (see "simarena batches list"), not "${text}"`);
@@ -90,25 +93,27 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     ['close', 'close a batch for good'],
   ];
   for (const [action, description] of transitions) {
-    batches
-      .command(action)
-      .description(description)
-      .argument('<id>', 'batch id')
-      .action((id: string) => {
-        if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), batchId(id))?.state ?? '')) {
-          // The launch checklist first: every failing item on its own line with the setting that fixes it.
-          const checklist = launchChecklistOf(ctx, batchId(id));
-          const failing = describeFailures(checklist);
-          if (blockingFailures(checklist).length > 0) {
-            for (const line of failing) ctx.err(line);
-            throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
-          }
+    const command = batches.command(action).description(description).argument('<id>', 'batch id');
+    if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study`);
+    command.action(async (id: string, options: { onPlatform?: boolean }) => {
+      if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), batchId(id))?.state ?? '')) {
+        // The launch checklist first: every failing item on its own line with the setting that fixes it.
+        const checklist = launchChecklistOf(ctx, batchId(id));
+        const failing = describeFailures(checklist);
+        if (blockingFailures(checklist).length > 0) {
           for (const line of failing) ctx.err(line);
+          throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
         }
-        const view = transitionBatch(ctx.db(), batchId(id), action, 'cli', ctx.now());
-        ctx.out(`Batch ${view.id} is ${view.state}.`);
-        if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
-      });
+        for (const line of failing) ctx.err(line);
+      }
+      const view = transitionBatch(ctx.db(), batchId(id), action, 'cli', ctx.now());
+      ctx.out(`Batch ${view.id} is ${view.state}.`);
+      if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
+      if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
+        const state = await transitionProlificStudy(prolificDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
+        ctx.out(`Prolific study is ${state}.`);
+      } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
+    });
   }
 
   batches

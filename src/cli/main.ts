@@ -12,6 +12,7 @@ import { registerDialogues } from './dialogues.js';
 import { registerGenerate } from './generate.js';
 import { registerRuns } from './runs.js';
 import { registerBatches } from './batches.js';
+import { registerProlific } from './prolific.js';
 import { registerExport } from './export.js';
 import { registerAnalyze } from './analyze.js';
 import { registerPlan } from './plan.js';
@@ -42,6 +43,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerCalls(program, ctx);
   registerDialogues(program, ctx);
   registerBatches(program, ctx);
+  registerProlific(program, ctx);
   registerExport(program, ctx);
   registerAnalyze(program, ctx);
   registerPlan(program, ctx);

@@ -16,6 +16,10 @@ const FIELD_OF_PATH: Record<string, string> = {
   'provider.completionCodes.screenedOut': 'codeScreenedOut',
   'provider.completionCodes.noConsent': 'codeNoConsent',
   'provider.sandbox': 'sandbox',
+  'provider.screenOutPay': 'screenOutPay',
+  'bonus.fixed': 'bonusFixed',
+  'bonus.perJudgment': 'bonusPerJudgment',
+  bonus: 'bonusFixed',
 };
 
 /**

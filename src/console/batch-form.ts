@@ -54,6 +54,11 @@ export type BatchFormValues = {
   addressActiveRaters: string;
   estimatedMinutes: string;
   pay: string;
+  /** The `bonus` setting (issue 41): a fixed amount and an amount per regular judgment, empty for none. */
+  bonusFixed: string;
+  bonusPerJudgment: string;
+  /** Prolific's paid screen-out (provider.screenOutPay), empty for a return. */
+  screenOutPay: string;
   consent: string;
   instructions: string;
   /** Batch ids (as the form sends them) whose participants may not take this batch. */
@@ -132,6 +137,9 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
     addressActiveRaters: text(body, 'addressActiveRaters'),
     estimatedMinutes: text(body, 'estimatedMinutes'),
     pay: text(body, 'pay'),
+    bonusFixed: text(body, 'bonusFixed'),
+    bonusPerJudgment: text(body, 'bonusPerJudgment'),
+    screenOutPay: text(body, 'screenOutPay'),
     consent: text(body, 'consent'),
     instructions: text(body, 'instructions'),
     blockParticipantsOf: list(body, 'blockParticipantsOf'),
@@ -206,6 +214,7 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
         noConsent: optional(form.codeNoConsent),
         partial: optional(form.codePartial),
       }),
+      screenOutPay: optional(form.screenOutPay),
       sandbox: form.sandbox,
       comparisonsPerHit: num(form.comparisonsPerHit),
     },
@@ -216,6 +225,7 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
     }),
     estimatedMinutes: num(form.estimatedMinutes),
     pay: form.pay.trim(),
+    bonus: optional(form.bonusFixed) || optional(form.bonusPerJudgment) ? drop({ fixed: optional(form.bonusFixed), perJudgment: optional(form.bonusPerJudgment) }) : null,
     consent: form.consent,
     instructions: form.instructions,
     blockParticipantsOf: form.blockParticipantsOf.map((id) => num(id)),
@@ -263,6 +273,9 @@ export function settingsToForm(settings: BatchSettings | BatchSettingsInput): Ba
     addressActiveRaters: String(s.addressLimits?.activeRaters ?? ''),
     estimatedMinutes: String(s.estimatedMinutes ?? ''),
     pay: s.pay ?? '',
+    bonusFixed: s.bonus?.fixed ?? '',
+    bonusPerJudgment: s.bonus?.perJudgment ?? '',
+    screenOutPay: s.provider?.screenOutPay ?? '',
     consent: s.consent ?? '',
     instructions: s.instructions ?? '',
     blockParticipantsOf: (s.blockParticipantsOf ?? []).map(String),

@@ -13,6 +13,7 @@ import { batchRoutes } from './batch-pages.routes.js';
 import { pooledAnalysisRoutes } from './pooled-analysis.routes.js';
 import { dialogueRoutes } from './dialogue-pages.routes.js';
 import { raterRoutes } from './rater-pages.routes.js';
+import { prolificRoutes } from './prolific-pages.routes.js';
 import { formatTime } from './format-time.js';
 import { runRoutes } from './run-pages.routes.js';
 import { scenarioRoutes } from './scenario-pages.routes.js';
@@ -27,6 +28,7 @@ export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.
     ...analysisRoutes(deps),
     ...pooledAnalysisRoutes(deps),
     ...raterRoutes(deps),
+    ...prolificRoutes(deps),
     ...runRoutes(deps),
     ...evaluationRoutes(deps),
     ...dialogueRoutes(deps),

@@ -1,32 +1,31 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { BatchView } from '../batches/batch.commands.js';
-import { awaitBatchAnalysis, type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
+import { type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
 import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, setRaterExcluded } from '../rating/rater-admin.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { requireBatchView } from './batch-pages.routes.js';
-import { batchMedianSeconds } from './batch-progress.queries.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { type Page, parsePage } from './pagination.js';
-import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
+import { PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
+import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent } from '../recruiting/participant-decision.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
-import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
-import { listRaterFiguresAfter, findRaterFigures } from '../analysis/rater-figures.queries.js';
+import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from '../recruiting/rater-quality-lookup.js';
+import { currentFigures, participantOf, type QualityContext, qualityContextOf } from '../recruiting/decided-participants.js';
+import { listParticipantsAfter } from '../recruiting/participants.queries.js';
+import { findRaterFigures } from '../analysis/rater-figures.queries.js';
 import type { RaterFiguresRow } from '../analysis/page-report.js';
 import {
   countBatchRaters,
   countQualityDecisions,
   raterDecisionChanges,
   countDecisionsBeforeQuality,
-  countJudgmentsOnRemovedPairs,
   listBatchRatersPage,
   listContentReports,
-  listParticipantsAfter,
   listQualityDependentRaters,
   listRaterIdentities,
-  type ParticipantRater,
   type QualityDependentRater,
 } from './rater-table.queries.js';
 
@@ -49,11 +48,8 @@ const CSV_PART = 2_000;
 /** Raters named (HMAC) per part before other requests are answered. */
 const NAMING_PART = 2_000;
 
-const FIGURES_NOT_COMPUTED = 'The rater quality figures could not be computed just now; try the download again in a moment.';
 /** Batches whose participants page counts are kept (the most recently counted). */
 const COUNTS_MEMO_BATCHES = 32;
-/** Stored figures read per part of the payment CSV's list of them. */
-const FIGURES_PART = 5_000;
 /**
  * Tries at reading a request's figures from the served result's page parts: a try fails when a newer result replaced
  * it meanwhile (the worker stores from its own process at any time); after the last the whole report is read.
@@ -85,13 +81,7 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
    * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
    * analysis leaves out), the batch's median time and onboarding threshold.
    */
-  const qualityContext = (batch: BatchView) => ({
-    removed: countJudgmentsOnRemovedPairs(db, batch.id),
-    medianSeconds: batchMedianSeconds(db, batch.id),
-    threshold: batch.settings.onboarding?.threshold ?? null,
-    judges: lookup.judgeNames(batch.id),
-  });
-  type QualityContext = ReturnType<typeof qualityContext>;
+  const qualityContext = (batch: BatchView) => qualityContextOf(db, batch.id, batch.settings.onboarding?.threshold ?? null, lookup);
   /**
    * The figure source of a served result: its page parts when it has them (and `parts` allows: the last try reads the
    * whole report), else its whole report, decompressed on the thread pool and parsed once per stored result.
@@ -105,20 +95,6 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
   const figuresOf = (batchId: number, source: FigureSource, judges: readonly string[]): Map<string, StoredRaterQuality> | null => {
     if (!source.parts) return source.whole;
     return source.served?.readParts((partsId) => figureMap(findRaterFigures(db, batchId, partsId, judges))) ?? null;
-  };
-  /** A rater with their pseudonym, stored figures (when the analysis holds them), flags and quality state. */
-  const participantOf = <R extends ParticipantRater>(r: R, q: QualityContext, figureOf: Map<string, StoredRaterQuality>) => {
-    const judge = q.judges.of(r);
-    const figures: StoredRaterQuality | undefined = figureOf.get(judge);
-    const quality = qualityStateOf(r, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
-    const flags = qualityFlags(figures, q.medianSeconds, {
-      attentionFailures: r.attention_failures,
-      onboardingCorrect: r.onboarding_correct,
-      onboardingAnswered: r.onboarding_answered,
-      onboardingThreshold: q.threshold,
-    });
-    // An object literal, not spreads: the payment CSV makes one per participant (50,000 in the benchmark's batch).
-    return { rater: r, judge, figures, quality, flags };
   };
   /**
    * The batch's count on each payment list (countDecisions), kept while nothing they depend on changed: the raters'
@@ -182,31 +158,6 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
       counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
     }
     return counts;
-  };
-  /**
-   * Every rater's figures of a served result, for the payment CSV: its stored figures read in parts of FIGURES_PART
-   * (in pseudonym order, answering other requests between parts), each part checked to be of the same result; read
-   * again from the newer result when one replaced it meanwhile, and from the whole report (parsed once per result)
-   * after the last try or for a row stored without parts. Null when no report can be read.
-   */
-  const allFiguresOf = async (batchId: number, first: ServedAnalysis): Promise<Map<string, StoredRaterQuality> | null> => {
-    let served: ServedAnalysis | null = first;
-    for (let tries = 1; served?.pageParts && tries < PART_TRIES; tries++) {
-      const current: ServedAnalysis = served;
-      const figures = new Map<string, StoredRaterQuality>();
-      for (let after = ''; ; ) {
-        const part = current.readParts((partsId) => listRaterFiguresAfter(db, batchId, partsId, after, FIGURES_PART));
-        if (!part) break;
-        for (const row of part) figures.set(row.judge, qualityOfFigures(row));
-        const last = part.at(-1);
-        if (!last || part.length < FIGURES_PART) return figures;
-        after = last.judge;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      served = serveBatchAnalysis(db, batchId, { now: clock });
-    }
-    const report = (await served?.report()) ?? null;
-    return report ? lookup.figures(report) : null;
   };
   /**
    * A page of the batch's raters with their figures, and what else the page reads of the same result (`more`), all of
@@ -298,11 +249,8 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const query = parseInput(csvQuerySchema, req.query, 'query');
         // A payment list decides on the data as of now: the analysis worker brings the stored figures up to date
         // (the event loop serves other requests meanwhile), as the server's export bundles do.
-        const served = await awaitBatchAnalysis(db, batch.id, { now: clock, fresh: true });
-        if (!served) throw new HttpError(404, 'No batch has this id.');
-        if (!served.stored || served.refreshFailed) throw new HttpError(503, FIGURES_NOT_COMPUTED);
-        const figureOf = await allFiguresOf(batch.id, served);
-        if (!figureOf) throw new HttpError(503, FIGURES_NOT_COMPUTED);
+        const figureOf = await currentFigures(db, batch.id, { lookup, clock });
+        if (!figureOf) throw new HttpError(404, 'No batch has this id.');
         const q = qualityContext(batch);
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);

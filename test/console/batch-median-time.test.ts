@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
-import { batchMedianSeconds } from '../../src/console/batch-progress.queries.js';
+import { batchMedianSeconds } from '../../src/analysis/batch-median-time.queries.js';
 import { deleteRaterData } from '../../src/rating/rater-admin.js';
 import { addQuestionAnswer } from '../analysis/two-question-fixture.js';
 import { signIn } from '../auth/session-helpers.js';

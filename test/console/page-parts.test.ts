@@ -17,8 +17,8 @@ import { pageReportOf, type RaterFiguresRow, RATERS_TABLE_ROWS } from '../../src
 import { planFigureChanges } from '../../src/analysis/rater-figures-plan.js';
 import { applyFigureChanges, listStoredFigureRows } from '../../src/analysis/rater-figures.queries.js';
 import { qualityFlags } from '../../src/analysis/rater-quality.js';
-import { decideParticipant } from '../../src/console/participants-csv.js';
-import { qualityStateOf } from '../../src/console/rater-quality-lookup.js';
+import { decideParticipant } from '../../src/recruiting/participant-decision.js';
+import { qualityStateOf } from '../../src/recruiting/rater-quality-lookup.js';
 import { countQualityDecisions } from '../../src/console/rater-table.queries.js';
 import { createApp } from '../../src/app.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';

@@ -75,6 +75,22 @@ describe('batch form', () => {
     expect(formToSettings(readBatchForm(settingsToForm(settings) as unknown as Record<string, unknown>))).toMatchObject({ comparisons: settings.comparisons, judgmentsPerPair: 5 });
   });
 
+  it('settingsToForm then formToSettings, for a batch with a bonus and a paid screen-out, keep both (an edit in the console loses neither)', () => {
+    const settings = batchSettingsSchema.parse({
+      name: 'Paid round',
+      runs: ['run-a'],
+      comparisons: [['SCRIPT:m', 'AGENTS:m']],
+      pay: '£2.00',
+      bonus: { fixed: '0.50', perJudgment: '0.05' },
+      provider: { kind: 'prolific', screenOutPay: '0.30' },
+    });
+    const again = batchSettingsSchema.parse(formToSettings(readBatchForm(settingsToForm(settings) as unknown as Record<string, unknown>)));
+    expect(again.bonus).toEqual({ fixed: '0.50', perJudgment: '0.05' });
+    expect(again.provider.screenOutPay).toBe('0.30');
+    const none = batchSettingsSchema.parse(formToSettings(readBatchForm({ ...(settingsToForm(settings) as unknown as Record<string, unknown>), bonusFixed: '', bonusPerJudgment: '' })));
+    expect(none.bonus).toBeNull();
+  });
+
   it('formToSettings, for a number field holding text, passes the text on so the schema names the field', () => {
     const result = batchSettingsSchema.safeParse(formToSettings(readBatchForm({ name: 'x', runs: 'r', comparisons: 'SCRIPT:m vs AGENTS:m', perRaterCap: 'ten' })));
     expect(result.success).toBe(false);

@@ -4,7 +4,7 @@ import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import type { RaterQualityRow } from '../analysis/rater-quality.js';
 import type { Db } from '../db/connection.js';
 import { getBatchRow } from '../batches/batch.queries.js';
-import type { ParticipantRater } from './rater-table.queries.js';
+import type { ParticipantRater } from './participants.queries.js';
 
 // The console's rater figures come from the batch's stored analysis (computed by the analysis worker, issue 12), not
 // from the batch's judgments on the request thread: report.raters holds each rater's first-question figures under

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+// Prolific's API answers as simarena reads them (https://docs.prolific.com/api-reference): only the fields used,
+// unknown ones let through (the API adds fields over time).
+
+export const SUBMISSION_STATUSES = [
+  'RESERVED',
+  'ACTIVE',
+  'TIMED-OUT',
+  'AWAITING REVIEW',
+  'APPROVED',
+  'RETURNED',
+  'REJECTED',
+  'PARTIALLY APPROVED',
+  'SCREENED OUT',
+] as const;
+export type SubmissionStatus = (typeof SUBMISSION_STATUSES)[number];
+
+export const STUDY_STATUSES = ['UNPUBLISHED', 'SCHEDULED', 'PUBLISHING', 'ACTIVE', 'AWAITING REVIEW', 'PAUSED', 'COMPLETED'] as const;
+
+export const studySchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  internal_name: z.string().nullish(),
+  status: z.string(),
+  total_available_places: z.number().nullish(),
+  places_taken: z.number().nullish(),
+  reward: z.number().nullish(),
+  external_study_url: z.string().nullish(),
+});
+export type ProlificStudy = z.infer<typeof studySchema>;
+
+export const submissionSchema = z.looseObject({
+  id: z.string().min(1),
+  participant_id: z.string().nullish(),
+  participant: z.string().nullish(),
+  status: z.string(),
+  study_code: z.string().nullish(),
+  entered_code: z.string().nullish(),
+  started_at: z.string().nullish(),
+  completed_at: z.string().nullish(),
+  /** Bonuses paid on the submission, in pence / cents. */
+  bonus_payments: z.array(z.number()).nullish(),
+  return_requested: z.string().nullish(),
+});
+export type ProlificSubmission = z.infer<typeof submissionSchema>;
+
+/** The participant of a submission (the list names it `participant_id`, the single read `participant`). */
+export function participantOfSubmission(s: ProlificSubmission): string | null {
+  return s.participant_id ?? s.participant ?? null;
+}
+
+/** A page of a list: `results`, and the next page's address in `_links.next.href` (null on the last). */
+export const pageSchema = <T extends z.ZodType>(item: T) =>
+  z.looseObject({
+    results: z.array(item),
+    _links: z.looseObject({ next: z.looseObject({ href: z.string().nullish() }).nullish() }).nullish(),
+    meta: z.looseObject({ count: z.number().nullish() }).nullish(),
+  });
+
+export const bulkBonusSchema = z.looseObject({
+  id: z.string().min(1),
+  study: z.string().nullish(),
+  amount: z.number().nullish(),
+  fees: z.number().nullish(),
+  vat: z.number().nullish(),
+  /** What will be taken from the balance, in pence / cents. */
+  total_amount: z.number().nullish(),
+});
+export type ProlificBulkBonus = z.infer<typeof bulkBonusSchema>;
+
+export const costSchema = z.looseObject({ total_cost: z.number() });
+
+/** Prolific's error body: `{ error: { status, error_code, title, detail } }`, or a plain `{ detail }`. */
+export const errorBodySchema = z.looseObject({
+  error: z
+    .looseObject({
+      title: z.string().nullish(),
+      detail: z.union([z.string(), z.array(z.string()), z.record(z.string(), z.unknown())]).nullish(),
+    })
+    .nullish(),
+  detail: z.string().nullish(),
+});

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
+import { TEST_SECRET } from '../helpers/test-app.js';
+import { signIn } from '../auth/session-helpers.js';
+import { participantIds, prolificSetup, walkFromProlific } from './prolific-helpers.js';
+
+describe('Prolific in the console', () => {
+  it('the batch page, publish page and settle page, for an admin, show the dry run and the money before a typed confirmation, then publish and settle once', async () => {
+    const setup = await prolificSetup();
+    const admin = await signIn(setup.app, setup.db, 'admin');
+    const researcher = await signIn(setup.app, setup.db, 'researcher');
+    const id = setup.seeded.batchId;
+    const pages: string[] = [];
+    const get = async (agent: typeof admin.agent, path: string, status = 200) => {
+      const res = await agent.get(path).expect(status);
+      pages.push(res.text);
+      return res.text;
+    };
+
+    expect(await get(admin.agent, `/console/batches/${id}`)).toContain(`/console/batches/${id}/prolific/settle`);
+    const preview = await get(admin.agent, `/console/batches/${id}/prolific`);
+    expect(preview).toContain('POST studies/');
+    expect(preview).toContain('26.67 GBP');
+    expect(setup.fake.studies.size).toBe(0);
+
+    const unconfirmed = await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'yes' });
+    expect(unconfirmed.status).toBe(400);
+    expect(unconfirmed.text).toContain('type &#34;publish&#34; to confirm');
+    expect(setup.fake.studies.size).toBe(0);
+    const noCsrf = await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ confirm: 'publish' });
+    expect(noCsrf.status).toBe(403);
+    expect((await researcher.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: researcher.csrf, confirm: 'publish' })).status).toBe(403);
+    await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
+    const study = [...setup.fake.studies.values()][0];
+    expect(study?.status).toBe('ACTIVE');
+
+    for (const pid of participantIds(2)) {
+      const { submission, url } = setup.fake.startSubmission(study?.id ?? '', pid);
+      setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    }
+    const status = await get(researcher.agent, `/console/batches/${id}/prolific`);
+    expect(status).toContain('AWAITING REVIEW');
+    expect(status).toContain('No mismatch between Prolific and simarena.');
+    await get(researcher.agent, `/console/batches/${id}/prolific/settle`, 403);
+
+    const settle = await get(admin.agent, `/console/batches/${id}/prolific/settle`);
+    expect(settle).toContain('Approve: <strong>2</strong>');
+    expect(settle).toContain('<strong>1.00 GBP</strong>');
+    expect(setup.fake.requests.filter((r) => r.method === 'POST' && /approve|bonus/.test(r.path))).toEqual([]);
+    await admin.agent.post(`/console/batches/${id}/prolific/settle`).type('form').send({ _csrf: admin.csrf, confirm: 'settle' }).expect(303);
+    await admin.agent.post(`/console/batches/${id}/prolific/settle`).type('form').send({ _csrf: admin.csrf, confirm: 'settle' }).expect(303);
+    const after = await get(admin.agent, `/console/batches/${id}/prolific/settle`);
+    expect(after).toContain('Nothing to send.');
+    expect(after).toContain('bonus pay');
+    expect([...setup.fake.bonuses.values()].map((b) => b.payCalls)).toEqual([1]);
+    expect(listBatchOperations(setup.db, id).filter((o) => o.kind === 'approve')).toHaveLength(1);
+
+    // Closing the batch offers to stop the study.
+    await admin.agent.post(`/console/batches/${id}/close`).type('form').send({ _csrf: admin.csrf, confirm: 'close' }).expect(303);
+    expect(await get(admin.agent, `/console/batches/${id}`)).toContain('stop its Prolific study too');
+    await admin.agent.post(`/console/batches/${id}/prolific/study`).type('form').send({ _csrf: admin.csrf, action: 'STOP' }).expect(303);
+    expect(study?.status).toBe('AWAITING REVIEW');
+
+    for (const page of pages) expect(page).not.toContain(setup.token);
+  });
+
+  it('the Prolific pages, when Prolific refuses or cannot be reached, show its message and never the token', async () => {
+    const setup = await prolificSetup();
+    const admin = await signIn(setup.app, setup.db, 'admin');
+    const id = setup.seeded.batchId;
+    await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
+    setup.fake.faults.push({ method: 'GET', path: /studies\/[^/]+\/$/, status: 403, body: { error: { title: 'Forbidden', detail: `token ${setup.token} may not read this study` } } });
+    const page = await admin.agent.get(`/console/batches/${id}/prolific`).expect(200);
+    expect(page.text).toContain('Prolific');
+    expect(page.text).toContain('[redacted]');
+    expect(page.text).not.toContain(setup.token);
+    await setup.fake.close();
+    const down = await admin.agent.post(`/console/batches/${id}/prolific/study`).type('form').send({ _csrf: admin.csrf, action: 'PAUSE' });
+    expect(down.status).toBeGreaterThanOrEqual(500);
+    expect(down.text).toContain('gave no answer');
+    expect(down.text).not.toContain(setup.token);
+    setup.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
+  }, 120_000);
+
+  it('the server log, while Prolific pages are used, fail and succeed at the most verbose level, never holds the token', async () => {
+    const setup = await prolificSetup();
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: () => new Date() });
+    const admin = await signIn(app, setup.db, 'admin');
+    const id = setup.seeded.batchId;
+    await admin.agent.get(`/console/batches/${id}/prolific`).expect(200);
+    setup.fake.faults.push({ method: 'POST', path: /studies\/$/, status: 400, body: { error: { title: 'Bad request', detail: `bad study (token ${setup.token})` } } });
+    const refused = await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' });
+    expect(refused.status).toBe(502);
+    expect(refused.text).toContain('bad study (token [redacted])');
+    await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
+    await admin.agent.get(`/console/batches/${id}/prolific/settle`).expect(200);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain(setup.token);
+    expect(refused.text).not.toContain(setup.token);
+  });
+});
