@@ -186,9 +186,43 @@ describe('the console analysis page', () => {
     const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', 'a']] });
     const researcher = await signIn(t.app, t.db, 'researcher');
     const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
-    expect(page.text).toContain('<h2>Paper table: per condition</h2>');
+    expect(page.text).toContain('<h2 id="paper-table-per-condition">Paper table: per condition</h2>');
     expect(page.text).toMatch(/<td>SCRIPT:test-model<\/td><td>all<\/td><td>2<\/td><td>75\.0% \[/);
     expect(page.text).toContain('From a model: the LLM judge win rate');
+  });
+});
+
+describe('the console analysis page, section by section', () => {
+  /** How many times each second-level heading appears on a page. */
+  const headingCounts = (html: string) => {
+    const counts = new Map<string, number>();
+    for (const [, title] of html.matchAll(/<h2[^>]*>([^<]*)<\/h2>/g)) counts.set(title as string, (counts.get(title as string) ?? 0) + 1);
+    return counts;
+  };
+
+  it('GET /console/batches/:id/analysis, after evaluate and llm-judge, shows each section once, the paper table, the LLM judge and the evaluations used among them', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']], settings: { name: 'sections' } });
+    fake = await startFakeLlm({ respond: (request) => ({ content: JSON.stringify(answerFromSchema(request.body.response_format?.json_schema?.schema)) }) });
+    const env = { DATABASE_PATH: t.dbPath, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-test-key', ENDPOINTS_FILE: join(tempDir(), 'none.json') };
+    expect((await cli(['evaluate', '--run', String(batch.runId), '--judge-model', 'judge-x', '--name', 'ev'], env)).code).toBe(0);
+    expect((await cli(['llm-judge', '--batch', 'sections', '--judge-model', 'judge-x', '--name', 'lj'], env)).code).toBe(0);
+    const researcher = await signIn(t.app, t.db, 'researcher');
+
+    const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    const counts = headingCounts(page.text);
+    for (const title of ['Paper table: per condition', 'LLM judge beside the humans', 'Episode evaluations used', 'Win rates']) expect(counts.get(title)).toBe(1);
+    expect([...counts].filter(([, n]) => n > 1)).toEqual([]);
+  });
+
+  it('GET /console/batches/:id/analysis, for a one-question batch with no evaluation, shows each section once', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', 'a']] });
+    const researcher = await signIn(t.app, t.db, 'researcher');
+    const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    const counts = headingCounts(page.text);
+    expect(counts.get('Paper table: per condition')).toBe(1);
+    expect([...counts].filter(([, n]) => n > 1)).toEqual([]);
   });
 });
 
