@@ -64,16 +64,6 @@ export function resolveAnalysisQuestion(batch: Pick<BatchForAnalysis, 'id' | 'qu
   return found.question;
 }
 
-/** Resolves `--batch` given as a row id, a public id or a name. */
-export function resolveBatchId(db: Db, ref: string): number | null {
-  const row = db
-    .prepare<{ ref: string }, { id: number }>(
-      `SELECT id FROM batches WHERE CAST(id AS TEXT) = :ref OR public_id = :ref OR name = :ref ORDER BY id LIMIT 1`,
-    )
-    .get({ ref });
-  return row?.id ?? null;
-}
-
 /**
  * Changes whenever a judgment is added, removed or changed, a rater is excluded or screened out, a pair is removed, or
  * the batch's settings change: the analysis cache key. With `upTo`, of the batch's judgments with ids up to it only:

@@ -104,6 +104,6 @@ describe('simarena analyze --batch', () => {
     expect(report.comparisons[0]).toMatchObject({ wins_a: 1, wins_b: 3 });
     expect(report.settings).toMatchObject({ seed: 3, bootstrap: 50, ties_allowed: false });
     const missing = await cli(['analyze', '--batch', 'nope'], { DATABASE_PATH: path });
-    expect(missing).toMatchObject({ code: 1, stderr: 'error: no batch "nope"' });
+    expect(missing).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "nope" (see "simarena batches list").' });
   });
 });

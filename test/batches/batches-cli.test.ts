@@ -52,7 +52,7 @@ describe('simarena batches', () => {
     expect(await cli(['batches', 'pause', '1'], env)).toMatchObject({ code: 0, stdout: 'Batch 1 is paused.' });
     expect(await cli(['batches', 'close', '1'], env)).toMatchObject({ code: 0, stdout: 'Batch 1 is closed.' });
     expect(await cli(['batches', 'open', '1'], env)).toMatchObject({ code: 1, stderr: 'error: Batch 1 is closed; it cannot be moved to open.' });
-    expect(await cli(['batches', 'open', 'abc'], env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: ID must be a batch's numeric id/) });
+    expect(await cli(['batches', 'open', 'abc'], env)).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "abc" (see "simarena batches list").' });
   });
 
   it('batches link ID prints the provider\'s rater URL with the public token, never the internal id', async () => {
@@ -62,7 +62,7 @@ describe('simarena batches', () => {
     const link = await cli(['batches', 'link', '1'], env);
     expect(link.code).toBe(0);
     expect(link.stdout).toMatch(/^https:\/\/rate\.example\.org\/r\/[A-Za-z0-9_-]{20,}\?PROLIFIC_PID=\{\{%PROLIFIC_PID%\}\}&STUDY_ID=\{\{%STUDY_ID%\}\}&SESSION_ID=\{\{%SESSION_ID%\}\}$/);
-    expect(await cli(['batches', 'link', '42'], env)).toMatchObject({ code: 1, stderr: 'error: No batch with id 42' });
+    expect(await cli(['batches', 'link', '42'], env)).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "42" (see "simarena batches list").' });
   });
 
   it('batches create with an invalid file exits 1 with one line naming the field, and stores nothing', async () => {
