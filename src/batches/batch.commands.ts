@@ -18,7 +18,16 @@ import {
 } from './batch.queries.js';
 import type { BatchSettings, BatchState } from './batch.schema.js';
 import { readBatchSettings } from './batch-settings.js';
-import { type BatchDeps, type CreateBatchResult, checkBlockedBatches, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
+import {
+  type BatchDeps,
+  type CreateBatchResult,
+  checkBlockedBatches,
+  createBatch,
+  parseBatchSettings,
+  planFromSettings,
+  requirePairsForEveryComparison,
+  writePairSet,
+} from './create-batch.js';
 
 export type BatchView = {
   id: number;
@@ -121,7 +130,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     }
     if (pairSetChanged) {
       const plan = planFromSettings(db, next);
-      if (plan.pairs.length === 0) throw new BatchError('No pairs: no scenario sample has a completed dialogue in both conditions of any comparison.');
+      requirePairsForEveryComparison(next, plan);
       deletePairSet(db, batchId);
       writePairSet(db, batchId, next, plan, random, deps.now);
     }
