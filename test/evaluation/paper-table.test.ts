@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { humanMajorities, judgeHumanAgreement, judgePositionBias, judgeVerdicts } from '../../src/analysis/llm-judge-agreement.js';
-import { meanWithCi, type PaperDialogue, type PaperJudgment, paperSection, tQuantile975 } from '../../src/analysis/paper-table.js';
+import { meanWithCi, type PaperDialogue, type PaperJudgment, type PaperScore, paperSection, SOTOPIA_SCORE_SCALE, tQuantile975 } from '../../src/analysis/paper-table.js';
 import { type FakeLlm, answerFromSchema, promptOf, startFakeLlm } from '../helpers/fake-llm.js';
 import { makeBatchWithJudgments, makeDialogue, makeRun, makeScenario } from '../helpers/factories.js';
 import { replaceScenarioFacts } from '../../src/scenarios/scenario.queries.js';
@@ -63,6 +63,31 @@ describe('LLM judge against the human majority', () => {
     // sd 2, n 3: half-width 4.302653 * 2 / sqrt(3).
     expect(m.mean).toBe(6);
     expect(m.ci95![1] - 6).toBeCloseTo((4.302653 * 2) / Math.sqrt(3), 5);
+  });
+});
+
+describe('the interval of a 0-10 Sotopia-Eval score', () => {
+  it('meanWithCi, with the scale, clips the t interval of scores near the top at 10 and keeps its lower bound', () => {
+    // mean 9.25, sd 1.5, n 4: t(3) 3.182446, half-width 3.182446 * 1.5 / 2 = 2.3868345; unclipped [6.8631655, 11.6368345].
+    const unclipped = meanWithCi([10, 10, 10, 7]);
+    expect(unclipped.ci95![1]).toBeCloseTo(11.6368345, 5);
+    const clipped = meanWithCi([10, 10, 10, 7], SOTOPIA_SCORE_SCALE);
+    expect(clipped.mean).toBe(9.25);
+    expect(clipped.ci95![0]).toBeCloseTo(6.8631655, 5);
+    expect(clipped.ci95![1]).toBe(10);
+    expect(meanWithCi([0, 0, 3], SOTOPIA_SCORE_SCALE).ci95![0]).toBe(0);
+  });
+
+  it('paperSection, for dialogues scored near 10, gives goal and believability intervals inside 0-10 and says in its notes that they are clipped', () => {
+    const dialogues: PaperDialogue[] = [1, 2, 3, 4].map((id) => ({ id, mode: 'SCRIPT', model: 'm', endReason: null, condition: 'SCRIPT:m', category: 'mixed', turns: [] }));
+    const scores: PaperScore[] = [10, 10, 10, 7].flatMap((score, i) =>
+      ([1, 2] as const).flatMap((speaker) => ['goal', 'believability'].map((dimension) => ({ dialogueId: i + 1, speaker, dimension, score }))),
+    );
+    const section = paperSection({ of: 'run', dialogues, scores, deals: [], judgments: [], judge: null, judgeAnswers: [], evaluations: [{ name: 'ev', judge_model: 'j', prompt_version: 'v1' }] });
+    const row = section.rows.find((r) => r.scope === 'all')!;
+    expect(row.goal.ci95![1]).toBe(10);
+    expect(row.believability.ci95![1]).toBe(10);
+    expect(section.notes.join(' ')).toContain('Student t 95% interval over dialogues clipped to the 0-10 scale');
   });
 });
 
