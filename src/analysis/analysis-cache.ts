@@ -24,7 +24,8 @@ import { compressReport, readStoredReport, type StoredResult } from './stored-re
 // analysis-2: Dawid-Skene runs to convergence, batch-agreement note, Bradley-Terry fitted per group of connected conditions.
 // analysis-3: the interval rule (few clusters warned, none for a single pair).
 // analysis-4: one report per question (issue 16); a one-question report is unchanged.
-const ANALYSIS_VERSION = 'analysis-4';
+// analysis-5: bootstrap clusters in the order of their names; goal and believability intervals clipped to 0-10 (issue 40).
+const ANALYSIS_VERSION = 'analysis-5';
 
 type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
 

@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { storeAnalysis } from './analysis-cache.js';
+import { analysisVersion, storeAnalysis } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, runAnalysisJob, runBundleFilesJob, type WorkerJob } from './analysis-worker.js';
-import { findBatchForAnalysis } from './batch-judgments.queries.js';
+import { batchChangeKey, findBatchForAnalysis } from './batch-judgments.queries.js';
+import { paperDataVersion } from './paper-table.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
 import { compressReport, decompressReport, gzipHoldsReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
@@ -103,7 +104,21 @@ type StoredEntry = {
   textBytes?: Buffer;
 };
 
-type BatchState = { running: Promise<AnalysisJobResult['kind']> | null; lastStart: number; lastDurationMs: number; timer: NodeJS.Timeout | null; stored: StoredEntry | null };
+/**
+ * What a finished check found: as of the batch's data `key` (changeKeyOf), the stored result of data version `version`
+ * was current. While both still hold, nothing newer is there to compute (issue 40: every request used to start a check
+ * and say "updating" while the worker found nothing new).
+ */
+type CurrentAs = { key: string; version: string };
+
+type BatchState = {
+  running: Promise<AnalysisJobResult['kind']> | null;
+  lastStart: number;
+  lastDurationMs: number;
+  timer: NodeJS.Timeout | null;
+  stored: StoredEntry | null;
+  current: CurrentAs | null;
+};
 type HandleState = {
   worker: ChildProcess | null;
   /** Keeps the process alive while a job waits for its answer (the channel is unref'd between jobs). */
@@ -133,7 +148,7 @@ function batchState(db: Db, batchId: number): BatchState {
   const handle = handleState(db);
   let state = handle.batches.get(batchId);
   if (!state) {
-    state = { running: null, lastStart: -Infinity, lastDurationMs: 0, timer: null, stored: null };
+    state = { running: null, lastStart: -Infinity, lastDurationMs: 0, timer: null, stored: null, current: null };
     handle.batches.set(batchId, state);
   }
   return state;
@@ -215,16 +230,51 @@ function startRefresh(db: Db, batchId: number, now: () => Date): Promise<Analysi
   state.timer = null;
   state.lastStart = performance.now();
   const started = state.lastStart;
-  const running = runJob(db, { batchId, seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05, now: now().toISOString() }).then((result) => {
+  // Read before the worker reads the data: its result is of this data or newer.
+  const key = changeKeyOf(db, batchId);
+  const running = runJob(db, { batchId, ...SERVED_SETTINGS, now: now().toISOString() }).then((result) => {
     state.running = null;
     if (result.kind === 'computed' || result.kind === 'stored') state.lastDurationMs = performance.now() - started;
     // The handle may have been closed meanwhile (shutdown, end of a test): then the result has nowhere to go.
     if (result.kind === 'computed' && db.open) storeAnalysis(db, batchId, result.version, compressReport(result.result), now());
     if (result.kind === 'failed') process.emitWarning(`analysis of batch ${batchId} failed: ${result.message}`);
+    if ((result.kind === 'computed' || result.kind === 'stored' || result.kind === 'unchanged') && db.open) {
+      const version = storedVersionOf(db, batchId);
+      state.current = version === null ? null : { key, version };
+    }
     return result.kind;
   });
   state.running = running;
   return running;
+}
+
+/** The settings of the result pages and the API serve (the CLI's `analyze` stores the same by default). */
+const SERVED_SETTINGS = { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 };
+
+/** The batch's data as far as its analysis reads it, from counters (batchChangeKey) and the evaluations' (paperDataVersion). */
+const changeKeyOf = (db: Db, batchId: number) => `${batchChangeKey(db, batchId)}|${paperDataVersion(db)}`;
+
+const storedVersionOf = (db: Db, batchId: number) =>
+  db.prepare<{ b: number }, string>('SELECT data_version FROM analysis_cache WHERE batch_id = :b').pluck().get({ b: batchId }) ?? null;
+
+/**
+ * Whether the stored result is of the batch's data as it is now: no judgment, exclusion, removed pair, setting or
+ * evaluation changed since a check found it current. The first time a process serves a batch it has no such check: the
+ * result's data version is then compared with the data's whole (one count of the batch's judgments, once per process).
+ */
+function storedIsCurrent(db: Db, batchId: number, entry: StoredEntry | null): boolean {
+  if (!entry) return false;
+  const state = batchState(db, batchId);
+  const key = changeKeyOf(db, batchId);
+  if (state.current === null && state.running === null && analysisVersion(db, batchId, SERVED_SETTINGS) === entry.version) state.current = { key, version: entry.version };
+  return state.current !== null && state.current.key === key && state.current.version === entry.version;
+}
+
+/** Has a newer result computed unless the stored one is current; whether a newer one is on its way. */
+function refreshUnlessCurrent(db: Db, batchId: number, options: ServeOptions): boolean {
+  if (storedIsCurrent(db, batchId, currentEntry(db, batchId))) return false;
+  refreshSoon(db, batchId, options.now, options.intervalMs ?? REFRESH_INTERVAL_MS);
+  return true;
 }
 
 /**
@@ -345,7 +395,7 @@ function currentEntry(db: Db, batchId: number): StoredEntry | null {
   return state.stored;
 }
 
-function servedOf(db: Db, batchId: number, entry: StoredEntry | null, now: () => Date): ServedAnalysis {
+function servedOf(db: Db, batchId: number, entry: StoredEntry | null, now: () => Date, updating: boolean): ServedAnalysis {
   const state = batchState(db, batchId);
   return {
     // A result replaced meanwhile is not read: two of a large batch's reports are not held at once.
@@ -358,11 +408,20 @@ function servedOf(db: Db, batchId: number, entry: StoredEntry | null, now: () =>
     computedAt: entry?.computedAt ?? null,
     version: entry?.version ?? null,
     ageSeconds: entry ? Math.max(0, Math.round((now().getTime() - Date.parse(entry.computedAt)) / 1000)) : null,
-    updating: state.running !== null || state.timer !== null,
+    updating,
   };
 }
 
-const readStored = (db: Db, batchId: number, now: () => Date): ServedAnalysis => servedOf(db, batchId, currentEntry(db, batchId), now);
+/** Updating: a newer result than `entry` is being computed or scheduled, for data that changed since it. */
+const updatingPast = (db: Db, batchId: number, entry: StoredEntry | null) => {
+  const state = batchState(db, batchId);
+  return (state.running !== null || state.timer !== null) && !(entry && state.current?.version === entry.version && state.current.key === changeKeyOf(db, batchId));
+};
+
+const readStored = (db: Db, batchId: number, now: () => Date): ServedAnalysis => {
+  const entry = currentEntry(db, batchId);
+  return servedOf(db, batchId, entry, now, updatingPast(db, batchId, entry));
+};
 
 /**
  * The stored result with its gzip checked whole first (once per result, on the thread pool): a damaged one is dropped
@@ -372,7 +431,7 @@ async function readChecked(db: Db, batchId: number, now: () => Date): Promise<Se
   for (;;) {
     if (!db.open) return null;
     const entry = currentEntry(db, batchId);
-    if (!entry || (await storedIntact(db, batchId, entry))) return db.open ? servedOf(db, batchId, entry, now) : null;
+    if (!entry || (await storedIntact(db, batchId, entry))) return db.open ? servedOf(db, batchId, entry, now, updatingPast(db, batchId, entry)) : null;
   }
 }
 
@@ -384,7 +443,7 @@ export type ServeOptions = { now: () => Date; intervalMs?: number };
  */
 export function serveBatchAnalysis(db: Db, batchId: number, options: ServeOptions): ServedAnalysis | null {
   if (!findBatchForAnalysis(db, batchId)) return null;
-  refreshSoon(db, batchId, options.now, options.intervalMs ?? REFRESH_INTERVAL_MS);
+  refreshUnlessCurrent(db, batchId, options);
   return readStored(db, batchId, options.now);
 }
 
@@ -395,7 +454,7 @@ export function serveBatchAnalysis(db: Db, batchId: number, options: ServeOption
  */
 export async function awaitBatchAnalysis(db: Db, batchId: number, options: ServeOptions & { fresh?: boolean }): Promise<ServedAnalysis | null> {
   if (!findBatchForAnalysis(db, batchId)) return null;
-  refreshSoon(db, batchId, options.now, options.intervalMs ?? REFRESH_INTERVAL_MS);
+  refreshUnlessCurrent(db, batchId, options);
   const served = await readChecked(db, batchId, options.now);
   if (!served || (served.stored && !options.fresh)) return served;
   const state = batchState(db, batchId);

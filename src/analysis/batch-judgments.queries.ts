@@ -64,16 +64,6 @@ export function resolveAnalysisQuestion(batch: Pick<BatchForAnalysis, 'id' | 'qu
   return found.question;
 }
 
-/** Resolves `--batch` given as a row id, a public id or a name. */
-export function resolveBatchId(db: Db, ref: string): number | null {
-  const row = db
-    .prepare<{ ref: string }, { id: number }>(
-      `SELECT id FROM batches WHERE CAST(id AS TEXT) = :ref OR public_id = :ref OR name = :ref ORDER BY id LIMIT 1`,
-    )
-    .get({ ref });
-  return row?.id ?? null;
-}
-
 /**
  * Changes whenever a judgment is added, removed or changed, a rater is excluded or screened out, a pair is removed, or
  * the batch's settings change: the analysis cache key. With `upTo`, of the batch's judgments with ids up to it only:
@@ -91,6 +81,29 @@ export function batchDataVersion(db: Db, batchId: number, upTo?: number): string
             'SELECT count(*) AS n, coalesce(max(id), 0) AS max_id FROM judgments WHERE batch_id = :b AND id <= :upTo',
           )
           .get({ b: batchId, upTo });
+  const { raters, pairs, batch } = batchStateParts(db, batchId);
+  // The count of removals and changes joins the key once there is one: a result stored before migration 031 keeps its key.
+  const revisions = batch?.revisions ? [`revised ${batch.revisions}`] : [];
+  return createHash('sha256')
+    .update([judgments?.n, judgments?.max_id, ...revisions, raters?.ids ?? '', pairs?.ids ?? '', batch?.settings ?? ''].join('|'))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/**
+ * Changes whenever batchDataVersion does, read from counters kept by triggers (answered comparisons, migrations 006
+ * and 013; removals and changes, migration 031) instead of a count of the judgments: the server checks it on every
+ * analysis request, where counting a million judgments took tens of milliseconds (issue 40). Judgments are only ever
+ * added with new ids and every removal or change is counted, so the counters move with every change of the judgments.
+ * Not a cache key: two states of the batch give the same key only if nothing changed between them.
+ */
+export function batchChangeKey(db: Db, batchId: number): string {
+  const { raters, pairs, batch } = batchStateParts(db, batchId);
+  return [batch?.judgments ?? '', batch?.revisions ?? '', raters?.ids ?? '', pairs?.ids ?? '', batch?.settings ?? ''].join('|');
+}
+
+/** What batchDataVersion and batchChangeKey read besides the judgments: exclusions, removed pairs, settings and counters. */
+function batchStateParts(db: Db, batchId: number) {
   const raters = db
     .prepare<{ b: number }, { ids: string | null }>(
       `SELECT group_concat(id || ':' || excluded || ':' || status, ',') AS ids FROM
@@ -103,16 +116,11 @@ export function batchDataVersion(db: Db, batchId: number, upTo?: number): string
     )
     .get({ b: batchId });
   const batch = db
-    .prepare<{ b: number }, { settings: string; revisions: number }>(
-      'SELECT b.settings, coalesce(c.revisions, 0) AS revisions FROM batches b LEFT JOIN batch_judgment_counts c ON c.batch_id = b.id WHERE b.id = :b',
+    .prepare<{ b: number }, { settings: string; revisions: number; judgments: number }>(
+      'SELECT b.settings, coalesce(c.revisions, 0) AS revisions, coalesce(c.judgments, 0) AS judgments FROM batches b LEFT JOIN batch_judgment_counts c ON c.batch_id = b.id WHERE b.id = :b',
     )
     .get({ b: batchId });
-  // The count of removals and changes joins the key once there is one: a result stored before migration 031 keeps its key.
-  const revisions = batch?.revisions ? [`revised ${batch.revisions}`] : [];
-  return createHash('sha256')
-    .update([judgments?.n, judgments?.max_id, ...revisions, raters?.ids ?? '', pairs?.ids ?? '', batch?.settings ?? ''].join('|'))
-    .digest('hex')
-    .slice(0, 32);
+  return { raters, pairs, batch };
 }
 
 /** A judgment of the batch as its one scan reads it (raw: a row is an array, in this order). */

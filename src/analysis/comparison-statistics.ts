@@ -31,9 +31,15 @@ export function analyzeComparison(
   const byScenario = new Map<string, [number, number, number]>();
   let allScenarios = true;
   for (const i of items) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
+  // Clusters are numbered in the order of their names (scenario slugs, else pair ids), not in the order their rows came:
+  // the bootstrap draws clusters by number, and a batch reads its judgments in the order they were made where its
+  // judgments export lists them by pair, so the same seed gave another interval for the export (issue 40).
+  const clusterKey = (i: number) => (allScenarios ? (t.itemScenario[i] as number) : i);
+  const clusterName = (key: number) => (allScenarios ? t.scenarioNames[key] : t.itemNames[key]) as string;
   const clusterIndex = new Map<number, number>();
-  const clusterA: number[] = [];
-  const clusterB: number[] = [];
+  for (const key of [...new Set(items.map(clusterKey))].sort((x, y) => compareNames(clusterName(x), clusterName(y)))) clusterIndex.set(key, clusterIndex.size);
+  const clusterA: number[] = new Array<number>(clusterIndex.size).fill(0);
+  const clusterB: number[] = new Array<number>(clusterIndex.size).fill(0);
   const itemCluster = new Int32Array(t.itemNames.length).fill(-1);
   for (const i of items) {
     const a = itemCounts[i * 3] as number;
@@ -50,14 +56,7 @@ export function analyzeComparison(
     const scenario = t.itemScenario[i] as number;
     if (category >= 0) addCounts(byCategory, t.categoryNames[category] as string, a, b, tie);
     if (scenario >= 0) addCounts(byScenario, t.scenarioNames[scenario] as string, a, b, tie);
-    const clusterKey = allScenarios ? scenario : i;
-    let k = clusterIndex.get(clusterKey);
-    if (k === undefined) {
-      k = clusterA.length;
-      clusterIndex.set(clusterKey, k);
-      clusterA.push(0);
-      clusterB.push(0);
-    }
+    const k = clusterIndex.get(allScenarios ? scenario : i) as number;
     clusterA[k]! += a;
     clusterB[k]! += b;
     itemCluster[i] = k;
@@ -157,4 +156,9 @@ function addCounts(map: Map<string, [number, number, number]>, key: string, a: n
     row[1] += b;
     row[2] += tie;
   } else map.set(key, [a, b, tie]);
+}
+
+/** A fixed order of names (code units, as a sort without locale would give), the same on every machine. */
+function compareNames(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
 }

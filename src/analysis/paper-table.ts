@@ -77,15 +77,28 @@ export function tQuantile975(df: number): number {
   return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df ** 2) + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3);
 }
 
-/** Mean with a t interval; each value is one dialogue (the mean of its two characters), so characters of one dialogue are not counted as independent. */
-export function meanWithCi(values: number[]): MeanCi {
+/**
+ * Sotopia-Eval's scale of goal completion and believability (sotopia/envs/evaluators.py; DIMENSION_RANGES of
+ * src/evaluation/episode-output.schema.ts).
+ */
+export const SOTOPIA_SCORE_SCALE: [number, number] = [0, 10];
+
+/**
+ * Mean with a t interval; each value is one dialogue (the mean of its two characters), so characters of one dialogue are
+ * not counted as independent. With `scale`, the interval is clipped to it: near the top of a 0-10 score (judges often
+ * give 9 and 10) the t interval reached 10.31, a mean no dialogue can have (issue 40). Clipping keeps the t interval's
+ * bounds inside the scale and does not lower its coverage, since the true mean lies within the scale; the report's
+ * notes say so.
+ */
+export function meanWithCi(values: number[], scale?: [number, number]): MeanCi {
   const n = values.length;
   if (n === 0) return { n, mean: null, ci95: null };
   const mean = values.reduce((s, x) => s + x, 0) / n;
   if (n === 1) return { n, mean, ci95: null };
   const sd = Math.sqrt(values.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1));
   const half = (tQuantile975(n - 1) * sd) / Math.sqrt(n);
-  return { n, mean, ci95: [mean - half, mean + half] };
+  const [lo, hi] = scale ?? [-Infinity, Infinity];
+  return { n, mean, ci95: [Math.max(lo, mean - half), Math.min(hi, mean + half)] };
 }
 
 function rate(successes: number, n: number): Rate {
@@ -163,8 +176,8 @@ export function paperSection(input: PaperInput): PaperSection {
         dialogues: dialogues.length,
         human_win_rate: humanWinRate(condition, scope),
         llm_judge_win_rate: judgeWinRate(condition, scope),
-        goal: meanWithCi(dialogueMean(input.scores, 'goal', ids)),
-        believability: meanWithCi(dialogueMean(input.scores, 'believability', ids)),
+        goal: meanWithCi(dialogueMean(input.scores, 'goal', ids), SOTOPIA_SCORE_SCALE),
+        believability: meanWithCi(dialogueMean(input.scores, 'believability', ids), SOTOPIA_SCORE_SCALE),
         deal_rate: rate(reached.length, deals.length),
         mean_deal_price: prices.length > 0 ? prices.reduce((a, b) => a + b, 0) / prices.length : null,
         mutual_friend_position: leaks?.mutual_friend_position ?? null,
@@ -177,7 +190,7 @@ export function paperSection(input: PaperInput): PaperSection {
   const forBatch = input.of !== 'run';
   const notes = [
     ...(forBatch ? ['Human win rate: share of decisive human judgments won by the condition, in the comparisons it took part in; Wilson 95% interval.'] : []),
-    'From a model: the LLM judge win rate (each pair asked in both orders), goal completion and believability (Sotopia-Eval, 0-10, mean per dialogue of its two characters, t 95% interval over dialogues) and the deal outcome (the judge\u2019s reading of sale scenarios). Everything else is computed from the text.',
+    'From a model: the LLM judge win rate (each pair asked in both orders), goal completion and believability (Sotopia-Eval, 0-10, mean per dialogue of its two characters, Student t 95% interval over dialogues clipped to the 0-10 scale) and the deal outcome (the judge\u2019s reading of sale scenarios). Everything else is computed from the text.',
     'Leakage: mean relative position (0 = first turn, 1 = last) of the first mention of the mutual friend, and of any fact the other side holds; premature: share of dialogues where a character names the other side\u2019s fact before it was said.',
   ];
   if (input.evaluations.length === 0) notes.push('No episode evaluation covers these dialogues: run simarena evaluate --run RUN --judge-model M for goal, believability and deals.');

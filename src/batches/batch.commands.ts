@@ -8,7 +8,9 @@ import {
   type BatchRow,
   batchCounts,
   countBatchJudgments,
+  deleteBatchRow,
   deletePairSet,
+  listClonesOf,
   getBatchRow,
   listBatchRows,
   setBatchState,
@@ -16,7 +18,16 @@ import {
 } from './batch.queries.js';
 import type { BatchSettings, BatchState } from './batch.schema.js';
 import { readBatchSettings } from './batch-settings.js';
-import { type BatchDeps, type CreateBatchResult, checkBlockedBatches, createBatch, parseBatchSettings, planFromSettings, writePairSet } from './create-batch.js';
+import {
+  type BatchDeps,
+  type CreateBatchResult,
+  checkBlockedBatches,
+  createBatch,
+  parseBatchSettings,
+  planFromSettings,
+  requirePairsForEveryComparison,
+  writePairSet,
+} from './create-batch.js';
 
 export type BatchView = {
   id: number;
@@ -119,7 +130,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     }
     if (pairSetChanged) {
       const plan = planFromSettings(db, next);
-      if (plan.pairs.length === 0) throw new BatchError('No pairs: no scenario sample has a completed dialogue in both conditions of any comparison.');
+      requirePairsForEveryComparison(next, plan);
       deletePairSet(db, batchId);
       writePairSet(db, batchId, next, plan, random, deps.now);
     }
@@ -128,6 +139,41 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     updateBatchSettingsRow(db, batchId, next.name, JSON.stringify(next), questionVersion);
     recordAudit(db, { actor: deps.actor, action: 'batch.update', targetType: 'batch', targetId: batchId, details: { changed } }, deps.now);
     return toBatchView(db, requireBatch(db, batchId));
+  }).immediate();
+}
+
+/** Refused unless the batch is a draft: what `batches edit` and `batches delete` may change. */
+function requireDraft(db: Db, batchId: number, doing: string): BatchRow {
+  const row = requireBatch(db, batchId);
+  if (row.state !== 'draft') throw new BatchError(`Batch ${batchId} is ${row.state}; only a draft batch can be ${doing}.`, 409);
+  return row;
+}
+
+/**
+ * Edits a draft batch (`simarena batches edit`, issue 40): the settings given replace the batch's, the others stay;
+ * checked and its pair set formed again as a console edit is (updateBatchSettings). Refused once the batch was opened.
+ */
+export function editDraftBatch(db: Db, batchId: number, changes: Record<string, unknown>, deps: BatchDeps): BatchView {
+  return db.transaction(() => {
+    const row = requireDraft(db, batchId, 'edited');
+    return updateBatchSettings(db, batchId, { ...readBatchSettings(row), ...changes }, deps);
+  }).immediate();
+}
+
+/**
+ * Deletes a draft batch with its pairs (`simarena batches delete`, issue 40), audited with its name and settings first.
+ * Refused once the batch was opened, when it holds an answer (a preview's), or when another batch was cloned from it
+ * (that batch names it).
+ */
+export function deleteDraftBatch(db: Db, batchId: number, deps: { actor: string; now: Date }): { id: number; name: string } {
+  return db.transaction(() => {
+    const row = requireDraft(db, batchId, 'deleted');
+    if (countBatchJudgments(db, batchId) > 0) throw new BatchError(`Batch ${batchId} holds answers; it is not deleted.`, 409);
+    const clones = listClonesOf(db, batchId);
+    if (clones.length > 0) throw new BatchError(`Batch ${batchId} was cloned to batch ${clones.join(', ')}, which name it; it is not deleted.`, 409);
+    recordAudit(db, { actor: deps.actor, action: 'batch.delete', targetType: 'batch', targetId: batchId, details: { name: row.name, settings: readBatchSettings(row) } }, deps.now);
+    deleteBatchRow(db, batchId);
+    return { id: batchId, name: row.name };
   }).immediate();
 }
 

@@ -108,11 +108,25 @@ export function deletePairSet(db: Db, batchId: number): void {
   db.prepare('DELETE FROM batch_runs WHERE batch_id = :batchId').run({ batchId });
 }
 
+/** Deletes a batch; its pairs, comparisons, raters and the rest go with it (ON DELETE CASCADE). */
+export function deleteBatchRow(db: Db, batchId: number): void {
+  db.prepare('DELETE FROM batches WHERE id = :batchId').run({ batchId });
+}
+
+/** The batches cloned from this one (batches.cloned_from, which does not cascade). */
+export function listClonesOf(db: Db, batchId: number): number[] {
+  return db.prepare<{ batchId: number }, number>('SELECT id FROM batches WHERE cloned_from = :batchId ORDER BY id').pluck().all({ batchId });
+}
+
 export function countBatchJudgments(db: Db, batchId: number): number {
   return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND question_index = 0').pluck().get({ batchId }) ?? 0;
 }
 
-export type BatchCounts = { pairs: number; goldPairs: number; judgments: number; raters: number; completedPairs: number };
+/**
+ * `judgments`: answered comparisons, onboarding and attention-check answers included; `regular`: those of regular pairs
+ * alone, the judgments the console's batch page and the analysis count (before exclusions).
+ */
+export type BatchCounts = { pairs: number; goldPairs: number; judgments: number; regular: number; raters: number; completedPairs: number };
 
 /**
  * A batch's counts, as every console batch page and `batches list` show them. Read from indexes alone and the counters
@@ -127,12 +141,13 @@ export function batchCounts(db: Db, batchId: number, judgmentsPerPair: number): 
            - (SELECT count(*) FROM pairs INDEXED BY pairs_removed WHERE batch_id = :batchId AND removed_at IS NOT NULL AND kind = 'regular') AS pairs,
          (SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind IN ('onboarding', 'attention')) AS goldPairs,
          coalesce((SELECT judgments FROM batch_judgment_counts WHERE batch_id = :batchId), 0) AS judgments,
+         coalesce((SELECT regular FROM batch_judgment_counts WHERE batch_id = :batchId), 0) AS regular,
          coalesce((SELECT raters FROM batch_rater_counts WHERE batch_id = :batchId), 0) AS raters,
          (SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND accepted >= :k)
            - (SELECT count(*) FROM pairs INDEXED BY pairs_removed WHERE batch_id = :batchId AND removed_at IS NOT NULL AND kind = 'regular' AND accepted >= :k) AS completedPairs`,
     )
     .get({ batchId, k: judgmentsPerPair });
-  return row ?? { pairs: 0, goldPairs: 0, judgments: 0, raters: 0, completedPairs: 0 };
+  return row ?? { pairs: 0, goldPairs: 0, judgments: 0, regular: 0, raters: 0, completedPairs: 0 };
 }
 
 export type SampleDialogueRow = {

@@ -33,7 +33,8 @@ export type BatchDeps = { actor: string; now: Date; random?: () => number };
 export function goldWanted(settings: BatchSettings): { onboarding: number; attention: number } {
   return { onboarding: settings.onboarding?.pairs ?? 0, attention: settings.attentionChecks ? ATTENTION_POOL_SIZE : 0 };
 }
-export type PairPlan = { pairs: PlannedPair[]; skipped: SkippedSample[]; runs: RunRow[] };
+/** `conditions`: each condition (MODE:model) the runs hold, with its completed dialogues, for messages that name them. */
+export type PairPlan = { pairs: PlannedPair[]; skipped: SkippedSample[]; runs: RunRow[]; conditions: { condition: string; complete: number }[] };
 export type CreateBatchResult = { batchId: number; publicId: string; pairs: PlannedPair[]; skipped: SkippedSample[]; goldPairs: number; capacity: CapacityResult };
 
 export function parseBatchSettings(input: unknown): BatchSettings {
@@ -83,7 +84,28 @@ function planFromSettings(db: Db, settings: BatchSettings): PairPlan {
     db,
     runs.map((r) => r.id),
   );
-  return { ...formPairs(dialogues, settings.comparisons, scenarioFilter(db, settings.scenarios)), runs };
+  const complete = new Map<string, number>();
+  for (const d of dialogues) {
+    const condition = `${d.mode}:${d.model}`;
+    complete.set(condition, (complete.get(condition) ?? 0) + (d.state === 'complete' ? 1 : 0));
+  }
+  const conditions = [...complete].map(([condition, n]) => ({ condition, complete: n }));
+  return { ...formPairs(dialogues, settings.comparisons, scenarioFilter(db, settings.scenarios)), runs, conditions };
+}
+
+/**
+ * Refuses a pair set in which a comparison has no pair, naming the comparisons and the conditions the runs do hold
+ * (issue 40: a condition written with another model name than the run's gave "No pairs" and nothing to go on).
+ */
+export function requirePairsForEveryComparison(settings: BatchSettings, plan: PairPlan): void {
+  const empty = settings.comparisons.filter((_, index) => !plan.pairs.some((p) => p.comparisonIndex === index));
+  if (empty.length === 0) return;
+  const held = plan.conditions.length > 0 ? plan.conditions.map((c) => `${c.condition} (${c.complete} completed)`).join(', ') : 'none';
+  const which = empty.map(([a, b]) => `${a} vs ${b}`).join('; ');
+  const none = plan.pairs.length === 0 ? `No pairs (${plan.skipped.length} sample(s) skipped)` : 'Some comparisons have no pair';
+  throw new BatchError(
+    `${none}: no scenario sample has a completed dialogue in both conditions of ${which}. The runs ${plan.runs.map((r) => r.name).join(', ')} hold these conditions: ${held}. Conditions are written MODE:model, as listed.`,
+  );
 }
 
 /**
@@ -208,11 +230,7 @@ export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { 
   return db.transaction(() => {
     checkBlockedBatches(db, settings);
     const plan = planFromSettings(db, settings);
-    if (plan.pairs.length === 0) {
-      throw new BatchError(
-        `No pairs: no scenario sample has a completed dialogue in both conditions of any comparison (${plan.skipped.length} sample(s) skipped).`,
-      );
-    }
+    requirePairsForEveryComparison(settings, plan);
     const publicId = newPublicId();
     const batchId = insertBatch(
       db,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { computeBatchAnalysis, getBatchAnalysis } from '../analysis/analysis-cache.js';
 import type { AnalysisReport } from '../analysis/analysis-report.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../analysis/analyze.js';
-import { resolveBatchId } from '../analysis/batch-judgments.queries.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { type JudgmentsFile, readJudgmentsFile } from '../analysis/judgments-file.js';
 import { combineQuestionReports } from '../analysis/question-reports.js';
 import { computePooledAnalysis } from '../analysis/pooled-batches.js';
@@ -76,11 +76,7 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
         if (format === 'html') throw new CliError('a pooled analysis is printed as json or md');
         if (flags.resampleRaters || flags.target !== undefined) throw new CliError('--resample-raters and --target apply to one batch, not to --batches');
         const db = ctx.db();
-        const ids = flags.batches.split(',').map((ref) => {
-          const id = resolveBatchId(db, ref.trim());
-          if (id === null) throw new CliError(`no batch "${ref.trim()}"`);
-          return id;
-        });
+        const ids = flags.batches.split(',').map((ref) => resolveBatchRef(db, ref));
         const pooled = computePooledAnalysis(db, ids, { seed, bootstrap, anchor: flags.anchor, now: ctx.now() });
         emit(ctx, flags.out, format === 'json' ? JSON.stringify(pooled, null, 2) : renderPooledMarkdown(pooled));
         return;
@@ -108,8 +104,7 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
         if (flags.question !== undefined && file.questions.length > 1) report.question = { id: flags.question, text: flags.question, index: file.questions.indexOf(flags.question) };
       } else {
         const db = ctx.db();
-        const batchId = resolveBatchId(db, flags.batch as string);
-        if (batchId === null) throw new CliError(`no batch "${flags.batch as string}"`);
+        const batchId = resolveBatchRef(db, flags.batch as string);
         report = flags.resampleRaters
           ? computeBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, resampleRaters: true, question: flags.question })
           : getBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, question: flags.question });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { type BatchAction, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { type BatchAction, deleteDraftBatch, editDraftBatch, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { describeCapacity } from '../batches/capacity-check.js';
@@ -14,10 +15,8 @@ import { findProlificStudyId } from '../recruiting/platform-operations.queries.j
 import { transitionProlificStudy } from '../recruiting/prolific-workflows.js';
 import { prolificDeps } from './prolific.js';
 
-function batchId(text: string): number {
-  if (!/^\d+$/.test(text)) throw new CliError(`ID must be a batch's numeric id (see "simarena batches list"), not "${text}"`);
-  return Number(text);
-}
+/** Every command's batch argument: an id, a public id or a name one batch alone has (resolveBatchRef). */
+const BATCH_ARGUMENT = 'batch id or name';
 
 /** The launch checklist of a batch with the time promised now and the configured pay floor (as the console shows it). */
 function launchChecklistOf(ctx: CliContext, id: number): ChecklistItem[] {
@@ -57,7 +56,9 @@ export function registerBatches(program: Command, ctx: CliContext): void {
 
   batches
     .command('list')
-    .description('list batches with their state and progress')
+    .description(
+      'list batches with their state and progress; JUDGMENTS counts answers to regular pairs (as the console and the analysis do, before exclusions), GOLD the onboarding and attention-check answers',
+    )
     .option('--json', 'print a JSON array')
     .action((options: { json?: boolean }) => {
       const rows = listBatches(ctx.db());
@@ -73,7 +74,8 @@ export function registerBatches(program: Command, ctx: CliContext): void {
             judgmentsPerPair: b.settings.judgmentsPerPair,
             pairs: b.counts.pairs,
             completedPairs: b.counts.completedPairs,
-            judgments: b.counts.judgments,
+            judgments: b.counts.regular,
+            goldAnswers: b.counts.judgments - b.counts.regular,
             raters: b.counts.raters,
             createdAt: b.createdAt,
           })),
@@ -82,8 +84,8 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       }
       printTable(
         ctx,
-        ['ID', 'STATE', 'PROVIDER', 'PAIRS', 'DONE', 'JUDGMENTS', 'NAME'],
-        rows.map((b) => [b.id, b.state, b.settings.provider.kind, b.counts.pairs, b.counts.completedPairs, b.counts.judgments, b.name]),
+        ['ID', 'STATE', 'PROVIDER', 'PAIRS', 'DONE', 'JUDGMENTS', 'GOLD', 'NAME'],
+        rows.map((b) => [b.id, b.state, b.settings.provider.kind, b.counts.pairs, b.counts.completedPairs, b.counts.regular, b.counts.judgments - b.counts.regular, b.name]),
       );
     });
 
@@ -93,12 +95,13 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     ['close', 'close a batch for good'],
   ];
   for (const [action, description] of transitions) {
-    const command = batches.command(action).description(description).argument('<id>', 'batch id');
+    const command = batches.command(action).description(description).argument('<id>', BATCH_ARGUMENT);
     if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study`);
-    command.action(async (id: string, options: { onPlatform?: boolean }) => {
-      if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), batchId(id))?.state ?? '')) {
+    command.action(async (ref: string, options: { onPlatform?: boolean }) => {
+      const id = resolveBatchRef(ctx.db(), ref);
+      if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), id)?.state ?? '')) {
         // The launch checklist first: every failing item on its own line with the setting that fixes it.
-        const checklist = launchChecklistOf(ctx, batchId(id));
+        const checklist = launchChecklistOf(ctx, id);
         const failing = describeFailures(checklist);
         if (blockingFailures(checklist).length > 0) {
           for (const line of failing) ctx.err(line);
@@ -106,7 +109,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
         }
         for (const line of failing) ctx.err(line);
       }
-      const view = transitionBatch(ctx.db(), batchId(id), action, 'cli', ctx.now());
+      const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
       ctx.out(`Batch ${view.id} is ${view.state}.`);
       if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
       if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
@@ -119,9 +122,10 @@ export function registerBatches(program: Command, ctx: CliContext): void {
   batches
     .command('link')
     .description('print the rater entry URL of a batch (for its provider)')
-    .argument('<id>', 'batch id')
-    .action((id: string) => {
-      const batch = getBatch(ctx.db(), batchId(id));
+    .argument('<id>', BATCH_ARGUMENT)
+    .action((ref: string) => {
+      const id = resolveBatchRef(ctx.db(), ref);
+      const batch = getBatch(ctx.db(), id);
       if (!batch) throw new CliError(`No batch with id ${id}`);
       const publicUrl = cliPublicUrl(ctx);
       if (!publicUrl) throw new CliError(NO_PUBLIC_URL);
@@ -130,5 +134,29 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       ctx.err(`note: the link uses ${publicUrl.url}, ${publicUrl.source}.`);
       if (links.externalQuestionXml) ctx.out(links.externalQuestionXml);
       if (batch.state !== 'open') ctx.err(`note: batch ${batch.id} is ${batch.state}; raters can use the link once it is open.`);
+    });
+
+  batches
+    .command('edit')
+    .description('change a draft batch: the settings in --from (a JSON object, any keys of "batches create") and --name replace its own; refused once opened')
+    .argument('<id>', BATCH_ARGUMENT)
+    .option('--from <file>', 'JSON file with the settings to change')
+    .option('--name <name>', 'a new name')
+    .action((ref: string, options: { from?: string; name?: string }) => {
+      if (options.from === undefined && options.name === undefined) throw new CliError('batches edit needs --from FILE.json or --name NAME');
+      const changes = options.from === undefined ? {} : readJsonFile(options.from);
+      if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) throw new CliError(`${options.from}: must hold a JSON object of batch settings`);
+      const id = resolveBatchRef(ctx.db(), ref);
+      const view = editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() });
+      ctx.out(`Batch ${view.id} (${view.name}) is updated: ${view.counts.pairs} pair(s).`);
+    });
+
+  batches
+    .command('delete')
+    .description('delete a draft batch and its pairs (audited); refused once opened')
+    .argument('<id>', BATCH_ARGUMENT)
+    .action((ref: string) => {
+      const deleted = deleteDraftBatch(ctx.db(), resolveBatchRef(ctx.db(), ref), { actor: 'cli', now: ctx.now() });
+      ctx.out(`Batch ${deleted.id} (${deleted.name}) is deleted.`);
     });
 }

@@ -42,10 +42,22 @@ export function registerDialogues(program: Command, ctx: CliContext): void {
       const db = ctx.db();
       const run = findRun(db, options.run);
       if (!run) throw new CliError(`no run "${options.run}": see simarena runs list`);
+      // The cast by name: a scenario's samples with different casts otherwise look alike (issue 40).
+      const casts = new Map<number, [string, string] | null>();
+      const castOf = (castId: number) => {
+        if (!casts.has(castId)) {
+          const cast = getCast(db, castId);
+          const c1 = cast && getCharacter(db, cast.character_1_id);
+          const c2 = cast && getCharacter(db, cast.character_2_id);
+          casts.set(castId, c1 && c2 ? [fullName(c1), fullName(c2)] : null);
+        }
+        return casts.get(castId) ?? null;
+      };
       const rows = listRunDialogues(db, run.id).map((d) => ({
         id: d.id,
         scenario_id: d.scenario_id,
         cast_id: d.cast_id,
+        cast: castOf(d.cast_id),
         sample_index: d.sample_index,
         mode: d.mode,
         model: d.model,
@@ -57,8 +69,8 @@ export function registerDialogues(program: Command, ctx: CliContext): void {
       if (options.json) return printJson(ctx, rows);
       printTable(
         ctx,
-        ['ID', 'SCENARIO', 'SAMPLE', 'MODE', 'STATE', 'TURNS', 'END'],
-        rows.map((r) => [r.id, r.scenario_id, r.sample_index, r.mode, r.state, r.turns, r.end_reason ?? r.failure_reason]),
+        ['ID', 'SCENARIO', 'CAST', 'SAMPLE', 'MODE', 'STATE', 'TURNS', 'END'],
+        rows.map((r) => [r.id, r.scenario_id, r.cast ? r.cast.join(' & ') : '', r.sample_index, r.mode, r.state, r.turns, r.end_reason ?? r.failure_reason]),
       );
     });
 

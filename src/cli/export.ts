@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { recordAudit } from '../audit/audit.queries.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { EXPORT_FORMATS, exportToPath } from '../export/export-batch.js';
 import { type CliContext, CliError } from './cli-context.js';
 
@@ -21,7 +22,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
   program
     .command('export')
     .description('export a batch: judgments, Chatbot Arena battles, ACUTE-Eval tables, preference pairs, dialogues, Sotopia episodes, a Hugging Face folder or a whole-batch bundle')
-    .requiredOption('--batch <id>', 'the batch (id or public id)')
+    .requiredOption('--batch <id>', 'the batch (id, public id or name)')
     .requiredOption('--format <format>', EXPORT_FORMATS.join('|'))
     .requiredOption('--out <path>', 'file to write (a folder for acute and hf; .zip or .tar.gz for bundle)')
     .option('--include-excluded', "keep excluded raters' judgments and removed pairs, with an exclusion_reason column")
@@ -38,7 +39,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
       const result = await exportToPath(
         db,
         {
-          batch: flags.batch,
+          batch: String(resolveBatchRef(db, flags.batch)),
           format: flags.format as (typeof EXPORT_FORMATS)[number],
           includeExcluded: flags.includeExcluded === true,
           includeGold: flags.includeGold === true,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveBatchId } from '../analysis/batch-judgments.queries.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { loadPilot, type Pilot } from '../analysis/pilot.queries.js';
 import { parsePay, planLines, planStudy } from '../analysis/study-plan.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
@@ -38,8 +38,7 @@ export function registerPlan(program: Command, ctx: CliContext): void {
       let pilot: Pilot | null = null;
       if (flags.fromBatch !== undefined) {
         const db = ctx.db();
-        const id = resolveBatchId(db, flags.fromBatch);
-        pilot = id === null ? null : loadPilot(db, id);
+        pilot = loadPilot(db, resolveBatchRef(db, flags.fromBatch));
         if (!pilot) throw new CliError(`no batch "${flags.fromBatch}"`);
       }
       const k = numberOption('--k', flags.k, { integer: true, min: 1, max: 50 }) ?? pilot?.settings?.judgmentsPerPair ?? 3;

@@ -1,15 +1,14 @@
 import type { Command } from 'commander';
-import { resolveBatchId } from '../analysis/batch-judgments.queries.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { formatMinor } from '../recruiting/prolific-plan.js';
 import { describeSettlePlan, type ProlificDeps, prolificStatus, publishOnProlific, settleOnProlific } from '../recruiting/prolific-workflows.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
 
 /** A batch by id, public id or name, as the other commands take it. */
+/** The batch a command names: the CLI's one rule (src/batches/batch-ref.ts). */
 export function batchRef(ctx: CliContext, ref: string): number {
-  const id = resolveBatchId(ctx.db(), ref.trim());
-  if (id === null) throw new CliError(`No batch "${ref}" (an id, public id or name; see "simarena batches list").`);
-  return id;
+  return resolveBatchRef(ctx.db(), ref);
 }
 
 /**

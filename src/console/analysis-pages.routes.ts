@@ -4,7 +4,6 @@ import { selectQuestionReport } from '../analysis/question-reports.js';
 import type { Db } from '../db/connection.js';
 import { plotQuestionOf, storedPlot } from '../analysis/analysis-plots.queries.js';
 import { isPlotName, PLOT_NAMES, type PlotName, renderPlot } from '../analysis/plots.js';
-import { paperTables } from '../analysis/paper-report-tables.js';
 import type { RouteSpec } from '../auth/route-table.js';
 import { EXPORT_FORMATS } from '../export/export.schema.js';
 import { HttpError } from '../web/http-error.js';
@@ -70,7 +69,6 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
           updating: served.updating,
           ...analysisView(report),
           ...questionSwitcher(page, report),
-          paperTables: paperTables(report),
           formats: EXPORT_FORMATS,
         });
       },

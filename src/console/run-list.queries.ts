@@ -64,6 +64,9 @@ export type RunDialogueRow = {
   id: number;
   scenario_id: string;
   sample_index: number;
+  /** The cast's two characters by name (issue 40: a scenario's samples with different casts looked alike); null without a cast row. */
+  character_1: string | null;
+  character_2: string | null;
   mode: string;
   model: string;
   state: string;
@@ -76,8 +79,11 @@ export function listRunDialogues(db: Db, runId: number, limit: number, offset: n
   return db
     .prepare<{ runId: number; limit: number; offset: number }, RunDialogueRow>(
       `SELECT d.id, d.scenario_id, d.sample_index, d.mode, d.model, d.state, d.failure_reason, d.end_reason,
+         trim(c1.first_name || ' ' || c1.last_name) AS character_1, trim(c2.first_name || ' ' || c2.last_name) AS character_2,
          (SELECT count(*) FROM turns t WHERE t.dialogue_id = d.id) AS turns
-       FROM dialogues d WHERE d.run_id = :runId
+       FROM dialogues d LEFT JOIN casts c ON c.id = d.cast_id
+         LEFT JOIN characters c1 ON c1.id = c.character_1_id LEFT JOIN characters c2 ON c2.id = c.character_2_id
+       WHERE d.run_id = :runId
        ORDER BY (d.state = 'failed') DESC, d.scenario_id, d.sample_index, d.mode LIMIT :limit OFFSET :offset`,
     )
     .all({ runId, limit, offset });

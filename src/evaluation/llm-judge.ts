@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { batchSettingsSchema } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
+import { resolveBatchRef } from '../batches/batch-ref.js';
 import { getBatchRow } from '../batches/batch.queries.js';
 import type { Db } from '../db/connection.js';
 import type { ChatRequest, ResponseFormat } from '../generation/llm-client.js';
@@ -37,10 +38,7 @@ function listJudgePairs(db: Db, batchId: number): JudgePair[] {
 
 /** `--batch` as an id, public id or name; one line when unknown or without pairs. */
 export function findBatchToJudge(db: Db, ref: string): BatchForJudge {
-  const row = db
-    .prepare<{ ref: string }, { id: number }>('SELECT id FROM batches WHERE CAST(id AS TEXT) = :ref OR public_id = :ref OR name = :ref ORDER BY id LIMIT 1')
-    .get({ ref });
-  const batch = row && getBatchRow(db, row.id);
+  const batch = getBatchRow(db, resolveBatchRef(db, ref));
   if (!batch) throw new EvaluationInputError(`no batch "${ref}": see simarena batches list`);
   const settings = readBatchSettings(batch);
   const pairs = listJudgePairs(db, batch.id);

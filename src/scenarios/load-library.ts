@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { ScenarioFileError, describeRecord } from './library-error.js';
-import { type Character, type Scenario, characterSchema, scenarioSchema } from './scenario.schema.js';
+import { type Character, LIBRARY_RECORD_SHAPES, type Scenario, characterSchema, fieldList, scenarioSchema } from './scenario.schema.js';
 import { characterExists, upsertCharacter, upsertScenario } from './scenario.queries.js';
 
 export type Library = { characters: Character[]; scenarios: Scenario[] };
@@ -30,11 +30,15 @@ export function parseRecord<S extends z.ZodType>(file: string, index: number, re
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue && issue.path.length > 0 ? `field "${issue.path.join('.')}"` : 'record';
-  throw new ScenarioFileError(`${file}: ${describeRecord(index, record)}: ${field} ${issue?.message ?? 'is invalid'}`);
+  // A key of another format (or misspelt): named with the fields this record may have, so the expected shape is on the screen.
+  const unknown = result.error.issues.find((i) => i.code === 'unrecognized_keys');
+  const keys = unknown?.code === 'unrecognized_keys' ? unknown.keys.map((k) => `"${k}"`).join(', ') : '';
+  const expected = unknown && schema instanceof z.ZodObject ? `; unknown key(s) ${keys}: a record here has the fields ${fieldList(schema)}` : '';
+  throw new ScenarioFileError(`${file}: ${describeRecord(index, record)}: ${field} ${issue?.message ?? 'is invalid'}${expected}`);
 }
 
 export function parseRecords<S extends z.ZodType>(file: string, records: unknown, schema: S): z.infer<S>[] {
-  if (!Array.isArray(records)) throw new ScenarioFileError(`${file}: expected a JSON array of records`);
+  if (!Array.isArray(records)) throw new ScenarioFileError(`${file}: expected a JSON array of records, each ${LIBRARY_RECORD_SHAPES}`);
   return records.map((record, index) => parseRecord(file, index, record, schema));
 }
 

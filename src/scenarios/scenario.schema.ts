@@ -58,6 +58,19 @@ export const scenarioSchema = z.strictObject({
 });
 export type Scenario = z.infer<typeof scenarioSchema>;
 
+/** A record's fields as a message lists them: `"name"`, with `?` after those that may be left out. */
+export function fieldList(schema: z.ZodObject): string {
+  return Object.entries(schema.shape)
+    .map(([key, field]) => `"${key}"${(field as z.ZodType).safeParse(undefined).success ? '?' : ''}`)
+    .join(', ');
+}
+
+/**
+ * The shape of simarena's library records, named in messages that refuse a file or record of another shape (issue 40:
+ * a wrong shape was refused without saying which one is expected). Written from the schemas, so it cannot drift.
+ */
+export const LIBRARY_RECORD_SHAPES = `a simarena character {${fieldList(characterSchema)}} or scenario {${fieldList(scenarioSchema)}}, with "goals" two strings and "casts" a list of [character 1 id, character 2 id] (see docs/reference/scenario-format.md)`;
+
 /** Converts a relationship written as Sotopia's integer (0-5) or name into ours. */
 export function parseRelationship(value: unknown): Relationship | null {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < RELATIONSHIPS.length) {

@@ -8,6 +8,7 @@ import {
   type Scenario,
   CATEGORIES,
   characterSchema,
+  LIBRARY_RECORD_SHAPES,
   parseRelationship,
   scenarioSchema,
 } from './scenario.schema.js';
@@ -93,8 +94,7 @@ function kindOf(record: unknown): RecordKind | null {
   return null;
 }
 
-const FILE_SHAPES =
-  'expected a JSON array of Sotopia profiles or simarena records, one profile (Sotopia\'s <pk>.json), {"environments": [...], "agents": [...]}, or a Redis dump whose keys end in AgentProfile:<pk> or EnvironmentProfile:<pk>';
+const FILE_SHAPES = `expected a JSON array of Sotopia profiles or simarena records, one profile (Sotopia's <pk>.json), {"environments": [...], "agents": [...]}, or a Redis dump whose keys end in AgentProfile:<pk> or EnvironmentProfile:<pk>; a record is a Sotopia EnvironmentProfile or AgentProfile, or ${LIBRARY_RECORD_SHAPES}`;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -155,7 +155,7 @@ function collect(files: { path: string; data: unknown }[]) {
       else if (kind === 'scenario') out.scenarios.push({ record: one(scenarioSchema) as Scenario, origin });
       else
         throw new ScenarioFileError(
-          `${path}: record ${index + 1}: not a Sotopia EnvironmentProfile (needs "codename", "scenario", "agent_goals") or AgentProfile (needs "first_name"), nor a simarena character or scenario`,
+          `${path}: record ${index + 1}: not a Sotopia EnvironmentProfile (needs "codename", "scenario", "agent_goals") or AgentProfile (needs "first_name"), nor ${LIBRARY_RECORD_SHAPES}`,
         );
     });
   }

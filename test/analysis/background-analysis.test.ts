@@ -61,6 +61,55 @@ describe('analysis served from the cache, computed in a worker process', () => {
     expect(t.db.prepare('SELECT computed_at FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId)).toBe('2026-03-01T10:00:12.000Z');
   });
 
+  it('GET /api/batches/:id/analysis and the console pages, with no judgment or exclusion since the stored result, say nothing is updating', async () => {
+    const time = handClock();
+    const t = buildTestApp({ clock: time.clock });
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']] });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const token = tokenFor(t.db, admin.email);
+    const api = () => request(t.app).get(`/api/batches/${batch.batchId}/analysis`).set('Authorization', `Bearer ${token}`).expect(200);
+
+    expect((await api()).headers['x-analysis-updating']).toBe('false');
+    time.advance(3);
+    for (let i = 0; i < 2; i++) {
+      const again = await api();
+      expect(again.headers['x-analysis-updating']).toBe('false');
+      expect(again.headers.age).toBe('3');
+    }
+    const page = await admin.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    expect(page.text).toMatch(/data-testid="analysis-age">Computed 2026-03-01 10:00 UTC \(3 s ago\)<\/span>/);
+    expect(page.text).not.toContain('updating…');
+    for (const path of ['raters', 'participants']) {
+      const quality = await admin.agent.get(`/console/batches/${batch.batchId}/${path}`).expect(200);
+      expect(quality.text).toContain('are from the batch\'s analysis computed 2026-03-01 10:00 UTC (3 s ago). Judgments made since');
+      expect(quality.text).not.toContain('newer figures are being computed');
+    }
+    expect(t.db.prepare('SELECT count(*) FROM analysis_cache WHERE batch_id = ?').pluck().get(batch.batchId)).toBe(1);
+  });
+
+  it('GET /api/batches/:id/analysis and the console pages, after a rater is excluded, say a newer result is being computed until it is stored', async () => {
+    const time = handClock();
+    const t = buildTestApp({ clock: time.clock });
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']] });
+    const admin = await signIn(t.app, t.db, 'admin');
+    const token = tokenFor(t.db, admin.email);
+    const api = (query = '') => request(t.app).get(`/api/batches/${batch.batchId}/analysis${query}`).set('Authorization', `Bearer ${token}`).expect(200);
+    expect((await api()).headers['x-analysis-updating']).toBe('false');
+
+    // Within the refresh interval of the first computation: the recomputation is scheduled, not yet started.
+    t.db.prepare('UPDATE raters SET excluded = 1 WHERE id = ?').run(batch.raterIds[0]);
+    const stale = await api();
+    expect(stale.headers['x-analysis-updating']).toBe('true');
+    expect((stale.body as Report).n_judgments).toBe(6);
+    expect((await admin.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200)).text).toContain('; updating…</span>');
+    expect((await admin.agent.get(`/console/batches/${batch.batchId}/raters`).expect(200)).text).toContain('; newer figures are being computed.');
+
+    const fresh = await api('?max_age=0');
+    expect((fresh.body as Report).n_judgments).toBe(4);
+    expect(fresh.headers['x-analysis-updating']).toBe('false');
+    expect((await api()).headers['x-analysis-updating']).toBe('false');
+  });
+
   it('GET /api/batches/:id/analysis, sent again with the ETag of the result it got, answers 304 until a newer result is stored, then 200 with a new tag', async () => {
     const time = handClock();
     const t = buildTestApp({ clock: time.clock });

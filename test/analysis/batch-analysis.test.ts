@@ -1,10 +1,11 @@
 // A batch's analysis read from a real SQLite database: exclusions, dialogue metrics, the cache, and the CLI.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getBatchAnalysis, analysisComputedAt } from '../../src/analysis/analysis-cache.js';
 import { batchDataVersion } from '../../src/analysis/batch-judgments.queries.js';
 import { makeDialogue, makeJudgment, makePair, makeRater, makeBatchWithJudgments, makeScenario, makeTurns } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
-import { createTestDb } from '../helpers/test-db.js';
+import { createTestDb, tempDir } from '../helpers/test-db.js';
 
 const NOW = new Date('2026-02-01T10:00:00.000Z');
 
@@ -104,6 +105,26 @@ describe('simarena analyze --batch', () => {
     expect(report.comparisons[0]).toMatchObject({ wins_a: 1, wins_b: 3 });
     expect(report.settings).toMatchObject({ seed: 3, bootstrap: 50, ties_allowed: false });
     const missing = await cli(['analyze', '--batch', 'nope'], { DATABASE_PATH: path });
-    expect(missing).toMatchObject({ code: 1, stderr: 'error: no batch "nope"' });
+    expect(missing).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "nope" (see "simarena batches list").' });
+  });
+});
+
+describe('simarena analyze --judgments on the batch\'s own judgments export', () => {
+  it('with the same seed, gives the same bootstrap interval as the batch analysis, though the file lists judgments by pair and the batch reads them in the order they came', async () => {
+    const { db, path } = createTestDb();
+    const made = makeBatchWithJudgments(db, { votes: [[null], [null], [null], [null], [null], [null]], settings: { name: 'order' } });
+    const raters = [0, 1, 2].map(() => makeRater(db, { batchId: made.batchId }));
+    // Answers arrive pair by pair from the last pair to the first: the batch reads them by id, the export by pair.
+    const votes: ('a' | 'b' | 'tie')[][] = [['a', 'a', 'b'], ['b', 'b', 'a'], ['a', 'a', 'a'], ['b', 'a', 'tie'], ['a', 'b', 'b'], ['a', 'a', 'b']];
+    for (let p = made.pairIds.length - 1; p >= 0; p--) votes[p]!.forEach((winner, r) => makeJudgment(db, { pairId: made.pairIds[p]!, raterId: raters[r]!, winner, leftSide: (p + r) % 2 ? 'a' : 'b' }));
+    const env = { DATABASE_PATH: path };
+    const out = join(tempDir(), 'judgments.csv');
+    expect((await cli(['export', '--batch', 'order', '--format', 'judgments-csv', '--out', out], env)).code).toBe(0);
+
+    const fromBatch = JSON.parse((await cli(['analyze', '--batch', 'order', '--seed', '7', '--bootstrap', '500'], env)).stdout) as { comparisons: { n: number; bootstrap: { cluster: string; ci95: [number, number] } }[] };
+    const fromFile = JSON.parse((await cli(['analyze', '--judgments', out, '--seed', '7', '--bootstrap', '500'], env)).stdout) as typeof fromBatch;
+    expect(fromFile.comparisons[0]!.n).toBe(18);
+    expect(fromFile.comparisons[0]!.bootstrap.cluster).toBe(fromBatch.comparisons[0]!.bootstrap.cluster);
+    expect(fromFile.comparisons[0]!.bootstrap.ci95).toEqual(fromBatch.comparisons[0]!.bootstrap.ci95);
   });
 });

@@ -62,7 +62,7 @@ describe('simarena plan', () => {
     const { db, path } = createTestDb();
     db.close();
     const missing = await cli(['plan', '--effect', '0.6', '--from-batch', '999'], { DATABASE_PATH: path });
-    expect(missing.stderr).toBe('error: no batch "999"');
+    expect(missing.stderr).toBe('error: No batch has the id or name "999" (see "simarena batches list").');
     const pay = await cli(['plan', '--effect', '0.6', '--pay', 'lots']);
     expect(pay.stderr).toBe('error: --pay must be an amount such as £3.00 or 3.00 GBP, not "lots"');
   });

@@ -42,7 +42,7 @@ describe('simarena analyze --batches', () => {
     const one = await cli(['analyze', '--batches', String(first.batchId)], { DATABASE_PATH: path });
     expect(one).toMatchObject({ code: 1, stderr: 'error: pooling needs at least two different batches' });
     const unknown = await cli(['analyze', '--batches', `${first.batchId},nope`], { DATABASE_PATH: path });
-    expect(unknown).toMatchObject({ code: 1, stderr: 'error: no batch "nope"' });
+    expect(unknown).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "nope" (see "simarena batches list").' });
     const html = await cli(['analyze', '--batches', `${first.batchId},${second.batchId}`, '--format', 'html'], { DATABASE_PATH: path });
     expect(html.stderr).toBe('error: a pooled analysis is printed as json or md');
     const anchor = await cli(['analyze', '--batch', String(first.batchId), '--anchor', 'SCRIPT:test-model'], { DATABASE_PATH: path });

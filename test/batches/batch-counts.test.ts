@@ -14,6 +14,7 @@ function countedFromRows(db: Db, batchId: number, k: number) {
     pairs: one("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL"),
     goldPairs: one("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind <> 'regular'"),
     judgments: one('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND question_index = 0'),
+    regular: one('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND question_index = 0 AND is_gold = 0'),
     raters: one('SELECT count(*) FROM raters WHERE batch_id = :batchId'),
     completedPairs: one("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k"),
   };

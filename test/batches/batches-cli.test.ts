@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeDialogue, makeRun, makeScenario } from '../helpers/factories.js';
@@ -52,7 +52,7 @@ describe('simarena batches', () => {
     expect(await cli(['batches', 'pause', '1'], env)).toMatchObject({ code: 0, stdout: 'Batch 1 is paused.' });
     expect(await cli(['batches', 'close', '1'], env)).toMatchObject({ code: 0, stdout: 'Batch 1 is closed.' });
     expect(await cli(['batches', 'open', '1'], env)).toMatchObject({ code: 1, stderr: 'error: Batch 1 is closed; it cannot be moved to open.' });
-    expect(await cli(['batches', 'open', 'abc'], env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: ID must be a batch's numeric id/) });
+    expect(await cli(['batches', 'open', 'abc'], env)).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "abc" (see "simarena batches list").' });
   });
 
   it('batches link ID prints the provider\'s rater URL with the public token, never the internal id', async () => {
@@ -62,7 +62,25 @@ describe('simarena batches', () => {
     const link = await cli(['batches', 'link', '1'], env);
     expect(link.code).toBe(0);
     expect(link.stdout).toMatch(/^https:\/\/rate\.example\.org\/r\/[A-Za-z0-9_-]{20,}\?PROLIFIC_PID=\{\{%PROLIFIC_PID%\}\}&STUDY_ID=\{\{%STUDY_ID%\}\}&SESSION_ID=\{\{%SESSION_ID%\}\}$/);
-    expect(await cli(['batches', 'link', '42'], env)).toMatchObject({ code: 1, stderr: 'error: No batch with id 42' });
+    expect(await cli(['batches', 'link', '42'], env)).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "42" (see "simarena batches list").' });
+  });
+
+  it('batches create, for a comparison no scenario sample has both sides of, exits 1 naming the comparison and the conditions the runs hold, and stores nothing', async () => {
+    const { env, file } = setUp();
+    const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    const typo = join(tempDir(), 'typo.json');
+    writeFileSync(typo, JSON.stringify({ ...settings, comparisons: [['SCRIPT:gpt-4o', `AGENTS:${M}`]] }));
+    const none = await cli(['batches', 'create', '--from', typo], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^error: No pairs \(\d+ sample\(s\) skipped\): no scenario sample has a completed dialogue in both conditions of SCRIPT:gpt-4o vs AGENTS:gpt-4o-mini\. The runs cli-run hold these conditions: /);
+    expect(none.stderr).toContain(`SCRIPT:${M} (2 completed)`);
+    expect(none.stderr).toContain(`AGENTS:${M} (1 completed)`);
+
+    const oneEmpty = join(tempDir(), 'one-empty.json');
+    writeFileSync(oneEmpty, JSON.stringify({ ...settings, comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`], [`MINDREADERS:${M}`, `AGENTS:${M}`]] }));
+    const some = await cli(['batches', 'create', '--from', oneEmpty], env);
+    expect(some.stderr).toMatch(/^error: Some comparisons have no pair: no scenario sample has a completed dialogue in both conditions of MINDREADERS:gpt-4o-mini vs AGENTS:gpt-4o-mini\. The runs cli-run hold these conditions: /);
+    expect(JSON.parse((await cli(['batches', 'list', '--json'], env)).stdout)).toEqual([]);
   });
 
   it('batches create with an invalid file exits 1 with one line naming the field, and stores nothing', async () => {

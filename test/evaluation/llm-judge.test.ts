@@ -82,7 +82,7 @@ describe('simarena llm-judge, bad input', () => {
   it('llm-judge --batch with an unknown batch says so in one line and stores nothing', async () => {
     const { db, env, fake } = await setup();
     const result = await cli(['llm-judge', '--batch', 'nope', '--judge-model', 'judge-x'], env);
-    expect(result).toMatchObject({ code: 1, stderr: 'error: no batch "nope": see simarena batches list' });
+    expect(result).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "nope" (see "simarena batches list").' });
     expect([count(db, 'evaluations'), fake.requests.length]).toEqual([0, 0]);
   });
 

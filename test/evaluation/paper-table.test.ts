@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { humanMajorities, judgeHumanAgreement, judgePositionBias, judgeVerdicts } from '../../src/analysis/llm-judge-agreement.js';
-import { meanWithCi, type PaperDialogue, type PaperJudgment, paperSection, tQuantile975 } from '../../src/analysis/paper-table.js';
+import { meanWithCi, type PaperDialogue, type PaperJudgment, type PaperScore, paperSection, SOTOPIA_SCORE_SCALE, tQuantile975 } from '../../src/analysis/paper-table.js';
 import { type FakeLlm, answerFromSchema, promptOf, startFakeLlm } from '../helpers/fake-llm.js';
 import { makeBatchWithJudgments, makeDialogue, makeRun, makeScenario } from '../helpers/factories.js';
 import { replaceScenarioFacts } from '../../src/scenarios/scenario.queries.js';
@@ -63,6 +63,31 @@ describe('LLM judge against the human majority', () => {
     // sd 2, n 3: half-width 4.302653 * 2 / sqrt(3).
     expect(m.mean).toBe(6);
     expect(m.ci95![1] - 6).toBeCloseTo((4.302653 * 2) / Math.sqrt(3), 5);
+  });
+});
+
+describe('the interval of a 0-10 Sotopia-Eval score', () => {
+  it('meanWithCi, with the scale, clips the t interval of scores near the top at 10 and keeps its lower bound', () => {
+    // mean 9.25, sd 1.5, n 4: t(3) 3.182446, half-width 3.182446 * 1.5 / 2 = 2.3868345; unclipped [6.8631655, 11.6368345].
+    const unclipped = meanWithCi([10, 10, 10, 7]);
+    expect(unclipped.ci95![1]).toBeCloseTo(11.6368345, 5);
+    const clipped = meanWithCi([10, 10, 10, 7], SOTOPIA_SCORE_SCALE);
+    expect(clipped.mean).toBe(9.25);
+    expect(clipped.ci95![0]).toBeCloseTo(6.8631655, 5);
+    expect(clipped.ci95![1]).toBe(10);
+    expect(meanWithCi([0, 0, 3], SOTOPIA_SCORE_SCALE).ci95![0]).toBe(0);
+  });
+
+  it('paperSection, for dialogues scored near 10, gives goal and believability intervals inside 0-10 and says in its notes that they are clipped', () => {
+    const dialogues: PaperDialogue[] = [1, 2, 3, 4].map((id) => ({ id, mode: 'SCRIPT', model: 'm', endReason: null, condition: 'SCRIPT:m', category: 'mixed', turns: [] }));
+    const scores: PaperScore[] = [10, 10, 10, 7].flatMap((score, i) =>
+      ([1, 2] as const).flatMap((speaker) => ['goal', 'believability'].map((dimension) => ({ dialogueId: i + 1, speaker, dimension, score }))),
+    );
+    const section = paperSection({ of: 'run', dialogues, scores, deals: [], judgments: [], judge: null, judgeAnswers: [], evaluations: [{ name: 'ev', judge_model: 'j', prompt_version: 'v1' }] });
+    const row = section.rows.find((r) => r.scope === 'all')!;
+    expect(row.goal.ci95![1]).toBe(10);
+    expect(row.believability.ci95![1]).toBe(10);
+    expect(section.notes.join(' ')).toContain('Student t 95% interval over dialogues clipped to the 0-10 scale');
   });
 });
 
@@ -186,9 +211,43 @@ describe('the console analysis page', () => {
     const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', 'a']] });
     const researcher = await signIn(t.app, t.db, 'researcher');
     const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
-    expect(page.text).toContain('<h2>Paper table: per condition</h2>');
+    expect(page.text).toContain('<h2 id="paper-table-per-condition">Paper table: per condition</h2>');
     expect(page.text).toMatch(/<td>SCRIPT:test-model<\/td><td>all<\/td><td>2<\/td><td>75\.0% \[/);
     expect(page.text).toContain('From a model: the LLM judge win rate');
+  });
+});
+
+describe('the console analysis page, section by section', () => {
+  /** How many times each second-level heading appears on a page. */
+  const headingCounts = (html: string) => {
+    const counts = new Map<string, number>();
+    for (const [, title] of html.matchAll(/<h2[^>]*>([^<]*)<\/h2>/g)) counts.set(title as string, (counts.get(title as string) ?? 0) + 1);
+    return counts;
+  };
+
+  it('GET /console/batches/:id/analysis, after evaluate and llm-judge, shows each section once, the paper table, the LLM judge and the evaluations used among them', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']], settings: { name: 'sections' } });
+    fake = await startFakeLlm({ respond: (request) => ({ content: JSON.stringify(answerFromSchema(request.body.response_format?.json_schema?.schema)) }) });
+    const env = { DATABASE_PATH: t.dbPath, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-test-key', ENDPOINTS_FILE: join(tempDir(), 'none.json') };
+    expect((await cli(['evaluate', '--run', String(batch.runId), '--judge-model', 'judge-x', '--name', 'ev'], env)).code).toBe(0);
+    expect((await cli(['llm-judge', '--batch', 'sections', '--judge-model', 'judge-x', '--name', 'lj'], env)).code).toBe(0);
+    const researcher = await signIn(t.app, t.db, 'researcher');
+
+    const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    const counts = headingCounts(page.text);
+    for (const title of ['Paper table: per condition', 'LLM judge beside the humans', 'Episode evaluations used', 'Win rates']) expect(counts.get(title)).toBe(1);
+    expect([...counts].filter(([, n]) => n > 1)).toEqual([]);
+  });
+
+  it('GET /console/batches/:id/analysis, for a one-question batch with no evaluation, shows each section once', async () => {
+    const t = buildTestApp();
+    const batch = makeBatchWithJudgments(t.db, { votes: [['a', 'b'], ['a', 'a']] });
+    const researcher = await signIn(t.app, t.db, 'researcher');
+    const page = await researcher.agent.get(`/console/batches/${batch.batchId}/analysis`).expect(200);
+    const counts = headingCounts(page.text);
+    expect(counts.get('Paper table: per condition')).toBe(1);
+    expect([...counts].filter(([, n]) => n > 1)).toEqual([]);
   });
 });
 

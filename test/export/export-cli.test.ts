@@ -60,7 +60,7 @@ describe('simarena export', () => {
     const badFormat = await cli(['export', '--batch', String(made.batchId), '--format', 'xlsx', '--out', join(dir, 'x')], env);
     expect(badFormat).toMatchObject({ code: 1, stderr: 'error: format must be one of judgments-csv, judgments-jsonl, arena, acute, preferences, dialogues, sotopia, hf, bundle' });
     const badBatch = await cli(['export', '--batch', '4242', '--format', 'arena', '--out', join(dir, 'x')], env);
-    expect(badBatch).toMatchObject({ code: 1, stderr: 'error: no batch with id 4242' });
+    expect(badBatch).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "4242" (see "simarena batches list").' });
     const badMargin = await cli(['export', '--batch', String(made.batchId), '--format', 'preferences', '--min-margin', 'two', '--out', join(dir, 'x')], env);
     expect(badMargin).toMatchObject({ code: 1, stderr: 'error: --min-margin must be a whole number of at least 1' });
     const unwritable = await cli(['export', '--batch', String(made.batchId), '--format', 'arena', '--out', join(dir, 'missing', 'x.json')], env);
