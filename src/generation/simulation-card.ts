@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import { type RunEndpoint, listRunEndpoints, runCallTotals } from './call.queries.js';
 import { countRunDialogues } from './dialogue.queries.js';
 import type { Mode } from './mode.js';
-import { getRun } from './run.queries.js';
+import { getRun, type RunRow } from './run.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { cardSettingsSchema, earlierFailuresSchema, runModesSchema, storedCardSchema } from './run-columns.schema.js';
 
@@ -105,37 +105,53 @@ export function estimateCost(promptTokens: number, completionTokens: number, pri
   return ((pricePrompt ?? 0) * promptTokens + (priceCompletion ?? 0) * completionTokens) / 1_000_000;
 }
 
-export function buildSimulationCard(db: Db, runId: number): SimulationCard {
-  const run = getRun(db, runId);
-  if (!run) throw new Error(`no run with id ${runId}`);
-  const modes = parseJsonColumn(runModesSchema, run.modes, `runs.modes of run ${runId}`);
-  const settings = parseJsonColumn(cardSettingsSchema, run.settings, `runs.settings of run ${runId}`);
-  const counts = countRunDialogues(db, runId);
+type CardScenario = SimulationCard['scenarios'][number];
+type CardFailure = SimulationCard['failures'][number];
+type CardRegenerated = NonNullable<SimulationCard['regenerated']>[number];
+
+/** Complete and failed dialogues of each mode the run generated. */
+function countDialoguesByMode(db: Db, runId: number): SimulationCard['counts']['by_mode'] {
   const byMode = db
     .prepare<{ runId: number }, { mode: string; complete: number; failed: number }>(
       `SELECT mode, coalesce(sum(state = 'complete'), 0) AS complete, coalesce(sum(state = 'failed'), 0) AS failed
        FROM dialogues WHERE run_id = :runId GROUP BY mode ORDER BY mode`,
     )
     .all({ runId });
+  return Object.fromEntries(byMode.map((m) => [m.mode, { complete: m.complete, failed: m.failed }]));
+}
+
+/** How the run's complete dialogues ended, with the number of dialogues for each reason. */
+function countEndReasons(db: Db, runId: number): SimulationCard['end_reasons'] {
   const endReasons = db
     .prepare<{ runId: number }, { end_reason: string; n: number }>(
       `SELECT end_reason, count(*) AS n FROM dialogues WHERE run_id = :runId AND state = 'complete' AND end_reason IS NOT NULL
        GROUP BY end_reason ORDER BY end_reason`,
     )
     .all({ runId });
-  const scenarios = db
-    .prepare<{ runId: number }, { id: string; category: string; relationship: string; dialogues: number }>(
+  return Object.fromEntries(endReasons.map((r) => [r.end_reason, r.n]));
+}
+
+function listCardScenarios(db: Db, runId: number): CardScenario[] {
+  return db
+    .prepare<{ runId: number }, CardScenario>(
       `SELECT s.id, s.category, s.relationship, count(d.id) AS dialogues
        FROM dialogues d JOIN scenarios s ON s.id = d.scenario_id WHERE d.run_id = :runId GROUP BY s.id ORDER BY s.id`,
     )
     .all({ runId });
-  const failures = db
-    .prepare<{ runId: number }, { dialogue_id: number; scenario_id: string; mode: string; reason: string }>(
+}
+
+function listCardFailures(db: Db, runId: number): CardFailure[] {
+  return db
+    .prepare<{ runId: number }, CardFailure>(
       `SELECT id AS dialogue_id, scenario_id, mode, coalesce(failure_reason, '') AS reason
        FROM dialogues WHERE run_id = :runId AND state = 'failed' ORDER BY id`,
     )
     .all({ runId });
-  const regenerated = db
+}
+
+/** Dialogues generated again after failing, each with the failures of its earlier generations. */
+function listCardRegenerated(db: Db, runId: number): CardRegenerated[] {
+  return db
     .prepare<{ runId: number }, { dialogue_id: number; scenario_id: string; mode: string; generation: number; state: string; earlier: string | null }>(
       `SELECT id AS dialogue_id, scenario_id, mode, generation, state, json_extract(meta, '$.earlier_failures') AS earlier
        FROM dialogues WHERE run_id = :runId AND generation > 1 ORDER BY id`,
@@ -148,62 +164,89 @@ export function buildSimulationCard(db: Db, runId: number): SimulationCard {
         reason: f.reason ?? '',
       })),
     }));
-  const calls = runCallTotals(db, runId);
+}
+
+function cardCalls(db: Db, run: RunRow): SimulationCard['calls'] {
+  const calls = runCallTotals(db, run.id);
+  return {
+    total: calls.calls,
+    ok: calls.ok,
+    invalid: calls.invalid,
+    errors: calls.errors,
+    prompt_tokens: calls.prompt_tokens,
+    completion_tokens: calls.completion_tokens,
+    estimated_cost: estimateCost(calls.prompt_tokens, calls.completion_tokens, run.price_prompt_per_mtok, run.price_completion_per_mtok),
+  };
+}
+
+function cardSettings(run: RunRow): SimulationCard['settings'] {
+  const settings = parseJsonColumn(cardSettingsSchema, run.settings, `runs.settings of run ${run.id}`);
+  return {
+    temperature: run.temperature,
+    max_tokens: run.max_tokens,
+    max_turns: run.max_turns,
+    seed: run.seed,
+    samples: run.samples,
+    concurrency: run.concurrency,
+    response_format: run.response_format,
+    prompt_version: run.prompt_version,
+    prompt_hash: settings.promptHash ?? null,
+    min_spoken_turns: settings.minSpokenTurns ?? null,
+  };
+}
+
+/** What the run simulated: one setup per mode, the rest the same for every simarena run. */
+function simulationDetails(modes: Mode[]): SimulationCard['simulation_details'] {
+  return {
+    setups: modes.map((mode) => ({ mode, ...SETUPS[mode] })),
+    agent_type: 'LLM (prompted, no fine-tuning), through an OpenAI-compatible chat completions endpoint',
+    modalities: 'text: speech, non-verbal communication, physical actions, leaving',
+    humans_in_the_loop: 'none during generation',
+    platform: 'simarena (Sotopia-style two-character scenarios)',
+    targeted_domain: 'goal-oriented social interaction between two characters',
+    other_features: 'character profiles with secrets; relationship-dependent knowledge of the partner; no memory across dialogues',
+  };
+}
+
+/** The caveats of a run; an imported run gets a first sentence saying its source's prompts may differ. */
+function cardCaveats(kind: string): string {
+  return (
+    (kind === 'generation'
+      ? ''
+      : `This ${kind} run was not generated by simarena: the setups above say what each mode means here; the source's own prompts and settings may differ. `) +
+    'SCRIPT sees both characters\' private information, so its apparent success may come from omniscience (Zhou et al. 2024). Results hold for these models, prompts and scenarios only.'
+  );
+}
+
+export function buildSimulationCard(db: Db, runId: number): SimulationCard {
+  const run = getRun(db, runId);
+  if (!run) throw new Error(`no run with id ${runId}`);
+  const modes = parseJsonColumn(runModesSchema, run.modes, `runs.modes of run ${runId}`);
+  const counts = countRunDialogues(db, runId);
   return {
     card_version: 1,
     run: { id: run.id, name: run.name, kind: run.kind, state: run.state, created_at: run.created_at, started_at: run.started_at, finished_at: run.finished_at },
-    simulation_details: {
-      setups: modes.map((mode) => ({ mode, ...SETUPS[mode] })),
-      agent_type: 'LLM (prompted, no fine-tuning), through an OpenAI-compatible chat completions endpoint',
-      modalities: 'text: speech, non-verbal communication, physical actions, leaving',
-      humans_in_the_loop: 'none during generation',
-      platform: 'simarena (Sotopia-style two-character scenarios)',
-      targeted_domain: 'goal-oriented social interaction between two characters',
-      other_features: 'character profiles with secrets; relationship-dependent knowledge of the partner; no memory across dialogues',
-    },
+    simulation_details: simulationDetails(modes),
     models: { model: run.model, endpoint: run.endpoint_name, base_url: run.base_url },
     endpoints: listRunEndpoints(db, runId),
-    settings: {
-      temperature: run.temperature,
-      max_tokens: run.max_tokens,
-      max_turns: run.max_turns,
-      seed: run.seed,
-      samples: run.samples,
-      concurrency: run.concurrency,
-      response_format: run.response_format,
-      prompt_version: run.prompt_version,
-      prompt_hash: settings.promptHash ?? null,
-      min_spoken_turns: settings.minSpokenTurns ?? null,
-    },
-    scenarios,
+    settings: cardSettings(run),
+    scenarios: listCardScenarios(db, runId),
     counts: {
       dialogues: counts.total,
       complete: counts.complete,
       failed: counts.failed,
       pending: counts.pending + counts.running,
-      by_mode: Object.fromEntries(byMode.map((m) => [m.mode, { complete: m.complete, failed: m.failed }])),
+      by_mode: countDialoguesByMode(db, runId),
     },
-    end_reasons: Object.fromEntries(endReasons.map((r) => [r.end_reason, r.n])),
-    failures,
-    regenerated,
-    calls: {
-      total: calls.calls,
-      ok: calls.ok,
-      invalid: calls.invalid,
-      errors: calls.errors,
-      prompt_tokens: calls.prompt_tokens,
-      completion_tokens: calls.completion_tokens,
-      estimated_cost: estimateCost(calls.prompt_tokens, calls.completion_tokens, run.price_prompt_per_mtok, run.price_completion_per_mtok),
-    },
+    end_reasons: countEndReasons(db, runId),
+    failures: listCardFailures(db, runId),
+    regenerated: listCardRegenerated(db, runId),
+    calls: cardCalls(db, run),
     evaluations: listCardEvaluations(db, runId),
     intended_use: 'Human evaluation of simulated social interactions: blinded pairwise comparison of modes (naturalness), not training data.',
     metrics: 'Human-likeness (naturalness) by pairwise human judgment; goal completion and information leakage may be analysed from the stored turns.',
     ethical_considerations: 'Model text is untrusted and may be offensive; raters can report content. Characters are fictional.',
-    caveats:
-      (run.kind === 'generation'
-        ? ''
-        : `This ${run.kind} run was not generated by simarena: the setups above say what each mode means here; the source's own prompts and settings may differ. `) +
-      'SCRIPT sees both characters\' private information, so its apparent success may come from omniscience (Zhou et al. 2024). Results hold for these models, prompts and scenarios only.',
+    caveats: cardCaveats(run.kind),
   };
 }
 
@@ -224,26 +267,27 @@ function endpointLines(endpoints: RunEndpoint[]): string[] {
   ];
 }
 
-export function simulationCardMarkdown(card: SimulationCard): string {
-  const s = card.settings;
-  const lines = [
-    `# Simulation card: run ${card.run.name}`,
-    '',
-    `State: ${card.run.state}. Created ${card.run.created_at}${card.run.finished_at ? `, finished ${card.run.finished_at}` : ''}.`,
-    '',
+function simulationDetailsLines(details: SimulationCard['simulation_details']): string[] {
+  return [
     '## Simulation details',
     '',
-    ...card.simulation_details.setups.map((m) => `- **${m.mode}** (${m.agents === 'single' ? 'single agent' : 'multi-agent'}): ${m.information}`),
+    ...details.setups.map((m) => `- **${m.mode}** (${m.agents === 'single' ? 'single agent' : 'multi-agent'}): ${m.information}`),
     '',
     table([
-      ['agent type', card.simulation_details.agent_type],
-      ['modalities', card.simulation_details.modalities],
-      ['humans in the loop', card.simulation_details.humans_in_the_loop],
-      ['platform', card.simulation_details.platform],
-      ['targeted domain', card.simulation_details.targeted_domain],
-      ['other features', card.simulation_details.other_features],
+      ['agent type', details.agent_type],
+      ['modalities', details.modalities],
+      ['humans in the loop', details.humans_in_the_loop],
+      ['platform', details.platform],
+      ['targeted domain', details.targeted_domain],
+      ['other features', details.other_features],
     ]),
     '',
+  ];
+}
+
+function modelsAndSettingsLines(card: SimulationCard): string[] {
+  const s = card.settings;
+  return [
     '## Models and settings',
     '',
     table([
@@ -259,10 +303,12 @@ export function simulationCardMarkdown(card: SimulationCard): string {
     ]),
     '',
     ...endpointLines(card.endpoints ?? []),
-    '## Scenarios',
-    '',
-    ...card.scenarios.map((sc) => `- ${sc.id} (${sc.category}, ${sc.relationship}): ${sc.dialogues} dialogue(s)`),
-    '',
+  ];
+}
+
+/** Dialogues by state and mode, end reasons, and the calls with their tokens and cost. */
+function countsLines(card: SimulationCard): string[] {
+  return [
     '## Counts',
     '',
     `${card.counts.dialogues} dialogue(s): ${card.counts.complete} complete, ${card.counts.failed} failed, ${card.counts.pending} not generated.`,
@@ -274,6 +320,12 @@ export function simulationCardMarkdown(card: SimulationCard): string {
       `${card.calls.prompt_tokens} prompt and ${card.calls.completion_tokens} completion tokens` +
       (card.calls.estimated_cost === null ? '.' : `; estimated cost ${card.calls.estimated_cost.toFixed(4)}.`),
     '',
+  ];
+}
+
+/** The failures, then (only when there are any) the dialogues generated again after failing. */
+function failuresLines(card: SimulationCard): string[] {
+  return [
     '## Failures',
     '',
     ...(card.failures.length === 0 ? ['None.'] : card.failures.map((f) => `- dialogue ${f.dialogue_id} (${f.scenario_id}, ${f.mode}): ${f.reason}`)),
@@ -289,6 +341,34 @@ export function simulationCardMarkdown(card: SimulationCard): string {
           ),
           '',
         ]),
+  ];
+}
+
+/** The automatic evaluations listed under Metrics; nothing when the run has none. */
+function evaluationLines(evaluations: SimulationCardEvaluation[] | undefined): string[] {
+  if (!evaluations || evaluations.length === 0) return [];
+  return [
+    'Automatic evaluations (Sotopia-Eval dimensions scored by a judge model; a model\'s reading, not a human\'s):',
+    '',
+    ...evaluations.map((e) => `- ${e.name}: judge ${e.judge_model}, prompts ${e.prompt_version} (${e.prompt_hash}), temperature ${e.temperature}, ${e.state}, ${e.dialogues_scored} dialogue(s) scored`),
+    '',
+  ];
+}
+
+export function simulationCardMarkdown(card: SimulationCard): string {
+  const lines = [
+    `# Simulation card: run ${card.run.name}`,
+    '',
+    `State: ${card.run.state}. Created ${card.run.created_at}${card.run.finished_at ? `, finished ${card.run.finished_at}` : ''}.`,
+    '',
+    ...simulationDetailsLines(card.simulation_details),
+    ...modelsAndSettingsLines(card),
+    '## Scenarios',
+    '',
+    ...card.scenarios.map((sc) => `- ${sc.id} (${sc.category}, ${sc.relationship}): ${sc.dialogues} dialogue(s)`),
+    '',
+    ...countsLines(card),
+    ...failuresLines(card),
     '## Intended use',
     '',
     card.intended_use,
@@ -297,14 +377,7 @@ export function simulationCardMarkdown(card: SimulationCard): string {
     '',
     card.metrics,
     '',
-    ...(card.evaluations && card.evaluations.length > 0
-      ? [
-          'Automatic evaluations (Sotopia-Eval dimensions scored by a judge model; a model\'s reading, not a human\'s):',
-          '',
-          ...card.evaluations.map((e) => `- ${e.name}: judge ${e.judge_model}, prompts ${e.prompt_version} (${e.prompt_hash}), temperature ${e.temperature}, ${e.state}, ${e.dialogues_scored} dialogue(s) scored`),
-          '',
-        ]
-      : []),
+    ...evaluationLines(card.evaluations),
     '## Ethical considerations',
     '',
     card.ethical_considerations,
