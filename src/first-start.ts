@@ -29,7 +29,7 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
     report.demoSkipped = seeded !== null && 'skipped' in seeded ? seeded.skipped : null;
     ensureDemoBatch(db, now);
   }
-  // ADMIN_PASSWORD alone names the password of the default admin@localhost account (README's configuration table).
+  // ADMIN_PASSWORD alone names the password of the default admin@localhost account (docs/reference/configuration.md).
   const adminEmail = config.adminEmail ?? (config.adminPassword ? 'admin@localhost' : undefined);
   if (adminEmail && config.adminPassword && !findUserByEmail(db, adminEmail)) {
     const problem = passwordProblem(config.adminPassword, 'admin', adminEmail);
