@@ -37,7 +37,7 @@ function linksOf(text: string): string[] {
   const hrefs: string[] = [];
   const walk = (tokens: ReturnType<typeof md.parse>) => {
     for (const token of tokens) {
-      if (token.type === 'link_open') hrefs.push(token.attrGet('href') ?? '');
+      if (token.type === 'link_open') hrefs.push(String(token.attrGet('href') ?? ''));
       if (token.children) walk(token.children);
     }
   };
