@@ -25,7 +25,7 @@ export async function prepareFirstStart(db: Db, config: Config, now: Date): Prom
   const report: FirstStartReport = { scenariosLoaded: 0, demoSeeded: false, demoSkipped: null, admin: null };
   report.scenariosLoaded = ensureBuiltInLibrary(db, now).scenarios;
   if (config.seedDemo) seedDemo(db, report, now);
-  // ADMIN_PASSWORD alone names the password of the default admin@localhost account (README's configuration table).
+  // ADMIN_PASSWORD alone names the password of the default admin@localhost account (docs/reference/configuration.md).
   const adminEmail = config.adminEmail ?? (config.adminPassword ? 'admin@localhost' : undefined);
   if (adminEmail && config.adminPassword && !findUserByEmail(db, adminEmail)) {
     const problem = passwordProblem(config.adminPassword, 'admin', adminEmail);

@@ -68,7 +68,7 @@ try {
 
 // A database that cannot be written, or whose pages are damaged, must stop the start, not fail raters later.
 const damage = quickCheck(db);
-if (damage) fail(`the database at DATABASE_PATH=${config.databasePath} is damaged (PRAGMA quick_check: ${damage}); restore a backup (README, "Backups")`);
+if (damage) fail(`the database at DATABASE_PATH=${config.databasePath} is damaged (PRAGMA quick_check: ${damage}); restore a backup (docs/operator/backups.md)`);
 const storage = probeWrite(db, systemClock());
 if (!storage.writable) fail(`cannot write to the database at DATABASE_PATH=${config.databasePath}: ${storage.problem}`);
 

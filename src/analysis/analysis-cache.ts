@@ -108,7 +108,7 @@ function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: Bat
     dialogueMetrics: dialogueMetrics(data.dialogues),
   });
   report.paper = paperSectionOf(paper, data.table);
-  // The gold-pair rule of issue 10 (README, Rating batches): say when a rater could meet a rated dialogue in a gold pair first.
+  // The gold-pair rule of issue 10 (docs/researcher/rating-batches.md): say when a rater could meet a rated dialogue in a gold pair first.
   if (goldFromRated > 0) {
     report.notes.push(
       `${goldFromRated} onboarding or attention-check pair(s) were made from scenario samples that are also rated (the runs had too few held-out samples); a rater who met such a sample in a gold pair could still be given its regular pair (served last), so no regular pair was unreachable, but that rater had seen one of its dialogues before.`,

@@ -1,5 +1,5 @@
 // The shape of an analysis report: what `simarena analyze --format json` prints and GET /api/batches/:id/analysis
-// returns. Documented field by field in README.md, section "Analysis".
+// returns. Documented field by field in docs/reference/analysis-report.md.
 import type { BootstrapResult, QualifiedInterval } from './bootstrap.js';
 import type { CohenPair } from './cohen.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';

@@ -36,7 +36,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
 
   batches
     .command('create')
-    .description('create a draft batch from a JSON settings file (see README, "Rating batches")')
+    .description('create a draft batch from a JSON settings file (see docs/researcher/rating-batches.md)')
     .requiredOption('--from <file>', 'batch settings JSON file')
     .option('--json', 'print the result as JSON')
     .action((options: { from: string; json?: boolean }) => {

@@ -46,7 +46,7 @@ export function migrate(db: Db, migrations = listMigrations(), baseline: Baselin
   if (unknown.length > 0)
     throw new DatabaseTooNewError(
       `this database was upgraded by a newer simarena: it has migration ${unknown.map((row) => row.name).join(', ')}, which this version does not know. ` +
-        'Run the newer version again, or restore the backup taken before the upgrade (see README, "Upgrades").',
+        'Run the newer version again, or restore the backup taken before the upgrade (see docs/operator/running-in-public.md, "Upgrades").',
     );
   const applied = new Set(rows.map((row) => row.version));
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (:version, :name, :at)');

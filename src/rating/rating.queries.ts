@@ -301,7 +301,7 @@ export function countReachableRegularPairs(
   if (limit === 0) return held;
   // A rater mid-session has the rest of their promise reserved: their reservations settle it without reading the
   // batch's open pairs (issue 12). A reserved pair that late answers filled meanwhile still counts here; assignment
-  // then skips it and the rater finishes one short with their code (README: "fewer than promised").
+  // then skips it and the rater finishes one short with their code (docs/researcher/rating-batches.md: "fewer than promised").
   if (limit > 0 && params.raterId !== null && countReservationsOf(db, raterId) >= limit) return held + limit;
   const open =
     db
