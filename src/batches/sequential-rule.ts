@@ -1,5 +1,5 @@
 import { binomialTestP } from '../numbers/binomial-test.js';
-import { twoSidedBoundaries } from '../numbers/group-sequential.js';
+import { type TwoSidedBoundaries, twoSidedBoundaries } from '../numbers/group-sequential.js';
 import { normalQuantile } from '../numbers/normal.js';
 import type { StoppingRule } from './batch.schema.js';
 
@@ -47,7 +47,6 @@ export type LookInput = {
 };
 
 export type LookDecision = {
-  /** Null: no new information since the last look (only ties completed), so no look is taken. */
   fraction: number;
   critical: number;
   nominal: number;
@@ -68,7 +67,7 @@ export function decideLook(input: LookInput): LookDecision | null {
   const last = input.earlier[input.earlier.length - 1] ?? 0;
   const reached = input.final ? 1 : Math.min(1, decisive / input.maxPairs);
   if (!(reached > last)) return null;
-  const boundaries = twoSidedBoundaries([...input.earlier, reached], input.alpha, input.spending);
+  const boundaries = boundariesAt([...input.earlier, reached], input.alpha, input.spending);
   const k = boundaries.critical.length - 1;
   const critical = boundaries.critical[k] as number;
   const nominal = boundaries.nominal[k] as number;
@@ -76,6 +75,21 @@ export function decideLook(input: LookInput): LookDecision | null {
   const z = Math.min(40, normalQuantile(1 - pValue / 2));
   const rejects = critical !== Infinity && pValue <= nominal;
   return { fraction: reached, critical, nominal, pValue, z: Number.isFinite(z) ? z : 40, decision: rejects ? 'efficacy' : input.final ? 'final' : 'continue' };
+}
+
+// Bounds by design and fractions: a look recomputes every earlier look's bound (the recursion needs them), and the
+// simulation and the plan ask for the same schedules thousands of times. Pure, so one bounded memo per process is safe.
+const MAX_MEMO = 4096;
+const memo = new Map<string, TwoSidedBoundaries>();
+
+function boundariesAt(fractions: readonly number[], alpha: number, spending: StoppingRule['spending']): TwoSidedBoundaries {
+  const key = `${spending}|${alpha}|${fractions.join(',')}`;
+  const known = memo.get(key);
+  if (known) return known;
+  const computed = twoSidedBoundaries(fractions, alpha, spending);
+  if (memo.size >= MAX_MEMO) memo.delete(memo.keys().next().value as string);
+  memo.set(key, computed);
+  return computed;
 }
 
 /** A pair's outcome from its K judgments: the condition most of them chose, or a tie. */
