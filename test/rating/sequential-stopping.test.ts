@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/run-cli.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with a stopping rule, rated through the real rater pages by simulated raters who all prefer SCRIPT (the
@@ -18,7 +19,7 @@ async function preferScript(db: Parameters<typeof assignmentOf>[0], rater: Clien
 
 describe('sequential stopping over HTTP', () => {
   it('POST /r/:batch/c/:assignment, when a strongly preferred condition crosses the first bound, stops the comparison early, honours every promise and closes the batch', async () => {
-    const { app, db } = testApp();
+    const { app, db, dbPath } = testApp();
     const seeded = seedBatch(db, {
       samples: 40,
       settings: {
@@ -75,5 +76,13 @@ describe('sequential stopping over HTTP', () => {
       ['batch.close', 'system'],
     ]);
     expect(JSON.parse(audit[1]?.details ?? '{}')).toMatchObject({ reason: 'sequential-stopping' });
+
+    // The researcher is told: `batches show` says the batch closed itself and where the comparison stopped.
+    const shown = await cli(['batches', 'show', String(seeded.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('closed (closed itself: every comparison stopped under its sequential rule)');
+    expect(shown.stdout).toContain('stopped at look 1 of 4 (a bound was crossed: the conditions differ); 10 of 40 pairs completed, 0 tied');
+    expect(shown.stdout).toContain('naive win rate of SCRIPT:blindcheck-model-7b: 100.0%');
+    expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
   });
 });
