@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
@@ -84,5 +85,11 @@ describe('sequential stopping over HTTP', () => {
     expect(shown.stdout).toContain('stopped at look 1 of 4 (a bound was crossed: the conditions differ); 10 of 40 pairs completed, 0 tied');
     expect(shown.stdout).toContain('naive win rate of SCRIPT:blindcheck-model-7b: 100.0%');
     expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
+
+    // And on the console's batch page.
+    const researcher = await signIn(app, db, 'researcher');
+    const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
+    expect(page).toContain('This batch closed itself: every comparison stopped under its sequential rule.');
+    expect(page).toContain('stopped at look 1 of 4');
   });
 });
