@@ -1,6 +1,9 @@
+import { getBatchRow } from '../batches/batch.queries.js';
 import type { StoppingRule } from '../batches/batch.schema.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
+import type { Db } from '../db/connection.js';
 import { stagewisePValue } from '../numbers/group-sequential.js';
-import type { ComparisonStopRow, SequentialLookRow } from '../rating/sequential.queries.js';
+import { type ComparisonStopRow, listComparisonStops, listLooks, type SequentialLookRow } from '../rating/sequential.queries.js';
 import { wilsonInterval } from './wilson.js';
 
 // What a sequential batch's report says of each comparison (issue 44): where it stopped and why, the sequential
@@ -83,4 +86,14 @@ export function sequentialMethods(rule: StoppingRule, comparisons: number): stri
     'A pair entered once it had all its judgments; its outcome was its majority, and tied pairs were left out of the information. At each look the exact two-sided binomial test of pair majorities against 1/2 was applied at the nominal level of the z-scale bound, which is conservative for a discrete statistic. ' +
     'Reported beside the naive win rate are the stage-wise ordering p-value and the repeated confidence interval (Jennison & Turnbull 2000, ch. 8-9).'
   );
+}
+
+/** A sequential batch's notes for its analysis report: each comparison's lines, then the methods paragraph. */
+export function readSequentialNotes(db: Db, batchId: number): string[] {
+  const row = getBatchRow(db, batchId);
+  const rule = row ? readBatchSettings(row).stopping : null;
+  if (!row || !rule) return [];
+  const stops = listComparisonStops(db, batchId);
+  const lines = stops.map((c) => `Sequential stopping: ${sequentialLines(summariseComparison(c, listLooks(db, c.id))).map((l) => l.trim()).join('; ')}.`);
+  return [...lines, `Methods: ${sequentialMethods(rule, stops.length)}`];
 }

@@ -86,6 +86,13 @@ describe('sequential stopping over HTTP', () => {
     expect(shown.stdout).toContain('naive win rate of SCRIPT:blindcheck-model-7b: 100.0%');
     expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
 
+    // The analysis report says where the comparison stopped and why, and cites the design in its methods.
+    const analysis = await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(analysis.code).toBe(0);
+    expect(analysis.stdout).toContain('Sequential stopping: SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b: stopped at look 1 of 4');
+    expect(analysis.stdout).toContain('repeated confidence interval');
+    expect(analysis.stdout).toContain('Lan-DeMets alpha-spending function (Lan & DeMets 1983; Pocock 1977)');
+
     // And on the console's batch page.
     const researcher = await signIn(app, db, 'researcher');
     const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
