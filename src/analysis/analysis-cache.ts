@@ -1,3 +1,4 @@
+import { readSequentialNotes } from './sequential-report.js';
 import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
@@ -41,7 +42,8 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
 }
 
 /** Everything a batch's analysis reads from the database, read before any of it is computed. */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[] };
+/** `sequential`: a sequential batch's lines on where each comparison stopped and its methods paragraph (issue 44). */
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[] };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -57,7 +59,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[] };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -68,20 +70,21 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
   const shared = readBatchFrame(db, batch);
   const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
-  return { batch, asked, parts, upTo: shared.range.hi };
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id) };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
-export function completeBatchAnalysisInput(db: Db, { batch, asked, parts }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
+export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
   return {
     batch,
     asked,
+    sequential,
     parts: parts.map(({ question, frame, paper, goldFromRated }) => ({ question, data: joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range, idsPerPart)), paper, goldFromRated })),
   };
 }
 
 /** The batch's analysis from its input: no database is read. */
-export function analyzeBatchInput({ batch, asked, parts }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+export function analyzeBatchInput({ batch, asked, parts, sequential }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
   const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
     id: question.id,
     text: question.text,
@@ -89,6 +92,8 @@ export function analyzeBatchInput({ batch, asked, parts }: BatchAnalysisInput, o
     table: data.table,
   }));
   const part = reports[0] as QuestionPart;
+  // The sequential rule tests the first question (the one that stands for the comparison in every counter).
+  part.report.notes.push(...(sequential ?? []));
   // One question asked of a several-question batch: its report, naming it.
   if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
   return combineQuestionReports(reports);

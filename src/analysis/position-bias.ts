@@ -1,4 +1,4 @@
-import { binomialTestP } from './binomial-test.js';
+import { binomialTestP } from '../numbers/binomial-test.js';
 import { wilsonInterval } from './wilson.js';
 
 export type PositionBias = {

@@ -1,4 +1,4 @@
-import { logBinomialPmf } from './binomial-test.js';
+import { logBinomialPmf } from '../numbers/binomial-test.js';
 
 // Exact power of the two-sided sign test (the exact binomial test of p = 0.5 that the analysis reports as `p_value`).
 // Under p = 0.5 the binomial is symmetric, so the exact two-sided test at level alpha rejects when X <= c or

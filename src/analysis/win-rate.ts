@@ -1,5 +1,5 @@
 import type { WinRate } from './analysis-report.js';
-import { binomialTestP } from './binomial-test.js';
+import { binomialTestP } from '../numbers/binomial-test.js';
 import { wilsonInterval } from './wilson.js';
 
 /** The label of a tie, beside the two conditions. */

@@ -45,7 +45,7 @@ export type BatchView = {
 };
 
 /** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
-export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie'] as const satisfies readonly (keyof BatchSettings)[];
+export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping'] as const satisfies readonly (keyof BatchSettings)[];
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
 export type BatchAction = 'open' | 'pause' | 'close';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseCondition } from '../generation/mode.js';
+import { SPENDING_FAMILIES } from '../numbers/group-sequential.js';
 
 // One schema for a batch's settings, shared by `simarena batches create --from FILE.json`, the console's form
 // and the stored `batches.settings` JSON, so the three can never disagree.
@@ -110,6 +111,25 @@ export const questionSchema = z.strictObject({
 });
 export type Question = z.infer<typeof questionSchema>;
 
+/**
+ * A group-sequential stopping rule applied to each comparison of the batch (issue 44; docs/researcher/sequential-batches.md):
+ * looks at completed pairs (a pair counts once it has its K judgments; its outcome is its majority), each tested by the
+ * exact binomial test of pair majorities at the nominal level of a Lan-DeMets alpha-spending bound. `alpha` is the
+ * batch's family-wise level, split equally over its comparisons (Bonferroni).
+ */
+export const stoppingSchema = z
+  .strictObject({
+    /** Looks planned over the comparison's pairs: at 1/N, 2/N, ... of them (the last when every pair is complete). */
+    looks: z.number().int().min(2).max(20).optional(),
+    /** Or a look every M completed pairs of the comparison (and one when every pair is complete). */
+    lookEvery: z.number().int().min(1).max(1_000_000).optional(),
+    alpha: z.number().gt(0).max(0.2).default(0.05),
+    spending: z.enum(SPENDING_FAMILIES).default('obrien-fleming'),
+    futility: z.null({ message: 'futility stopping is not available yet: leave futility out or set it to null' }).default(null),
+  })
+  .refine((s) => (s.looks === undefined) !== (s.lookEvery === undefined), 'give either looks (a number of looks) or lookEvery (pairs between looks), not both');
+export type StoppingRule = z.infer<typeof stoppingSchema>;
+
 /** The id the single `question` setting stands for. */
 export const DEFAULT_QUESTION_ID = 'natural';
 
@@ -155,6 +175,8 @@ const batchSettingsObject = z.strictObject({
    * Ids of earlier batches whose participants may not take this one (a new round wants fresh raters). Matched on the
    * provider's participant id (Prolific PROLIFIC_PID, MTurk workerId); plain-link raters have no stable identity.
    */
+  /** Stop a comparison once its answer is known (issue 44); null: every pair gets its K judgments. */
+  stopping: stoppingSchema.nullable().default(null),
   blockParticipantsOf: z
     .array(z.number().int().positive())
     .max(200)

@@ -7,7 +7,9 @@ import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
 import { blockingFailures, type ChecklistItem, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
+import { sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
+import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
@@ -118,6 +120,27 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
     });
   }
+
+  batches
+    .command('show')
+    .description('a batch\'s state and progress, and where each comparison of a sequential batch stands')
+    .argument('<id>', 'batch id')
+    .option('--json', 'print JSON')
+    .action((id: string, options: { json?: boolean }) => {
+      const db = ctx.db();
+      const batch = getBatch(db, batchId(id));
+      if (!batch) throw new CliError(`No batch with id ${id}`);
+      const stops = listComparisonStops(db, batch.id);
+      const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
+      const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
+      if (options.json) {
+        printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential });
+        return;
+      }
+      ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
+      ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
+      for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
+    });
 
   batches
     .command('link')

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { resolveBatchRef } from '../batches/batch-ref.js';
 import { loadPilot, type Pilot } from '../analysis/pilot.queries.js';
-import { parsePay, planLines, planStudy } from '../analysis/study-plan.js';
+import { planSequential, sequentialPlanLines } from '../analysis/sequential-plan.js';
+import { pairMajorityChances, parsePay, planLines, planStudy } from '../analysis/study-plan.js';
+import { SPENDING_FAMILIES, type SpendingFamily } from '../numbers/group-sequential.js';
+import { seededRandom } from '../scenarios/seeded-random.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
 import { numberOption } from './cli-numbers.js';
 
@@ -14,6 +17,10 @@ type PlanFlags = {
   pay?: string;
   minutes?: string;
   perRater?: string;
+  sequential?: boolean;
+  looks: string;
+  spending: string;
+  comparisons: string;
   json?: boolean;
 };
 
@@ -29,6 +36,10 @@ export function registerPlan(program: Command, ctx: CliContext): void {
     .option('--pay <amount>', 'pay per rater, e.g. £3.00 (default: the pilot batch\'s)')
     .option('--minutes <n>', 'minutes of work per rater (default: the pilot batch\'s estimate)')
     .option('--per-rater <n>', 'pairs per rater (default: the pilot batch\'s cap, else 10)')
+    .option('--sequential', 'also plan a group-sequential design over the same pairs: expected pairs and money saved')
+    .option('--looks <n>', 'looks of the sequential design', '5')
+    .option('--spending <family>', `alpha spending of the sequential design: ${SPENDING_FAMILIES.join(' or ')}`, 'obrien-fleming')
+    .option('--comparisons <n>', 'comparisons in the batch (alpha is split over them)', '1')
     .option('--json', 'print the plan as JSON')
     .action((flags: PlanFlags) => {
       const effect = numberOption('--effect', flags.effect, { min: 0, max: 1 }) as number;
@@ -48,7 +59,21 @@ export function registerPlan(program: Command, ctx: CliContext): void {
       if (payText !== undefined && !pay) throw new CliError(`--pay must be an amount such as £3.00 or 3.00 GBP, not "${payText}"`);
       const minutes = numberOption('--minutes', flags.minutes, { min: 1, max: 600 }) ?? (pilot?.settings ? pilot.settings.estimatedMinutes : null);
       const plan = planStudy({ effect, alpha, power, k, perRater, pilot, pay, minutes: pay ? minutes : null });
-      if (flags.json) printJson(ctx, plan);
-      else for (const line of planLines(plan)) ctx.out(line);
+      const sequential = flags.sequential && plan.majority ? sequentialPlanOf(flags, plan.majority, pairMajorityChances(k, effect, plan.design.rho, plan.design.tie_share), alpha) : null;
+      if (flags.json) printJson(ctx, sequential ? { ...plan, sequential } : plan);
+      else for (const line of [...planLines(plan), ...(sequential ? sequentialPlanLines(sequential) : [])]) ctx.out(line);
     });
+}
+
+function sequentialPlanOf(
+  flags: PlanFlags,
+  majority: { pairs_needed: number; cost: { total: number; currency: string } | null },
+  chances: { a: number; b: number; split: number },
+  alpha: number,
+) {
+  const looks = numberOption('--looks', flags.looks, { integer: true, min: 2, max: 20 }) as number;
+  const comparisons = numberOption('--comparisons', flags.comparisons, { integer: true, min: 1, max: 100 }) as number;
+  if (!(SPENDING_FAMILIES as readonly string[]).includes(flags.spending)) throw new CliError(`--spending must be ${SPENDING_FAMILIES.join(' or ')}, not "${flags.spending}"`);
+  const spending = flags.spending as SpendingFamily;
+  return planSequential({ maxPairs: majority.pairs_needed, chances, rule: { looks, alpha, spending }, comparisons, cost: majority.cost, studies: 4000, random: seededRandom(44) });
 }

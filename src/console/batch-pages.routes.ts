@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
@@ -85,8 +87,17 @@ export function batchRoutes(deps: ConsoleDeps): RouteSpec[] {
       consentTime,
       payRate: payPerHour(batch.settings.pay, consentTime.minutes),
       minPayPerHour: config.minPayPerHour,
+      sequential: sequentialNotice(batch),
       error,
     });
+  };
+
+  /** A sequential batch's notice (issue 44): where each comparison stands, and whether the batch closed itself. */
+  const sequentialNotice = (batch: BatchView): { closedItself: boolean; lines: string[] } | null => {
+    if (!batch.settings.stopping) return null;
+    const stops = listComparisonStops(db, batch.id);
+    const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
+    return { closedItself, lines: stops.flatMap((c) => sequentialLines(summariseComparison(c, listLooks(db, c.id)))) };
   };
 
   const renderForm = (res: Response, values: Record<string, unknown> & { form: BatchFormValues }) => {

@@ -1,4 +1,4 @@
-import { binomialTestP } from '../analysis/binomial-test.js';
+import { binomialTestP } from '../numbers/binomial-test.js';
 
 // ACUTE-Eval's analysis tables (Li, Weston & Roller 2019; ParlAI's acute_eval/analysis.py), computed the same way
 // so results line up with published ACUTE-Eval numbers:

@@ -1,4 +1,4 @@
-import { binomialTestP } from '../analysis/binomial-test.js';
+import { binomialTestP } from '../numbers/binomial-test.js';
 import { fleissKappa } from '../analysis/fleiss.js';
 import { countsFromTable, percentAgreement } from '../analysis/item-counts.js';
 import { writeDialogues } from './dialogues-export.js';

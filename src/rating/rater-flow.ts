@@ -38,7 +38,10 @@ export function completeRater(db: Db, rater: RaterRow, reason: FinishReason, now
   db.transaction(() => {
     const current = getRater(db, rater.id);
     if (!current || !['instructions', 'onboarding', 'rating'].includes(current.status)) return;
-    finishRater(db, rater.id, reason, now);
+    // Someone who did every comparison they were promised completed their work, even if the batch closed as they
+    // finished (a sequential batch closes itself after the last promised answer: issue 44).
+    const fulfilled = (reason === 'closed' || reason === 'paused') && current.promised !== null && current.regular_judged >= current.promised;
+    finishRater(db, rater.id, fulfilled ? 'cap' : reason, now);
     voidLiveLeases(db, rater.id);
     releaseReservations(db, rater.id);
   }).immediate();

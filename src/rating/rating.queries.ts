@@ -227,7 +227,8 @@ export type CandidatePair = { id: number; accepted: number; accepted_left_a: num
  * pairs, so the scan stays as large as the open part of the batch however many judgments it holds.
  */
 // Live leases and reservations of a pair are read from its counters (p.leased, p.reserved: migration 019).
-const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL
+// A pair of a comparison its sequential rule stopped (p.stopped_at, migration 036) is no longer open to anyone new.
+const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL AND p.stopped_at IS NULL
   AND p.accepted < :k
   AND p.accepted + p.leased
     + (p.reserved - EXISTS (SELECT 1 FROM pair_reservations r WHERE r.rater_id = :raterId AND r.pair_id = p.id)) < :k
@@ -385,13 +386,14 @@ export type PairRow = {
   accepted_left_a: number;
   condition_a: string | null;
   condition_b: string | null;
+  comparison_id: number | null;
 };
 
 export function getPair(db: Db, id: number): PairRow | undefined {
   return db
     .prepare<{ id: number }, PairRow>(
       `SELECT p.id, p.batch_id, p.kind, p.dialogue_a_id, p.dialogue_b_id, p.expected, p.scenario_id, p.cast_id, p.accepted, p.accepted_left_a,
-         c.condition_a, c.condition_b
+         c.condition_a, c.condition_b, p.comparison_id
        FROM pairs p LEFT JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id`,
     )
     .get({ id });

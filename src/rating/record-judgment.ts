@@ -19,6 +19,7 @@ import {
   voidLiveLeases,
 } from './rating.queries.js';
 import type { Choice } from './rater.schema.js';
+import { applyStoppingRule } from './sequential-stopping.js';
 
 export type { Choice };
 
@@ -133,6 +134,9 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   }
   setAssignmentState(db, assignment.id, 'answered');
   countAccepted(db, pair.id, assignment.left_side, 1);
+  if (!isGold && settings.stopping) {
+    applyStoppingRule(db, batch, settings, pair.comparison_id, pair.accepted + 1 === settings.judgmentsPerPair, now);
+  }
 
   let screenedOut = false;
   const screenOut = (why: string) => {

@@ -1,7 +1,7 @@
 // Checks Wilson intervals, exact binomial tests and Bradley-Terry fits against test/fixtures/stats/expected.json
 // (values from R binom.test, statsmodels proportion_confint and BradleyTerry2); the path is in shared-stats.ts.
 import { describe, expect, it } from 'vitest';
-import { binomialTestP } from '../../src/analysis/binomial-test.js';
+import { binomialTestP } from '../../src/numbers/binomial-test.js';
 import { fitBradleyTerry } from '../../src/analysis/bradley-terry.js';
 import { wilsonInterval } from '../../src/analysis/wilson.js';
 import { type Json, loadExpected, loadFixture } from './shared-stats.js';

@@ -1,0 +1,42 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeDialogue, makeRun, makeScenario } from '../helpers/factories.js';
+import { cli } from '../helpers/run-cli.js';
+import { createTestDb, tempDir } from '../helpers/test-db.js';
+
+const M = 'gpt-4o-mini';
+
+function batchFile(stopping: unknown) {
+  const { db, path } = createTestDb();
+  const runId = makeRun(db, { name: 'cli-run', model: M });
+  const scenario = makeScenario(db);
+  makeDialogue(db, { runId, scenario, mode: 'SCRIPT', model: M });
+  makeDialogue(db, { runId, scenario, mode: 'AGENTS', model: M });
+  const file = join(tempDir(), 'batch.json');
+  writeFileSync(file, JSON.stringify({ name: 'sequential', runs: ['cli-run'], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], stopping }));
+  return { db, env: { DATABASE_PATH: path, PUBLIC_URL: 'https://rate.example.org' }, file };
+}
+
+describe('simarena batches create with a stopping rule', () => {
+  it('batches create --from FILE.json, with a stopping rule, stores it with its defaults', async () => {
+    const { db, env, file } = batchFile({ looks: 4 });
+    const created = await cli(['batches', 'create', '--from', file], env);
+    expect(created.code).toBe(0);
+    const settings = JSON.parse(db.prepare('SELECT settings FROM batches').pluck().get() as string);
+    expect(settings.stopping).toEqual({ looks: 4, alpha: 0.05, spending: 'obrien-fleming', futility: null });
+  });
+
+  it.each([
+    [{ looks: 4, lookEvery: 10 }, 'give either looks (a number of looks) or lookEvery (pairs between looks), not both'],
+    [{ looks: 4, futility: { beta: 0.2, effect: 0.65, binding: false } }, 'futility stopping is not available yet'],
+    [{ looks: 4, spending: 'linear' }, 'stopping.spending'],
+  ])('batches create --from FILE.json, with stopping %j, refuses it in one line naming the problem', async (stopping, message) => {
+    const { db, env, file } = batchFile(stopping);
+    const created = await cli(['batches', 'create', '--from', file], env);
+    expect(created.code).toBe(1);
+    expect(created.stderr).toContain(message);
+    expect(created.stderr).not.toMatch(/at .*\.ts:\d+/);
+    expect(db.prepare('SELECT count(*) FROM batches').pluck().get()).toBe(0);
+  });
+});

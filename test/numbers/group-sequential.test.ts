@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { stagewisePValue, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { normalCdf, normalQuantile } from '../../src/numbers/normal.js';
+
+// Reference values from R's rpact 3.3.4 (getDesignGroupSequential, sided = 2, asOF/asP, tolerance 1e-10) and R's
+// pnorm/qnorm, made by scripts/sequential-boundaries-rpact.R; the file names its source.
+const fixture = z
+  .object({
+    source: z.string(),
+    normal: z.object({ x: z.array(z.number()), cdf: z.array(z.number()), p: z.array(z.number()), quantile: z.array(z.number()) }),
+    designs: z.array(
+      z.object({
+        family: z.enum(['obrien-fleming', 'pocock']),
+        alpha: z.number(),
+        fractions: z.array(z.number()),
+        critical: z.array(z.number().nullable()),
+        cumulativeAlpha: z.array(z.number()),
+      }),
+    ),
+  })
+  .parse(JSON.parse(readFileSync(new URL('../fixtures/sequential-boundaries-rpact.json', import.meta.url), 'utf8')));
+
+describe('normal distribution', () => {
+  it('normalCdf and normalQuantile, on R reference points, agree with pnorm and qnorm', () => {
+    fixture.normal.x.forEach((x, i) => expect(Math.abs(normalCdf(x) - (fixture.normal.cdf[i] as number))).toBeLessThan(1e-14));
+    fixture.normal.p.forEach((p, i) => expect(normalQuantile(p)).toBeCloseTo(fixture.normal.quantile[i] as number, 10));
+  });
+});
+
+// How rpact's own numbers are accurate, and so how they are compared (rpact 3.3.4's C++ source, f_design_group_sequential.cpp):
+// it finds each bound by bisection to a tolerance on the probability scale (1e-10 at its tightest), so a bound far in
+// the tail (above 3.5, where the density is small) is exact on the probability scale only, and rpact prints bounds
+// above 7.5 as Inf; and it integrates each look on a fixed 91-point Newton-Cotes grid, too coarse when two looks are
+// closer than 0.05 in information (rpact's bound there moves by up to 3e-3; ours moves by less than 1e-8 when our
+// grid is made ten times finer). So: z-scale bounds to 1e-6 below 3.5, nominal levels 2(1 - Phi(c)) to 1e-8 at every
+// look, and for closely spaced looks the z scale to 5e-3.
+const closeLooks = (fractions: number[]) => fractions.some((t, i) => i > 0 && t - (fractions[i - 1] as number) < 0.05);
+const nominal = (c: number | null) => (c === null || c === Infinity ? 0 : 2 * normalCdf(-c));
+
+describe('twoSidedBoundaries', () => {
+  it.each(fixture.designs.map((d) => [`${d.family} alpha ${d.alpha} at ${d.fractions.map((t) => t.toFixed(2)).join(',')}`, d] as const))(
+    'twoSidedBoundaries, for %s, equals rpact',
+    (_name, design) => {
+      const got = twoSidedBoundaries(design.fractions, design.alpha, design.family);
+      design.critical.forEach((c, k) => {
+        const mine = got.critical[k] as number;
+        if (closeLooks(design.fractions)) {
+          if (c !== null) expect(Math.abs(mine - c)).toBeLessThan(5e-3);
+          return;
+        }
+        expect(Math.abs(nominal(mine) - nominal(c))).toBeLessThan(1e-8);
+        if (c !== null && c <= 3.5) expect(Math.abs(mine - c)).toBeLessThan(1e-6);
+      });
+      // rpact reports the alpha its bounds spend (to its tolerance), ours is the spending function itself.
+      design.cumulativeAlpha.forEach((a, k) => expect(Math.abs((got.cumulativeAlpha[k] as number) - a)).toBeLessThan(5e-8));
+    },
+  );
+
+  it('twoSidedBoundaries, when fractions do not increase, refuses them', () => {
+    expect(() => twoSidedBoundaries([0.5, 0.5, 1], 0.05, 'pocock')).toThrow(RangeError);
+  });
+});
+
+describe('stagewisePValue', () => {
+  it('stagewisePValue, at a look statistic equal to its bound, equals the alpha spent up to that look', () => {
+    const design = twoSidedBoundaries([0.25, 0.5, 0.75, 1], 0.05, 'obrien-fleming');
+    for (let k = 0; k < 4; k++) {
+      expect(stagewisePValue(design.fractions, design.critical, k, design.critical[k] as number)).toBeCloseTo(design.cumulativeAlpha[k] as number, 8);
+    }
+  });
+
+  it('stagewisePValue, beyond the bound at a later look, is above what earlier looks spent and below the alpha spent', () => {
+    const design = twoSidedBoundaries([0.3, 0.6, 1], 0.05, 'pocock');
+    const p = stagewisePValue(design.fractions, design.critical, 1, (design.critical[1] as number) + 0.3);
+    expect(p).toBeGreaterThan(design.cumulativeAlpha[0] as number);
+    expect(p).toBeLessThan(design.cumulativeAlpha[1] as number);
+  });
+});

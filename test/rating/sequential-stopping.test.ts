@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { signIn } from '../auth/session-helpers.js';
+import { cli } from '../helpers/run-cli.js';
+import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
+
+// A batch with a stopping rule, rated through the real rater pages by simulated raters who all prefer SCRIPT (the
+// comparison's condition a): the comparison stops at its first look, nobody new is let in, and everyone who consented
+// gets every comparison they were promised and their completion code; then the batch closes itself.
+
+type Client = ReturnType<typeof raterClient>;
+
+/** Answers the comparison on the page for SCRIPT (dialogue a), wherever it is shown; returns the next page. */
+async function preferScript(db: Parameters<typeof assignmentOf>[0], rater: Client, page: { url: string; res: { text: string } }) {
+  const assignment = assignmentOf(db, page.url);
+  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
+  const res = await rater.submit(page.res.text, { choice: assignment.left_side === 'a' ? 'left' : 'right' });
+  expect(res.status).toBe(303);
+  return rater.follow(String(res.headers.location));
+}
+
+describe('sequential stopping over HTTP', () => {
+  it('POST /r/:batch/c/:assignment, when a strongly preferred condition crosses the first bound, stops the comparison early, honours every promise and closes the batch', async () => {
+    const { app, db, dbPath } = testApp();
+    const seeded = seedBatch(db, {
+      samples: 40,
+      settings: {
+        judgmentsPerPair: 1,
+        perRaterCap: 5,
+        stopping: { lookEvery: 10, alpha: 0.05, spending: 'pocock' },
+        provider: { kind: 'link', completionCodes: { completed: 'DONE-SEQ', partial: 'PARTIAL-SEQ' } },
+      },
+    });
+    // Three raters consent before anyone answers: five pairs are promised (reserved) to each.
+    const raters = [raterClient(app), raterClient(app), raterClient(app)];
+    const pages = [];
+    for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
+    expect(count(db, 'SELECT count(*) FROM pair_reservations') + count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(15);
+
+    // They answer in turn; the tenth completed pair is the first look (10 of 40 pairs, all won by SCRIPT).
+    for (let round = 0; round < 5; round++) {
+      for (const [i, rater] of raters.entries()) pages[i] = await preferScript(db, rater, pages[i] as { url: string; res: { text: string } });
+      if (round === 3) {
+        // After the first look: the comparison stopped; pairs nobody holds left the pool; the batch is still open
+        // because the raters' remaining comparisons were promised to them.
+        expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('efficacy');
+        expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('open');
+        const late = await raterClient(app).follow(`/r/${seeded.publicId}`);
+        expect(late.res.text).toContain('This study is full');
+      }
+    }
+
+    // Every rater did the five comparisons promised and got the completion code, not the partial one.
+    for (const page of pages) {
+      expect(page.url).toMatch(/\/done\?rt=/);
+      expect(page.res.text).toContain('DONE-SEQ');
+      expect(page.res.text).not.toContain('PARTIAL-SEQ');
+    }
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'cap' AND regular_judged = 5")).toBe(3);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(15);
+
+    // The look that stopped it, stored with its bound and statistic.
+    const look = db.prepare('SELECT look, planned_looks, max_pairs, completed_pairs, ties, wins_a, wins_b, information_fraction, critical_z, nominal_alpha, p_value, decision FROM sequential_looks').all();
+    expect(look).toHaveLength(1);
+    expect(look[0]).toMatchObject({ look: 1, planned_looks: 4, max_pairs: 40, completed_pairs: 10, ties: 0, wins_a: 10, wins_b: 0, information_fraction: 0.25, decision: 'efficacy' });
+    const stored = look[0] as { critical_z: number; nominal_alpha: number; p_value: number };
+    // 10 of 10: exact two-sided p = 2 / 2^10; Pocock-type spending at t = 0.25 of alpha 0.05 spends 0.05 ln(1 + (e - 1)/4).
+    expect(stored.p_value).toBeCloseTo(2 / 1024, 12);
+    expect(stored.nominal_alpha).toBeCloseTo(0.05 * Math.log(1 + (Math.E - 1) / 4), 10);
+    expect(stored.p_value).toBeLessThan(stored.nominal_alpha);
+
+    // 25 pairs were never served; the batch closed itself after the last promised answer, with an audit entry.
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL AND accepted = 0', { b: seeded.batchId })).toBe(25);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('closed');
+    const audit = db.prepare("SELECT action, actor, details FROM audit_log WHERE action IN ('comparison.stop', 'batch.close') ORDER BY id").all() as { action: string; actor: string; details: string }[];
+    expect(audit.map((a) => [a.action, a.actor])).toEqual([
+      ['comparison.stop', 'system'],
+      ['batch.close', 'system'],
+    ]);
+    expect(JSON.parse(audit[1]?.details ?? '{}')).toMatchObject({ reason: 'sequential-stopping' });
+
+    // The researcher is told: `batches show` says the batch closed itself and where the comparison stopped.
+    const shown = await cli(['batches', 'show', String(seeded.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('closed (closed itself: every comparison stopped under its sequential rule)');
+    expect(shown.stdout).toContain('stopped at look 1 of 4 (a bound was crossed: the conditions differ); 10 of 40 pairs completed, 0 tied');
+    expect(shown.stdout).toContain('naive win rate of SCRIPT:blindcheck-model-7b: 100.0%');
+    expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
+
+    // The analysis report says where the comparison stopped and why, and cites the design in its methods.
+    const analysis = await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(analysis.code).toBe(0);
+    expect(analysis.stdout).toContain('Sequential stopping: SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b: stopped at look 1 of 4');
+    expect(analysis.stdout).toContain('repeated confidence interval');
+    expect(analysis.stdout).toContain('Lan-DeMets alpha-spending function (Lan & DeMets 1983; Pocock 1977)');
+
+    // And on the console's batch page.
+    const researcher = await signIn(app, db, 'researcher');
+    const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
+    expect(page).toContain('This batch closed itself: every comparison stopped under its sequential rule.');
+    expect(page).toContain('stopped at look 1 of 4');
+  });
+});
