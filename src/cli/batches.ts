@@ -124,11 +124,12 @@ export function registerBatches(program: Command, ctx: CliContext): void {
   batches
     .command('show')
     .description('a batch\'s state and progress, and where each comparison of a sequential batch stands')
-    .argument('<id>', 'batch id')
+    .argument('<id>', BATCH_ARGUMENT)
     .option('--json', 'print JSON')
-    .action((id: string, options: { json?: boolean }) => {
+    .action((ref: string, options: { json?: boolean }) => {
       const db = ctx.db();
-      const batch = getBatch(db, batchId(id));
+      const id = resolveBatchRef(db, ref);
+      const batch = getBatch(db, id);
       if (!batch) throw new CliError(`No batch with id ${id}`);
       const stops = listComparisonStops(db, batch.id);
       const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
