@@ -9,9 +9,11 @@ import { raterLinks } from '../batches/rater-links.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
-import { findProlificStudyId } from '../recruiting/platform-operations.queries.js';
+import { findProlificStudyId, listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
 import { transitionProlificStudy } from '../recruiting/prolific-workflows.js';
 import { prolificDeps } from './prolific.js';
+import { expireMturkHits } from '../recruiting/mturk-workflows.js';
+import { mturkDeps } from './mturk.js';
 
 function batchId(text: string): number {
   if (!/^\d+$/.test(text)) throw new CliError(`ID must be a batch's numeric id (see "simarena batches list"), not "${text}"`);
@@ -88,7 +90,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
   ];
   for (const [action, description] of transitions) {
     const command = batches.command(action).description(description).argument('<id>', 'batch id');
-    if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study`);
+    if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study${action === 'close' ? ' or expire its MTurk HITs' : ''}`);
     command.action(async (id: string, options: { onPlatform?: boolean }) => {
       if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), batchId(id))?.state ?? '')) {
         // The launch checklist first: every failing item on its own line with the setting that fixes it.
@@ -106,6 +108,8 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
         const state = await transitionProlificStudy(prolificDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
         ctx.out(`Prolific study is ${state}.`);
+      } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
+        ctx.out(`Expired ${await expireMturkHits(mturkDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
       } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
     });
   }
