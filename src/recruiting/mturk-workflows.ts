@@ -126,7 +126,10 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
   if (failing.length > 0) throw new RecruitingError(`Batch ${batch.id} is not ready to publish: ${describeFailures(failing).join(' ')}`, 409);
   const m = mturkSettingsOf(batch.settings);
   const assignments = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
-  const question = externalQuestion(raterLinks(batch, deps.config.publicUrl).entryUrl, m.frameHeight);
+  const entryUrl = raterLinks(batch, deps.config.publicUrl).entryUrl;
+  // MTurk frames only https pages; a plain-http link passes only against an overridden endpoint (tests, proxies).
+  if (!entryUrl.startsWith('https:') && !deps.config.mturkEndpoint) throw new RecruitingError(`MTurk frames only https pages, and this batch's link is ${entryUrl}: set PUBLIC_URL to the https address workers reach.`, 409);
+  const question = externalQuestion(entryUrl, m.frameHeight);
   const hit = (index: number) => ({ MaxAssignments: assignments, LifetimeInSeconds: Math.round(m.lifetimeDays * 86_400), Question: question, RequesterAnnotation: hitMark(batch.publicId, index), UniqueRequestToken: hitMark(batch.publicId, index) });
   return { reward, m, assignments, hit };
 }
