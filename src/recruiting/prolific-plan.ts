@@ -39,12 +39,18 @@ export function bonusMinor(bonus: BonusSettings | null, regularJudgments: number
   return (bonus.fixed ? minorOf(bonus.fixed) : 0) + (bonus.perJudgment ? minorOf(bonus.perJudgment) * regularJudgments : 0);
 }
 
+/**
+ * The study's public title. Not the batch's name: participants read the title, and a batch's name often names the
+ * conditions or models compared (blinding: nothing a rater sees may reveal them).
+ */
+export const PROLIFIC_STUDY_TITLE = 'Compare pairs of short conversations';
+
 /** Devices the rater pages support: two transcripts side by side need a screen at least a tablet wide. */
 export const RATER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tablet'];
 
 /** The study Prolific is asked to create for a batch. */
 export function prolificStudyRequest(
-  batch: { publicId: string; name: string; settings: BatchSettings },
+  batch: { publicId: string; settings: BatchSettings },
   options: { studyUrl: string; places: number; minutes: number; rewardMinor: number },
 ): NewStudy {
   const s = batch.settings;
@@ -65,7 +71,7 @@ export function prolificStudyRequest(
   }
   if (codes.noConsent) completion_codes.push({ code: codes.noConsent, code_type: 'NO_CONSENT', actor: 'participant', actions: [{ action: 'REQUEST_RETURN' }] });
   return {
-    name: batch.name,
+    name: PROLIFIC_STUDY_TITLE,
     internal_name: internalStudyName(batch.publicId),
     description: s.instructions.trim() || s.question,
     external_study_url: options.studyUrl,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { type BatchView, getBatch } from '../batches/batch.commands.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
@@ -11,7 +10,9 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listDecidedParticipants } from './decided-participants.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
-import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import { checkOperation } from './prolific-reconcile.js';
+import { withPlatformLock } from './platform-lock.js';
+import { type OperationDeps, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import {
   coveredParticipants,
   findProlificStudyId,
@@ -27,9 +28,6 @@ import { chunks, formatMinor, majorText, planSettle, prolificReward, prolificStu
 // that creates, changes or pays goes through runPlatformOperation (recorded before it is sent), and a settle first
 // reconciles whatever an earlier run left unconfirmed with Prolific's own state.
 
-/** What a recorded study creation asked for, as far as finding the study again needs it. */
-const studyRequestSchema = z.looseObject({ internal_name: z.string() });
-
 /** A request simarena refuses before calling Prolific (no pay, no token, wrong provider...). */
 export class RecruitingError extends UserFacingError {}
 
@@ -37,12 +35,6 @@ export class RecruitingError extends UserFacingError {}
 export const APPROVE_CHUNK = 100;
 /** Participants per bulk bonus (Prolific's limit on one bulk bonus payment is 200). */
 export const BONUS_CHUNK = 200;
-/**
- * Prolific pays a bulk bonus within minutes of the pay call: a pay whose answer was lost is taken as not paid only
- * when the submissions still show no such bonus this long after it was sent.
- */
-export const BONUS_SETTLE_MINUTES = 15;
-
 export type ProlificDeps = { db: Db; config: Config; clock: () => Date; actor: string; onSend?: (op: PlatformOperationRow) => void };
 
 function requireBatch(db: Db, batchId: number): BatchView {
@@ -65,72 +57,6 @@ function operationDeps(deps: ProlificDeps): OperationDeps {
 }
 
 const keyHash = (parts: readonly string[]) => createHash('sha256').update([...parts].sort().join('\n')).digest('hex').slice(0, 20);
-
-/** Reads Prolific's state of any operation this module sends (the reconciliation before anything is sent again). */
-function checkOperation(client: ProlificClient, deps: ProlificDeps): (op: PlatformOperationRow) => Promise<PlatformCheck> {
-  return async (op) => {
-    const lines = listOperationLines(deps.db, op.id);
-    switch (op.kind) {
-      case 'study_create': {
-        const name = studyRequestSchema.parse(JSON.parse(op.request)).internal_name;
-        const found = (await client.listStudies()).find((s) => s.internal_name === name);
-        return found ? { done: true, platformObjectId: found.id, answer: { id: found.id, status: found.status } } : { done: false };
-      }
-      case 'publish':
-      case 'pause':
-      case 'start':
-      case 'stop': {
-        const study = await client.getStudy(op.platform_object_id ?? '');
-        const reached = { publish: ['ACTIVE', 'PAUSED', 'AWAITING REVIEW', 'COMPLETED'], pause: ['PAUSED'], start: ['ACTIVE'], stop: ['AWAITING REVIEW', 'COMPLETED'] }[op.kind];
-        return reached.includes(study.status) ? { done: true, answer: { status: study.status } } : { done: false };
-      }
-      case 'approve': {
-        const states = await Promise.all(lines.map(async (l) => (await client.getSubmission(l.submission_id ?? '')).status));
-        return states.every((s) => s === 'APPROVED') ? { done: true, answer: { approved: states.length } } : { done: false };
-      }
-      case 'screen_out':
-        return (await client.getSubmission(op.submission_id ?? '')).status === 'SCREENED OUT' ? { done: true } : { done: false };
-      case 'return': {
-        const s = await client.getSubmission(op.submission_id ?? '');
-        return s.return_requested || s.status === 'RETURNED' ? { done: true, answer: { status: s.status } } : { done: false };
-      }
-      case 'bonus_create':
-        // Setting up a bulk bonus pays nothing: one whose id was lost is left unpaid on Prolific and set up again.
-        return op.platform_object_id ? { done: true } : { done: false };
-      case 'bonus_pay':
-        return checkBonusPaid(client, deps, op, lines);
-      default:
-        throw new PlatformError(`Operation ${op.id} (${op.kind}) is not one simarena sends to Prolific; check it by hand.`, 409);
-    }
-  };
-}
-
-/**
- * A bulk bonus pay whose answer was lost is paid when every participant's submission shows one more bonus of its
- * amount than the pays confirmed before; unpaid when none does and Prolific has had BONUS_SETTLE_MINUTES to pay it.
- * Anything else stops the settle: Prolific's pay is not idempotent, so nothing is sent until it is clear.
- */
-async function checkBonusPaid(client: ProlificClient, deps: ProlificDeps, op: PlatformOperationRow, lines: ReturnType<typeof listOperationLines>): Promise<PlatformCheck> {
-  const confirmedBefore = listBatchOperations(deps.db, op.batch_id, 'prolific').filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed' && o.id !== op.id);
-  const paidBefore = new Map<string, number>();
-  for (const o of confirmedBefore) for (const l of listOperationLines(deps.db, o.id)) paidBefore.set(`${l.participant_id}:${l.amount_minor}`, (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0) + 1);
-  let shown = 0;
-  for (const l of lines) {
-    const s = await client.getSubmission(l.submission_id ?? '');
-    const n = (s.bonus_payments ?? []).filter((cents) => cents === l.amount_minor).length;
-    if (n > (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0)) shown++;
-  }
-  if (shown === lines.length) return { done: true, answer: { shownPaid: shown } };
-  const sentAt = Date.parse(op.sent_at ?? op.created_at);
-  if (shown === 0 && deps.clock().getTime() - sentAt >= BONUS_SETTLE_MINUTES * 60_000) return { done: false };
-  throw new PlatformError(
-    shown === 0
-      ? `The bonus payment ${op.platform_object_id} was sent at ${op.sent_at} and its answer was lost; Prolific pays within minutes, so whether it was paid is not clear yet. Run settle again after ${BONUS_SETTLE_MINUTES} minutes: it is never paid twice.`
-      : `The bonus payment ${op.platform_object_id} shows as paid for ${shown} of ${lines.length} participants: check it on Prolific (or ask Prolific's support) before paying anything else; settle will not send it again.`,
-    409,
-    'bonus_unclear',
-  );
-}
 
 export type PublishPreview = { requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
 
@@ -168,24 +94,26 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
     const client = requireClient(deps.config);
     const ops = operationDeps(deps);
-    await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
-    let studyId = findProlificStudyId(deps.db, batchId) ?? null;
-    if (!studyId) {
-      const created = await runPlatformOperation(
-        {
-          operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
-          send: () => client.createStudy(study),
-          answerOf: (s) => ({ answer: { id: s.id, status: s.status }, platformObjectId: s.id }),
-          check: checkOperation(client, deps),
-        },
-        ops,
-      );
-      studyId = created.operation.platform_object_id ?? created.answer?.id ?? null;
-      if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
-      linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
-    }
-    if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
-    return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async () => {
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
+      let studyId = findProlificStudyId(deps.db, batchId) ?? null;
+      if (!studyId) {
+        const created = await runPlatformOperation(
+          {
+            operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
+            send: () => client.createStudy(study),
+            answerOf: (s) => ({ answer: { id: s.id, status: s.status }, platformObjectId: s.id }),
+            check: checkOperation(client, deps),
+          },
+          ops,
+        );
+        studyId = created.operation.platform_object_id ?? created.answer?.id ?? null;
+        if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
+        linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
+      }
+      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
+      return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+    });
   });
 }
 
@@ -212,11 +140,13 @@ export function transitionProlificStudy(deps: ProlificDeps, batchId: number, act
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
-    await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
-    const study = await client.getStudy(studyId);
-    const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
-    if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
-    return (await client.getStudy(studyId)).status;
+    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async () => {
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+      const study = await client.getStudy(studyId);
+      const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
+      if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
+      return (await client.getStudy(studyId)).status;
+    });
   });
 }
 
@@ -260,45 +190,48 @@ export type SettleResult = { studyId: string; currency: string; plan: SettlePlan
  * pays the bonuses: each bulk bonus set up (its id stored) before it is paid, each paid once.
  */
 export function settleOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
-  return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
-    const reward = prolificReward(batch.settings.pay);
-    if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
-    const studyId = findProlificStudyId(deps.db, batchId);
-    if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
-    const client = requireClient(deps.config);
-    const ops = operationDeps(deps);
-    const check = checkOperation(client, deps);
-    const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
-    const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
-    const submissions = await client.listSubmissions(studyId);
-    const covered = {
-      approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
-      screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
-      returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
-      bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
-    };
-    const plan = planSettle(participants, submissions, batch.settings, covered);
-    const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
-    const result = { studyId, currency: reward.currency, plan, reconciled, sent };
-    if (options.dryRun) return result;
-    for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
-      const ids = chunk.map((p) => p.submissionId);
-      await runPlatformOperation(
-        {
-          operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
-          send: () => client.bulkApprove(ids),
-          answerOf: (a) => ({ answer: a }),
-          check,
-        },
-        ops,
-      );
-      sent.approved += chunk.length;
-    }
-    await screenOutAndReturn(deps, client, batch, plan, sent);
-    await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
-    return result;
-  });
+  const settle = () => settleUnlocked(deps, batchId, options);
+  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'prolific', batchId, 'settle', deps.clock, settle)));
+}
+
+async function settleUnlocked(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
+  const batch = requireBatch(deps.db, batchId);
+  const reward = prolificReward(batch.settings.pay);
+  if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
+  const studyId = findProlificStudyId(deps.db, batchId);
+  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
+  const client = requireClient(deps.config);
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps);
+  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
+  const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
+  const submissions = await client.listSubmissions(studyId);
+  const covered = {
+    approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
+    screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
+    returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
+    bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
+  };
+  const plan = planSettle(participants, submissions, batch.settings, covered);
+  const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
+  const result = { studyId, currency: reward.currency, plan, reconciled, sent };
+  if (options.dryRun) return result;
+  for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
+    const ids = chunk.map((p) => p.submissionId);
+    await runPlatformOperation(
+      {
+        operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
+        send: () => client.bulkApprove(ids),
+        answerOf: (a) => ({ answer: a }),
+        check,
+      },
+      ops,
+    );
+    sent.approved += chunk.length;
+  }
+  await screenOutAndReturn(deps, client, batch, plan, sent);
+  await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
+  return result;
 }
 
 async function screenOutAndReturn(deps: ProlificDeps, client: ProlificClient, batch: BatchView, plan: SettlePlan, sent: SettleResult['sent']) {

@@ -47,6 +47,9 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     const study = await publish(setup);
     expect(study.status).toBe('ACTIVE');
     expect(study.reward).toBe(200);
+    // Blinding: the public title is neutral, never the batch's name (which names the models compared).
+    expect(study.name).toBe('Compare pairs of short conversations');
+    expect(`${study.name} ${study.description}`).not.toMatch(/SCRIPT|AGENTS|blindcheck/);
     expect(study.total_available_places).toBe(10);
     expect(study.external_study_url).toBe(`http://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
     expect(study.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toEqual([
@@ -148,5 +151,46 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(op).toMatchObject({ kind: 'study_create', state: 'failed' });
     setup.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
+  });
+
+  it('prolific settle, while another settle of the batch is sending, is refused and sends nothing', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    for (const id of participantIds(2)) {
+      const { submission, url } = setup.fake.startSubmission(study.id, id);
+      setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    }
+    setup.fake.faults.push({ method: 'POST', path: /bulk-approve/, delayMs: 1_500 });
+    const first = cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    await setup.fake.waitFor('POST', /bulk-approve/);
+    const second = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`Another settle of batch ${setup.seeded.batchId} is sending to Prolific`);
+    expect((await first).code).toBe(0);
+    expect(posts(setup, /bulk-approve/)).toHaveLength(1);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    expect(setup.db.prepare('SELECT count(*) FROM platform_locks').pluck().get()).toBe(0);
+  });
+
+  it('prolific settle, when a bonus pay answers 500 without paying, stops until Prolific has had time to pay, then pays it once', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const { submission, url } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
+    setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    setup.fake.faults.push({ method: 'POST', path: /\/pay\/$/, status: 500 });
+    const first = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain('whether it was paid is not clear yet. Run settle again after 15 minutes: it is never paid twice.');
+    const soon = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(soon.code).toBe(1);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    // Twenty minutes later Prolific still shows no bonus on the submission: the pay was not made, and is sent once more.
+    setup.db.prepare("UPDATE platform_operations SET sent_at = '2000-01-01T00:00:00.000Z' WHERE kind = 'bonus_pay'").run();
+    const later = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(later.code).toBe(0);
+    expect(later.stdout).toContain('0 done on Prolific, 1 not done');
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(2);
+    expect(setup.fake.submissions.get(submission.id)?.bonus_payments).toEqual([50]);
+    expect(posts(setup, /submissions\/bonus-payments\/$/)).toHaveLength(1);
   });
 });

@@ -84,3 +84,17 @@ CREATE TABLE batch_platform_links (
 ) STRICT;
 
 CREATE UNIQUE INDEX batch_platform_links_one_study ON batch_platform_links (batch_id) WHERE platform = 'prolific' AND kind = 'study';
+
+-- One command at a time sends to a platform for a batch (a settle in the console and one from the CLI at once could
+-- otherwise both set up and pay a bonus): the holder's host and process id let a lock left by a killed process be
+-- taken over at once; any lock is taken over after an hour.
+CREATE TABLE platform_locks (
+  batch_id INTEGER NOT NULL REFERENCES batches (id),
+  platform TEXT NOT NULL CHECK (platform IN ('prolific', 'mturk')),
+  holder TEXT NOT NULL CHECK (length(holder) BETWEEN 1 AND 200),
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL CHECK (pid > 0),
+  what TEXT NOT NULL,
+  acquired_at TEXT NOT NULL,
+  PRIMARY KEY (batch_id, platform)
+) STRICT;
