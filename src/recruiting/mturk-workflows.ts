@@ -24,6 +24,7 @@ import {
   tookPartBeforeName,
 } from './mturk-plan.js';
 import { listMturkSessions, listMturkWorkersOf } from './mturk-sessions.queries.js';
+import { withPlatformLock } from './platform-lock.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
 import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
@@ -169,38 +170,40 @@ export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryR
       return preview;
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so workers sent by MTurk find it open.`, 409);
-    const client = requireClient(deps, endpoint);
-    const ops = operationDeps(deps);
-    const check = checkOperation(client, deps, batch);
-    await reconcileUnconfirmed('mturk', batchId, check, ops);
-    const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(deps, client, batch, blocked, sandbox) : null;
-    const hitTypeBody = hitTypeRequest(batch, reward.reward, qualification);
-    const hitType = await runPlatformOperation(
-      {
-        operation: { platform: 'mturk', batchId, kind: 'hit_type_create', idempotencyKey: `mturk:batch:${batchId}:hit_type`, request: hitTypeBody, actor: deps.actor },
-        send: () => client.createHitType(hitTypeBody),
-        answerOf: (id) => ({ answer: { HITTypeId: id }, platformObjectId: id }),
-        check,
-      },
-      ops,
-    );
-    const hitTypeId = hitType.operation.platform_object_id ?? '';
-    if (!linksOf(deps.db, batchId, 'hit_type').includes(hitTypeId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit_type', platformId: hitTypeId, sandbox }, deps.clock());
-    for (let i = 1; i <= m.hits; i++) {
-      const body = { ...hit(i), HITTypeId: hitTypeId };
-      const created = await runPlatformOperation(
+    return withPlatformLock(deps.db, 'mturk', batchId, 'publish', deps.clock, async () => {
+      const client = requireClient(deps, endpoint);
+      const ops = operationDeps(deps);
+      const check = checkOperation(client, deps, batch);
+      await reconcileUnconfirmed('mturk', batchId, check, ops);
+      const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(deps, client, batch, blocked, sandbox) : null;
+      const hitTypeBody = hitTypeRequest(batch, reward.reward, qualification);
+      const hitType = await runPlatformOperation(
         {
-          operation: { platform: 'mturk', batchId, kind: 'hit_create', idempotencyKey: `mturk:batch:${batchId}:hit:${i}`, platformObjectId: body.RequesterAnnotation, amountMinor: reward.rewardMinor * assignments, currency: 'USD', request: body, actor: deps.actor },
-          send: () => client.createHit(body),
-          answerOf: (h) => ({ answer: { HITId: h.HITId, HITStatus: h.HITStatus }, platformObjectId: h.HITId ?? null }),
+          operation: { platform: 'mturk', batchId, kind: 'hit_type_create', idempotencyKey: `mturk:batch:${batchId}:hit_type`, request: hitTypeBody, actor: deps.actor },
+          send: () => client.createHitType(hitTypeBody),
+          answerOf: (id) => ({ answer: { HITTypeId: id }, platformObjectId: id }),
           check,
         },
         ops,
       );
-      const hitId = created.operation.platform_object_id ?? '';
-      if (!linksOf(deps.db, batchId, 'hit').includes(hitId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit', platformId: hitId, sandbox }, deps.clock());
-    }
-    return { ...preview, hitIds: linksOf(deps.db, batchId, 'hit') };
+      const hitTypeId = hitType.operation.platform_object_id ?? '';
+      if (!linksOf(deps.db, batchId, 'hit_type').includes(hitTypeId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit_type', platformId: hitTypeId, sandbox }, deps.clock());
+      for (let i = 1; i <= m.hits; i++) {
+        const body = { ...hit(i), HITTypeId: hitTypeId };
+        const created = await runPlatformOperation(
+          {
+            operation: { platform: 'mturk', batchId, kind: 'hit_create', idempotencyKey: `mturk:batch:${batchId}:hit:${i}`, platformObjectId: body.RequesterAnnotation, amountMinor: reward.rewardMinor * assignments, currency: 'USD', request: body, actor: deps.actor },
+            send: () => client.createHit(body),
+            answerOf: (h) => ({ answer: { HITId: h.HITId, HITStatus: h.HITStatus }, platformObjectId: h.HITId ?? null }),
+            check,
+          },
+          ops,
+        );
+        const hitId = created.operation.platform_object_id ?? '';
+        if (!linksOf(deps.db, batchId, 'hit').includes(hitId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit', platformId: hitId, sandbox }, deps.clock());
+      }
+      return { ...preview, hitIds: linksOf(deps.db, batchId, 'hit') };
+    });
   });
 }
 
@@ -288,56 +291,59 @@ export type MturkSettleResult = { plan: MturkSettlePlan; reconciled: { confirmed
  * lost, since the token guards only 24 hours).
  */
 export function settleOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
-  return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
-    requireReward(batch);
-    const hitIds = requireHits(deps.db, batchId);
-    const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
-    const ops = operationDeps(deps);
-    const check = checkOperation(client, deps, batch);
-    const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('mturk', batchId, check, ops);
-    const participants = ((await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? []).filter((p) => p.provider === 'mturk');
-    const matched = matchAssignments(participants, listMturkSessions(deps.db, batchId), await batchAssignments(client, hitIds));
-    const earlier = listBatchOperations(deps.db, batchId, 'mturk').filter((o) => o.state !== 'failed');
-    const covered = {
-      approve: new Set(earlier.filter((o) => o.kind === 'approve').map((o) => o.assignment_id ?? '')),
-      bonus: new Set(earlier.filter((o) => o.kind === 'bonus').map((o) => o.participant_id ?? '')),
-    };
-    const plan = planMturkSettle(matched, batch.settings, covered);
-    const sent = { approved: 0, bonusesPaid: 0, bonusMinor: 0 };
-    if (options.dryRun) return { plan, reconciled, sent };
-    for (const a of plan.approve) {
-      const feedback = 'Thank you for taking part.';
-      await runPlatformOperation(
-        {
-          operation: { platform: 'mturk', batchId, kind: 'approve', idempotencyKey: `mturk:assignment:${a.assignmentId}:approve`, participantId: a.workerId, assignmentId: a.assignmentId, request: { AssignmentId: a.assignmentId, RequesterFeedback: feedback }, actor: deps.actor },
-          send: () => client.approveAssignment(a.assignmentId, feedback),
-          answerOf: () => ({ answer: { status: 'Approved' } }),
-          check,
-        },
-        ops,
-      );
-      sent.approved++;
+  const settle = () => settleUnlocked(deps, batchId, options);
+  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'mturk', batchId, 'settle', deps.clock, settle)));
+}
+
+async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
+  const batch = requireBatch(deps.db, batchId);
+  requireReward(batch);
+  const hitIds = requireHits(deps.db, batchId);
+  const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps, batch);
+  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('mturk', batchId, check, ops);
+  const participants = ((await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? []).filter((p) => p.provider === 'mturk');
+  const matched = matchAssignments(participants, listMturkSessions(deps.db, batchId), await batchAssignments(client, hitIds));
+  const earlier = listBatchOperations(deps.db, batchId, 'mturk').filter((o) => o.state !== 'failed');
+  const covered = {
+    approve: new Set(earlier.filter((o) => o.kind === 'approve').map((o) => o.assignment_id ?? '')),
+    bonus: new Set(earlier.filter((o) => o.kind === 'bonus').map((o) => o.participant_id ?? '')),
+  };
+  const plan = planMturkSettle(matched, batch.settings, covered);
+  const sent = { approved: 0, bonusesPaid: 0, bonusMinor: 0 };
+  if (options.dryRun) return { plan, reconciled, sent };
+  for (const a of plan.approve) {
+    const feedback = 'Thank you for taking part.';
+    await runPlatformOperation(
+      {
+        operation: { platform: 'mturk', batchId, kind: 'approve', idempotencyKey: `mturk:assignment:${a.assignmentId}:approve`, participantId: a.workerId, assignmentId: a.assignmentId, request: { AssignmentId: a.assignmentId, RequesterFeedback: feedback }, actor: deps.actor },
+        send: () => client.approveAssignment(a.assignmentId, feedback),
+        answerOf: () => ({ answer: { status: 'Approved' } }),
+        check,
+      },
+      ops,
+    );
+    sent.approved++;
+  }
+  for (const b of plan.bonus) {
+    const token = bonusToken(batch.publicId, b.workerId);
+    const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(batch.name, token), UniqueRequestToken: token };
+    const outcome = await runPlatformOperation(
+      {
+        operation: { platform: 'mturk', batchId, kind: 'bonus', idempotencyKey: `mturk:batch:${batchId}:bonus:${b.workerId}`, participantId: b.workerId, assignmentId: b.assignmentId, amountMinor: b.amountMinor, currency: 'USD', request, actor: deps.actor },
+        send: () => client.sendBonus({ workerId: b.workerId, assignmentId: b.assignmentId, amount: request.BonusAmount, reason: request.Reason, token }),
+        answerOf: () => ({ answer: { BonusAmount: request.BonusAmount } }),
+        check,
+      },
+      ops,
+    );
+    if (outcome.result === 'sent') {
+      sent.bonusesPaid++;
+      sent.bonusMinor += b.amountMinor;
     }
-    for (const b of plan.bonus) {
-      const token = bonusToken(batch.publicId, b.workerId);
-      const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(batch.name, token), UniqueRequestToken: token };
-      const outcome = await runPlatformOperation(
-        {
-          operation: { platform: 'mturk', batchId, kind: 'bonus', idempotencyKey: `mturk:batch:${batchId}:bonus:${b.workerId}`, participantId: b.workerId, assignmentId: b.assignmentId, amountMinor: b.amountMinor, currency: 'USD', request, actor: deps.actor },
-          send: () => client.sendBonus({ workerId: b.workerId, assignmentId: b.assignmentId, amount: request.BonusAmount, reason: request.Reason, token }),
-          answerOf: () => ({ answer: { BonusAmount: request.BonusAmount } }),
-          check,
-        },
-        ops,
-      );
-      if (outcome.result === 'sent') {
-        sent.bonusesPaid++;
-        sent.bonusMinor += b.amountMinor;
-      }
-    }
-    return { plan, reconciled, sent };
-  });
+  }
+  return { plan, reconciled, sent };
 }
 
 /** Expires the batch's HITs (closing the batch offers it): no new worker can accept them; submitted work stays. */
@@ -347,18 +353,20 @@ export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<numbe
     const hitIds = requireHits(deps.db, batchId);
     const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
     const check = checkOperation(client, deps, batch);
-    for (const hitId of hitIds) {
-      await runPlatformOperation(
-        {
-          operation: { platform: 'mturk', batchId, kind: 'expire', idempotencyKey: `mturk:hit:${hitId}:expire`, platformObjectId: hitId, request: { HITId: hitId, ExpireAt: 0 }, actor: deps.actor },
-          send: () => client.expireHit(hitId),
-          answerOf: () => ({ answer: {} }),
-          check,
-        },
-        operationDeps(deps),
-      );
-    }
-    return hitIds.length;
+    return withPlatformLock(deps.db, 'mturk', batchId, 'expiry', deps.clock, async () => {
+      for (const hitId of hitIds) {
+        await runPlatformOperation(
+          {
+            operation: { platform: 'mturk', batchId, kind: 'expire', idempotencyKey: `mturk:hit:${hitId}:expire`, platformObjectId: hitId, request: { HITId: hitId, ExpireAt: 0 }, actor: deps.actor },
+            send: () => client.expireHit(hitId),
+            answerOf: () => ({ answer: {} }),
+            check,
+          },
+          operationDeps(deps),
+        );
+      }
+      return hitIds.length;
+    });
   });
 }
 
