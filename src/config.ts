@@ -42,6 +42,12 @@ const envSchema = z.object({
   PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
   /** Prolific's API base URL; overridden for tests and proxies. */
   PROLIFIC_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.prolific.com/api/v1/'),
+  /** MTurk's requester endpoint; overridden for tests and proxies (`--sandbox` picks the sandbox's). */
+  MTURK_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  /** The standard AWS credentials, for MTurk (issue 41): read here, never stored, logged or echoed. */
+  AWS_ACCESS_KEY_ID: z.string().trim().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().trim().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().trim().min(1).optional(),
 });
 
 export type Config = {
@@ -73,18 +79,24 @@ export type Config = {
    * config is printed or serialised.
    */
   prolificToken: () => string | undefined;
+  /** MTURK_ENDPOINT, or null for MTurk's production (or, with `--sandbox`, sandbox) endpoint. */
+  mturkEndpoint: string | null;
+  /** The AWS credentials MTurk is called with, or undefined; a function for the same reason as prolificToken. */
+  awsCredentials: () => AwsCredentials | undefined;
   /** The environment the config was read from: named endpoints take their key from a variable they name (never stored). */
   env: Readonly<Record<string, string | undefined>>;
 };
 
 /** A setting the operator must fix: printed as one line at start (server and CLI), never with a stack trace. */
+export type AwsCredentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+
 export class ConfigError extends UserFacingError {
   constructor(message: string) {
     super(message, 500, 'config');
   }
 }
 
-const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN']);
+const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -119,6 +131,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     minPayPerHour: e.MIN_PAY_PER_HOUR > 0 ? e.MIN_PAY_PER_HOUR : null,
     prolificApiUrl: e.PROLIFIC_API_URL.endsWith('/') ? e.PROLIFIC_API_URL : `${e.PROLIFIC_API_URL}/`,
     prolificToken: () => e.PROLIFIC_API_TOKEN,
+    mturkEndpoint: e.MTURK_ENDPOINT ?? null,
+    awsCredentials: () =>
+      e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+        ? { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}) }
+        : undefined,
     env: Object.freeze({ ...env }),
   };
 }

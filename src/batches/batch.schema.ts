@@ -37,6 +37,33 @@ export const bonusSchema = z
   .refine((b) => b.fixed !== undefined || b.perJudgment !== undefined, 'needs "fixed" or "perJudgment"');
 export type BonusSettings = z.infer<typeof bonusSchema>;
 
+/**
+ * How `mturk publish` lists the batch on MTurk (issue 41). Reward is the batch's `pay` (US dollars); each of the `hits`
+ * HITs takes `plannedRaters` assignments.
+ */
+export const mturkSchema = z.strictObject({
+  /** Shown in MTurk's list of HITs; defaults to the batch's name. */
+  title: z.string().trim().min(1).max(128).optional(),
+  /** Shown with the title; defaults to the instructions' first 2,000 characters, else the question. */
+  description: z.string().trim().min(1).max(2000).optional(),
+  keywords: z.array(z.string().trim().min(1).max(40)).max(20).default(['research', 'rating', 'conversation']),
+  /** Time a worker has to submit once they accept (MTurk's AssignmentDurationInSeconds). */
+  durationMinutes: z.number().int().min(1).max(24 * 60).default(60),
+  /** Hours after which MTurk approves a submitted assignment nobody acted on (at most 30 days). */
+  autoApprovalDelayHours: z.number().int().min(1).max(720).default(72),
+  /** How long the HITs are listed (MTurk's LifetimeInSeconds, at most a year). */
+  lifetimeDays: z.number().min(0.01).max(365).default(7),
+  /** Pixels of the ExternalQuestion's frame; 0 lets the page take the window's height. */
+  frameHeight: z.number().int().min(0).max(5000).default(0),
+  /** HITs of the same type: a multi-HIT study (provider.comparisonsPerHit) needs one per HIT a worker may take. */
+  hits: z.number().int().min(1).max(100).default(1),
+  /** MTurk's system qualifications: approval rate (percent), approved HITs, and worker locales (country codes). */
+  minApprovalRate: z.number().int().min(0).max(100).nullable().default(95),
+  minApprovedHits: z.number().int().min(0).max(1_000_000).nullable().default(null),
+  locales: z.array(z.string().trim().regex(/^[A-Z]{2}$/, 'must be a two-letter country code, e.g. "US"')).max(30).default([]),
+});
+export type MturkSettings = z.infer<typeof mturkSchema>;
+
 export const PROVIDER_KINDS = ['prolific', 'mturk', 'link'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
@@ -169,6 +196,8 @@ const batchSettingsObject = z.strictObject({
   pay: z.string().trim().max(50).default(''),
   /** Paid to each approved participant by `prolific settle` / `mturk settle` (issue 41); null: no bonus. */
   bonus: bonusSchema.nullable().default(null),
+  /** How `mturk publish` lists the batch on MTurk; null: MTurk's defaults as described in mturkSchema. */
+  mturk: mturkSchema.nullable().default(null),
   consent: z.string().max(20_000).default(''),
   instructions: z.string().max(20_000).default(''),
   /**

@@ -13,9 +13,11 @@ import { listComparisonStops, listLooks } from '../rating/sequential.queries.js'
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
-import { findProlificStudyId } from '../recruiting/platform-operations.queries.js';
+import { findProlificStudyId, listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
 import { transitionProlificStudy } from '../recruiting/prolific-workflows.js';
 import { prolificDeps } from './prolific.js';
+import { expireMturkHits } from '../recruiting/mturk-workflows.js';
+import { mturkDeps } from './mturk.js';
 
 /** Every command's batch argument: an id, a public id or a name one batch alone has (resolveBatchRef). */
 const BATCH_ARGUMENT = 'batch id or name';
@@ -98,7 +100,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
   ];
   for (const [action, description] of transitions) {
     const command = batches.command(action).description(description).argument('<id>', BATCH_ARGUMENT);
-    if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study`);
+    if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study${action === 'close' ? ' or expire its MTurk HITs' : ''}`);
     command.action(async (ref: string, options: { onPlatform?: boolean }) => {
       const id = resolveBatchRef(ctx.db(), ref);
       if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), id)?.state ?? '')) {
@@ -117,6 +119,8 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
         const state = await transitionProlificStudy(prolificDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
         ctx.out(`Prolific study is ${state}.`);
+      } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
+        ctx.out(`Expired ${await expireMturkHits(mturkDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
       } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
     });
   }

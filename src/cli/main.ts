@@ -13,6 +13,7 @@ import { registerGenerate } from './generate.js';
 import { registerRuns } from './runs.js';
 import { registerBatches } from './batches.js';
 import { registerProlific } from './prolific.js';
+import { registerMturk } from './mturk.js';
 import { registerExport } from './export.js';
 import { registerAnalyze } from './analyze.js';
 import { registerPlan } from './plan.js';
@@ -44,6 +45,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerDialogues(program, ctx);
   registerBatches(program, ctx);
   registerProlific(program, ctx);
+  registerMturk(program, ctx);
   registerExport(program, ctx);
   registerAnalyze(program, ctx);
   registerPlan(program, ctx);

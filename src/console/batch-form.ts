@@ -59,11 +59,24 @@ export type BatchFormValues = {
   bonusPerJudgment: string;
   /** Prolific's paid screen-out (provider.screenOutPay), empty for a return. */
   screenOutPay: string;
+  /** The `mturk` setting as JSON (how `mturk publish` lists the batch), empty for MTurk's defaults. */
+  mturk: string;
   consent: string;
   instructions: string;
   /** Batch ids (as the form sends them) whose participants may not take this batch. */
   blockParticipantsOf: string[];
 };
+
+/** A JSON field: empty → null; text that is not JSON is passed on as text, so the schema names the field. */
+function jsonField(value: string): unknown {
+  if (value.trim() === '') return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return parsed;
+  } catch {
+    return value;
+  }
+}
 
 function text(body: Record<string, unknown>, key: string): string {
   const value = body[key];
@@ -140,6 +153,7 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
     bonusFixed: text(body, 'bonusFixed'),
     bonusPerJudgment: text(body, 'bonusPerJudgment'),
     screenOutPay: text(body, 'screenOutPay'),
+    mturk: text(body, 'mturk'),
     consent: text(body, 'consent'),
     instructions: text(body, 'instructions'),
     blockParticipantsOf: list(body, 'blockParticipantsOf'),
@@ -226,6 +240,7 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
     estimatedMinutes: num(form.estimatedMinutes),
     pay: form.pay.trim(),
     bonus: optional(form.bonusFixed) || optional(form.bonusPerJudgment) ? drop({ fixed: optional(form.bonusFixed), perJudgment: optional(form.bonusPerJudgment) }) : null,
+    mturk: jsonField(form.mturk),
     consent: form.consent,
     instructions: form.instructions,
     blockParticipantsOf: form.blockParticipantsOf.map((id) => num(id)),
@@ -276,6 +291,7 @@ export function settingsToForm(settings: BatchSettings | BatchSettingsInput): Ba
     bonusFixed: s.bonus?.fixed ?? '',
     bonusPerJudgment: s.bonus?.perJudgment ?? '',
     screenOutPay: s.provider?.screenOutPay ?? '',
+    mturk: s.mturk ? JSON.stringify(s.mturk, null, 2) : '',
     consent: s.consent ?? '',
     instructions: s.instructions ?? '',
     blockParticipantsOf: (s.blockParticipantsOf ?? []).map(String),

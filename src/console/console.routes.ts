@@ -14,6 +14,7 @@ import { pooledAnalysisRoutes } from './pooled-analysis.routes.js';
 import { dialogueRoutes } from './dialogue-pages.routes.js';
 import { raterRoutes } from './rater-pages.routes.js';
 import { prolificRoutes } from './prolific-pages.routes.js';
+import { mturkRoutes } from './mturk-pages.routes.js';
 import { formatTime } from './format-time.js';
 import { runRoutes } from './run-pages.routes.js';
 import { scenarioRoutes } from './scenario-pages.routes.js';
@@ -29,6 +30,7 @@ export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.
     ...pooledAnalysisRoutes(deps),
     ...raterRoutes(deps),
     ...prolificRoutes(deps),
+    ...mturkRoutes(deps),
     ...runRoutes(deps),
     ...evaluationRoutes(deps),
     ...dialogueRoutes(deps),

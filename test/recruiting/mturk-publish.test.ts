@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
+import { cli } from '../helpers/run-cli.js';
+import { raterClient, seedBatch } from '../rating/rating-fixtures.js';
+import { CODES, mturkSetup, workerIds } from './mturk-helpers.js';
+
+describe('mturk publish', () => {
+  it('mturk publish, for a batch blocking an earlier round, gives its workers the took-part-before qualification and keeps them from seeing the HIT', async () => {
+    const setup = await mturkSetup();
+    const earlier = setup.seeded;
+    for (const [i, worker] of workerIds(2).entries()) {
+      await raterClient(setup.app).startRating(earlier.publicId, `?assignmentId=3EARLIER${i}ASSIGN&hitId=3EARLIERHIT&workerId=${worker}&turkSubmitTo=https%3A%2F%2Fwww.mturk.com`);
+    }
+    const next = seedBatch(setup.db, {
+      samples: 4,
+      settings: { judgmentsPerPair: 2, perRaterCap: 2, plannedRaters: 4, pay: '$1.50', provider: { kind: 'mturk', completionCodes: CODES }, blockParticipantsOf: [earlier.batchId] },
+    });
+    const dry = await cli(['mturk', 'publish', next.publicId, '--dry-run'], setup.cliEnv);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('AssociateQualificationWithWorker');
+    expect(setup.fake.requests.map((r) => r.operation)).toEqual(['GetAccountBalance']);
+
+    const published = await cli(['mturk', 'publish', next.publicId], setup.cliEnv);
+    expect(published.code).toBe(0);
+    const [qualification] = [...setup.fake.qualificationTypes.values()];
+    expect(qualification?.Name).toBe(`simarena-${next.publicId}-took-part-before`);
+    expect([...(qualification?.workers.keys() ?? [])].sort()).toEqual(workerIds(2));
+    const hit = [...setup.fake.hits.values()][0];
+    expect(hit?.MaxAssignments).toBe(4);
+    expect(hit?.QualificationRequirements).toContainEqual({ QualificationTypeId: qualification?.QualificationTypeId, Comparator: 'DoesNotExist', ActionsGuarded: 'DiscoverPreviewAndAccept' });
+    expect(setup.db.prepare("SELECT kind FROM batch_platform_links WHERE batch_id = ? ORDER BY kind").pluck().all(next.batchId)).toEqual(['hit', 'hit_type', 'qualification']);
+  }, 60_000);
+
+  it('mturk publish, when MTurk creates a HIT but answers 500, finds the HIT by its mark and never creates it twice', async () => {
+    const setup = await mturkSetup({ settings: { mturk: { hits: 2 } } });
+    setup.fake.faults.push({ operation: 'CreateHITWithHITType', status: 500, after: true });
+    const published = await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(published.code).toBe(0);
+    expect(setup.fake.calls('CreateHITWithHITType')).toBe(2);
+    expect([...setup.fake.hits.values()].map((h) => h.RequesterAnnotation).sort()).toEqual([1, 2].map((i) => `simarena-${setup.seeded.publicId}-hit-${i}`));
+    const hits = listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').filter((o) => o.kind === 'hit_create');
+    expect(hits.map((o) => [o.state, o.platform_object_id])).toEqual([...setup.fake.hits.keys()].map((id) => ['confirmed', id]));
+    expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
+    expect(setup.fake.hits.size).toBe(2);
+  }, 60_000);
+});
