@@ -15,9 +15,8 @@ import { type CliContext, CliError, printJson, printTable } from './cli-context.
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
 import { findProlificStudyId, listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
 import { transitionProlificStudy } from '../recruiting/prolific-workflows.js';
-import { prolificDeps } from './prolific.js';
+import { platformDeps } from './platform-deps.js';
 import { expireMturkHits } from '../recruiting/mturk-workflows.js';
-import { mturkDeps } from './mturk.js';
 
 /** Every command's batch argument: an id, a public id or a name one batch alone has (resolveBatchRef). */
 const BATCH_ARGUMENT = 'batch id or name';
@@ -117,10 +116,10 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       ctx.out(`Batch ${view.id} is ${view.state}.`);
       if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
       if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
-        const state = await transitionProlificStudy(prolificDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
+        const state = await transitionProlificStudy(platformDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
         ctx.out(`Prolific study is ${state}.`);
       } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
-        ctx.out(`Expired ${await expireMturkHits(mturkDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
+        ctx.out(`Expired ${await expireMturkHits(platformDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
       } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
     });
   }

@@ -1,18 +1,8 @@
 import type { Command } from 'commander';
 import { formatMinor } from '../recruiting/prolific-plan.js';
-import { describeMturkPlan, type MturkDeps, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
+import { describeMturkPlan, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
 import { type CliContext, printJson } from './cli-context.js';
-import { batchRef } from './prolific.js';
-
-export function mturkDeps(ctx: CliContext): MturkDeps {
-  return {
-    db: ctx.db(),
-    config: ctx.config(),
-    clock: ctx.now,
-    actor: 'cli',
-    onSend: (op) => ctx.err(`sending ${op.kind.replace('_', ' ')}${op.participant_id ? ` for ${op.participant_id}` : ''} (operation ${op.id}, try ${op.attempts})`),
-  };
-}
+import { batchRef, platformDeps } from './platform-deps.js';
 
 export function registerMturk(program: Command, ctx: CliContext): void {
   const mturk = program.command('mturk').description('run a batch as MTurk HITs: publish them, watch them, approve and pay (AWS credentials)');
@@ -25,7 +15,7 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .option('--sandbox', "publish in MTurk's sandbox (no money moves)")
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; sandbox?: boolean; json?: boolean }) => {
-      const result = await publishOnMturk(mturkDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true, sandbox: options.sandbox });
+      const result = await publishOnMturk(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true, sandbox: options.sandbox });
       if (options.json) return printJson(ctx, result);
       if (options.dryRun) {
         ctx.out(`Dry run: nothing is sent. The requests publish would send to ${result.endpoint}:`);
@@ -43,7 +33,7 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .argument('<batch>', 'batch id or name')
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { json?: boolean }) => {
-      const status = await mturkStatus(mturkDeps(ctx), batchRef(ctx, ref));
+      const status = await mturkStatus(platformDeps(ctx), batchRef(ctx, ref));
       if (options.json) return printJson(ctx, status);
       for (const h of status.hits) ctx.out(`HIT ${h.hitId}: ${h.status}; ${h.completed} done, ${h.pending} working, ${h.available} available of ${h.maxAssignments}; expires ${h.expiresAt ?? '?'}.`);
       ctx.out(`MTurk assignments: ${Object.entries(status.assignments).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`);
@@ -59,7 +49,7 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .option('--dry-run', 'print what would be approved, reviewed and paid; send nothing')
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; json?: boolean }) => {
-      const result = await settleOnMturk(mturkDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true });
+      const result = await settleOnMturk(platformDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true });
       if (options.json) return printJson(ctx, result);
       if (result.reconciled.confirmed + result.reconciled.notDone > 0) {
         ctx.out(`Checked ${result.reconciled.confirmed + result.reconciled.notDone} operation(s) left unconfirmed by an earlier run: ${result.reconciled.confirmed} done on MTurk, ${result.reconciled.notDone} not done.`);

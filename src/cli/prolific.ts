@@ -1,31 +1,8 @@
 import type { Command } from 'commander';
-import { resolveBatchRef } from '../batches/batch-ref.js';
 import { formatMinor } from '../recruiting/prolific-plan.js';
-import { describeSettlePlan, type ProlificDeps, prolificStatus, publishOnProlific, settleOnProlific } from '../recruiting/prolific-workflows.js';
-import { type CliContext, CliError, printJson } from './cli-context.js';
-import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
-
-/** A batch by id, public id or name, as the other commands take it. */
-/** The batch a command names: the CLI's one rule (src/batches/batch-ref.ts). */
-export function batchRef(ctx: CliContext, ref: string): number {
-  return resolveBatchRef(ctx.db(), ref);
-}
-
-/**
- * What the Prolific workflows need from the CLI. The study's link is built with the public URL `batches link` uses
- * (src/cli/public-url.ts): publishing without one known would send participants to an address nobody serves.
- */
-export function prolificDeps(ctx: CliContext, options: { needsPublicUrl?: boolean } = {}): ProlificDeps {
-  const known = cliPublicUrl(ctx);
-  if (options.needsPublicUrl && !known) throw new CliError(NO_PUBLIC_URL);
-  return {
-    db: ctx.db(),
-    config: known ? { ...ctx.config(), publicUrl: known.url } : ctx.config(),
-    clock: ctx.now,
-    actor: 'cli',
-    onSend: (op) => ctx.err(`sending ${op.kind.replace('_', ' ')}${op.participant_id ? ` for ${op.participant_id}` : ''} (operation ${op.id}, try ${op.attempts})`),
-  };
-}
+import { describeSettlePlan, prolificStatus, publishOnProlific, settleOnProlific } from '../recruiting/prolific-workflows.js';
+import { type CliContext, printJson } from './cli-context.js';
+import { batchRef, platformDeps } from './platform-deps.js';
 
 export function registerProlific(program: Command, ctx: CliContext): void {
   const prolific = program.command('prolific').description('run a batch as a Prolific study: publish it, watch it, approve and pay (PROLIFIC_API_TOKEN)');
@@ -37,7 +14,7 @@ export function registerProlific(program: Command, ctx: CliContext): void {
     .option('--dry-run', 'print the exact requests and the cost; create and spend nothing')
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; json?: boolean }) => {
-      const result = await publishOnProlific(prolificDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true });
+      const result = await publishOnProlific(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true });
       if (options.json) return printJson(ctx, result);
       if (options.dryRun) {
         ctx.out('Dry run: nothing is sent. The requests publish would send:');
@@ -58,7 +35,7 @@ export function registerProlific(program: Command, ctx: CliContext): void {
     .argument('<batch>', 'batch id or name')
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { json?: boolean }) => {
-      const status = await prolificStatus(prolificDeps(ctx), batchRef(ctx, ref));
+      const status = await prolificStatus(platformDeps(ctx), batchRef(ctx, ref));
       if (options.json) return printJson(ctx, status);
       ctx.out(`Study ${status.studyId}: ${status.state}; places taken ${status.placesTaken ?? '?'} of ${status.places ?? '?'}.`);
       ctx.out(`Prolific submissions: ${Object.entries(status.submissions).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`);
@@ -74,7 +51,7 @@ export function registerProlific(program: Command, ctx: CliContext): void {
     .option('--dry-run', 'print what would be approved, returned, reviewed and paid; send nothing')
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; json?: boolean }) => {
-      const result = await settleOnProlific(prolificDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true });
+      const result = await settleOnProlific(platformDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true });
       if (options.json) return printJson(ctx, result);
       if (result.reconciled.confirmed + result.reconciled.notDone > 0) {
         ctx.out(`Checked ${result.reconciled.confirmed + result.reconciled.notDone} operation(s) left unconfirmed by an earlier run: ${result.reconciled.confirmed} done on Prolific, ${result.reconciled.notDone} not done.`);

@@ -1,11 +1,11 @@
-import { type BatchView, getBatch } from '../batches/batch.commands.js';
+import { type BatchView } from '../batches/batch.commands.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
-import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
+import { type PlatformDeps, RecruitingError, requirePlatformBatch } from './platform-deps.js';
 import { listDecidedParticipants } from './decided-participants.js';
 import { createMturkClient, MTURK_PRODUCTION_ENDPOINT, MTURK_SANDBOX_ENDPOINT, type MturkClient } from './mturk-client.js';
 import {
@@ -29,20 +29,12 @@ import { PlatformError, withPlatformErrors } from './platform-error.js';
 import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
 import { majorText } from './prolific-plan.js';
-import { RecruitingError } from './prolific-workflows.js';
 
 // `mturk publish`, `status`, `settle` and the HITs' expiry, shared by the CLI and the console. Every request that
 // creates, changes or pays goes through runPlatformOperation (recorded before it is sent); a settle first reconciles
 // what an earlier run left unconfirmed with MTurk's own state (ListBonusPayments, the assignment's status).
 
-export type MturkDeps = { db: Db; config: Config; clock: () => Date; actor: string; onSend?: (op: PlatformOperationRow) => void };
-
-function requireBatch(db: Db, batchId: number): BatchView {
-  const batch = getBatch(db, batchId);
-  if (!batch) throw new RecruitingError(`No batch with id ${batchId}.`, 404);
-  if (batch.settings.provider.kind !== 'mturk') throw new RecruitingError(`Batch ${batchId} is set up for ${batch.settings.provider.kind}, not MTurk: set "provider": { "kind": "mturk" } first.`, 409);
-  return batch;
-}
+export type MturkDeps = PlatformDeps;
 
 function requireReward(batch: BatchView) {
   const reward = mturkReward(batch.settings.pay);
@@ -142,7 +134,7 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
  */
 export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean; sandbox?: boolean }): Promise<MturkPublishPreview> {
   return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
+    const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
     const { reward, m, assignments, hit } = publishPlan(deps, batch);
     const { endpoint, sandbox } = endpointOf(deps, batchId, options.sandbox);
     const blocked = listMturkWorkersOf(deps.db, batch.settings.blockParticipantsOf);
@@ -266,7 +258,7 @@ const counts = (values: string[]) => values.reduce<Record<string, number>>((acc,
 /** `mturk status`: the HITs, assignments by status next to simarena's outcomes, every mismatch named. */
 export function mturkStatus(deps: MturkDeps, batchId: number): Promise<MturkStatus> {
   return withPlatformErrors(async () => {
-    requireBatch(deps.db, batchId);
+    requirePlatformBatch(deps.db, batchId, 'mturk');
     const hitIds = requireHits(deps.db, batchId);
     const { endpoint, sandbox } = endpointOf(deps, batchId, undefined);
     const client = requireClient(deps, endpoint);
@@ -296,7 +288,7 @@ export function settleOnMturk(deps: MturkDeps, batchId: number, options: { dryRu
 }
 
 async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
-  const batch = requireBatch(deps.db, batchId);
+  const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
   requireReward(batch);
   const hitIds = requireHits(deps.db, batchId);
   const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
@@ -349,7 +341,7 @@ async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRu
 /** Expires the batch's HITs (closing the batch offers it): no new worker can accept them; submitted work stays. */
 export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<number> {
   return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
+    const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
     const hitIds = requireHits(deps.db, batchId);
     const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
     const check = checkOperation(client, deps, batch);

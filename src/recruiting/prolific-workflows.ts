@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type BatchView, getBatch } from '../batches/batch.commands.js';
+import { type BatchView } from '../batches/batch.commands.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
 import type { Config } from '../config.js';
-import type { Db } from '../db/connection.js';
-import { UserFacingError } from '../errors/user-facing-error.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
+import { type PlatformDeps, RecruitingError, requirePlatformBatch } from './platform-deps.js';
 import { listDecidedParticipants } from './decided-participants.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
 import { checkOperation } from './prolific-reconcile.js';
@@ -28,23 +27,11 @@ import { chunks, formatMinor, majorText, planSettle, prolificReward, prolificStu
 // that creates, changes or pays goes through runPlatformOperation (recorded before it is sent), and a settle first
 // reconciles whatever an earlier run left unconfirmed with Prolific's own state.
 
-/** A request simarena refuses before calling Prolific (no pay, no token, wrong provider...). */
-export class RecruitingError extends UserFacingError {}
-
 /** Submissions per bulk approve request. */
 export const APPROVE_CHUNK = 100;
 /** Participants per bulk bonus (Prolific's limit on one bulk bonus payment is 200). */
 export const BONUS_CHUNK = 200;
-export type ProlificDeps = { db: Db; config: Config; clock: () => Date; actor: string; onSend?: (op: PlatformOperationRow) => void };
-
-function requireBatch(db: Db, batchId: number): BatchView {
-  const batch = getBatch(db, batchId);
-  if (!batch) throw new RecruitingError(`No batch with id ${batchId}.`, 404);
-  if (batch.settings.provider.kind !== 'prolific') {
-    throw new RecruitingError(`Batch ${batchId} is set up for ${batch.settings.provider.kind}, not Prolific: set "provider": { "kind": "prolific" } first.`, 409);
-  }
-  return batch;
-}
+export type ProlificDeps = PlatformDeps;
 
 function requireClient(config: Config): ProlificClient {
   const token = config.prolificToken();
@@ -79,7 +66,7 @@ function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy
  */
 export function publishOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<PublishPreview> {
   return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
+    const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
     const { study, rewardMinor, currency, places } = studyRequestOf(deps, batch);
     const known = findProlificStudyId(deps.db, batchId) ?? null;
     const requests = [
@@ -136,7 +123,7 @@ async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batch
 /** Pauses, restarts or stops the batch's Prolific study (closing or pausing a batch offers it). */
 export function transitionProlificStudy(deps: ProlificDeps, batchId: number, action: 'PAUSE' | 'START' | 'STOP'): Promise<string> {
   return withPlatformErrors(async () => {
-    requireBatch(deps.db, batchId);
+    requirePlatformBatch(deps.db, batchId, 'prolific');
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
@@ -163,7 +150,7 @@ export type ProlificStatus = {
 /** `prolific status`: the study's state and places, submissions by status next to simarena's outcomes, every mismatch named. */
 export function prolificStatus(deps: ProlificDeps, batchId: number): Promise<ProlificStatus> {
   return withPlatformErrors(async () => {
-    const batch = requireBatch(deps.db, batchId);
+    const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
@@ -195,7 +182,7 @@ export function settleOnProlific(deps: ProlificDeps, batchId: number, options: {
 }
 
 async function settleUnlocked(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
-  const batch = requireBatch(deps.db, batchId);
+  const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
   const reward = prolificReward(batch.settings.pay);
   if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
   const studyId = findProlificStudyId(deps.db, batchId);
