@@ -60,8 +60,16 @@ build_base() {
   # The unprivileged user of the official image (uid and gid 1000).
   chroot "$ROOTFS" groupadd --gid 1000 node
   chroot "$ROOTFS" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
+  # Node's headers, as the official image has them, so that compiling better-sqlite3 downloads nothing more.
+  [ -d /usr/include/node ] && mkdir -p "$ROOTFS/usr/local/include" && cp -a /usr/include/node "$ROOTFS/usr/local/include/node"
+  # The host's certificate authorities: where HTTPS leaves the machine through an intercepting proxy, npm in the
+  # build trusts what the host trusts (minbase has no ca-certificates package of its own).
+  install -D -m 0644 /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
   rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin
-  tar -C "$ROOTFS" -c . | podman import --change 'CMD ["node"]' --change 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin' - "$BASE" >/dev/null
+  tar -C "$ROOTFS" -c . | podman import --change 'CMD ["node"]' \
+    --change 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' \
+    --change 'ENV npm_config_nodedir=/usr/local' - "$BASE" >/dev/null
   rm -rf "$ROOTFS"
   ROOTFS=
 }
