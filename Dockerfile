@@ -19,8 +19,7 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/deploy/build.mjs ./scripts/deploy/build.mjs
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
- && npm cache clean --force
+ && npm prune --omit=dev --no-audit --no-fund
 
 # Stage 2: the runtime, compiled code only, without compilers or development dependencies, as the unprivileged `node` user.
 FROM ${BASE_IMAGE}

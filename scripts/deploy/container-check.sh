@@ -24,7 +24,9 @@ if command -v runc >/dev/null 2>&1; then RUNTIME=(--runtime runc); fi
 hard_nofile=$(ulimit -Hn)
 [ "$hard_nofile" = unlimited ] && hard_nofile=65536
 LIMITS=(--ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096)
-podman() { command podman "${RUNTIME[@]}" "$@"; }
+# Without systemd, podman cannot set the timer of the image's HEALTHCHECK and says so on every start and stop; the
+# check runs the HEALTHCHECK once by hand instead, and those lines are left out.
+podman() { command podman "${RUNTIME[@]}" "$@" 2> >(grep -v 'unable to get systemd connection' >&2); }
 
 step() { printf '\n== %s (%ss)\n' "$1" "$SECONDS"; }
 fail() {
@@ -108,8 +110,11 @@ step "first start on an empty volume"
 podman volume create "$VOLUME" >/dev/null
 run_server
 curl -fsS "http://127.0.0.1:$PORT/healthz"; echo
-[ "$(podman exec "$NAME" sh -c 'id -u')" != 0 ] || fail "the container runs as root"
-[ "$(podman exec "$NAME" sh -c "awk '/^Uid:/ { print \$2 }' /proc/1/status")" != 0 ] || fail "the server process runs as root"
+podman healthcheck run "$NAME" || fail "the image's HEALTHCHECK"
+echo "HEALTHCHECK: healthy"
+uid=$(podman exec "$NAME" sh -c "awk '/^Uid:/ { print \$2 }' /proc/1/status")
+echo "the server (PID 1) runs as uid $uid"
+[ "$uid" != 0 ] || fail "the server process runs as root"
 podman exec "$NAME" sh -c 'tr "\0" " " < /proc/1/cmdline; echo'
 link=$(podman logs "$NAME" 2>&1 | grep -o 'Rater link of demo batch "[^"]*": http[^ ]*' | head -n 1 | sed 's/.*": //')
 [ -n "$link" ] || fail "no demo rater link in the start-up banner"

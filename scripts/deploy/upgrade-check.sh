@@ -64,7 +64,9 @@ else
 fi
 A=$WORK/machine-a/simarena.db
 start_server "$WORK/old" "$A"
-npx tsx scripts/deploy/rater-walk.ts "$(demo_link)" || fail "a rater on the old version"
+# The demo batch's link, printed at the first start only.
+LINK=$(demo_link)
+npx tsx scripts/deploy/rater-walk.ts "$LINK" || fail "a rater on the old version"
 
 step "backup with the old version's CLI, the server running"
 (cd "$WORK/old" && DATABASE_PATH=$A node bin/simarena.js backup "$WORK/backup.db")
@@ -78,7 +80,7 @@ step "new version: migrate, then npm start on machine A"
 DATABASE_PATH=$A node bin/simarena.js migrate
 start_server "$NEW" "$A"
 [ "$(judgment_ids "$A")" = "$backed_up" ] || fail "judgments changed in the upgrade"
-npx tsx scripts/deploy/rater-walk.ts "$(demo_link)" || fail "a rater on the new version"
+npx tsx scripts/deploy/rater-walk.ts "$LINK" || fail "a rater on the new version"
 stop_server
 echo "judgments after the upgrade and a new rater: $(judgment_ids "$A"); migrations: $(migration_count "$A")"
 [ "$(migration_count "$A")" -gt "$old_migrations" ] || echo "(no migration between the two versions)"
