@@ -26,6 +26,11 @@ stop_server() {
   [ -n "$SERVER_PGID" ] || return 0
   kill -TERM -- "-$SERVER_PGID" 2>/dev/null || true
   for _ in $(seq 1 60); do kill -0 -- "-$SERVER_PGID" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 -- "-$SERVER_PGID" 2>/dev/null; then
+    kill -KILL -- "-$SERVER_PGID"
+    SERVER_PGID=
+    fail "the server did not stop within 30 s of SIGTERM"
+  fi
   SERVER_PGID=
 }
 cleanup() {
@@ -37,8 +42,10 @@ trap cleanup EXIT
 # npm start of the checkout $1 on the database $2, in a process group of its own (npm, its shell and node all get the
 # SIGTERM), until /healthz answers.
 start_server() {
-  (cd "$1" && DATABASE_PATH=$2 setsid npm start >"$WORK/server.log" 2>&1 & echo $! >"$WORK/server.pid")
-  SERVER_PGID=$(cat "$WORK/server.pid")
+  if curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then fail "something already answers on port $PORT"; fi
+  # The subshell becomes setsid (exec), which makes its own process group with the subshell's pid.
+  (cd "$1" && DATABASE_PATH=$2 exec setsid npm start >"$WORK/server.log" 2>&1) &
+  SERVER_PGID=$!
   for _ in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then return 0; fi
     sleep 0.5
