@@ -122,6 +122,9 @@ link=$(podman logs "$NAME" 2>&1 | grep -o 'Rater link of demo batch "[^"]*": htt
 step "a rater walks the demo batch"
 npx tsx scripts/deploy/rater-walk.ts "$link" || fail "the rater walk"
 
+step "a backup with the image's CLI (compiled), the server running"
+podman exec "$NAME" node bin/simarena.js backup /var/lib/simarena/backup.db || fail "simarena backup in the container"
+
 step "SIGTERM"
 stop_server
 before=$(judgments)
