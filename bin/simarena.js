@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Thin launcher: registers tsx and runs the TypeScript CLI, so there is no build step to remember.
-import { register } from 'tsx/esm/api';
+// Thin launcher. In a checkout it registers tsx and runs the TypeScript CLI, so there is no build step to remember and
+// never a stale build; where only the build ships (the container image: dist/, no src/) it runs the compiled CLI.
+import { existsSync } from 'node:fs';
 
 // `simarena runs list | head` closes the pipe early: that is the reader's choice, not an error worth a stack trace.
 process.stdout.on('error', (error) => {
@@ -8,6 +9,12 @@ process.stdout.on('error', (error) => {
   throw error;
 });
 
-register();
-const { runCli } = await import('../src/cli/main.ts');
-process.exitCode = await runCli(process.argv.slice(2), { isTty: process.stdout.isTTY === true });
+let cli;
+if (existsSync(new URL('../src/cli/main.ts', import.meta.url))) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import('../src/cli/main.ts');
+} else {
+  cli = await import('../dist/cli/main.js');
+}
+process.exitCode = await cli.runCli(process.argv.slice(2), { isTty: process.stdout.isTTY === true });

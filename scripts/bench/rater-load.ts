@@ -11,14 +11,17 @@
 // query plans of the SQL the hot path runs.
 //   npx tsx scripts/bench/rater-load.ts [--raters 100] [--seconds 20] [--warmup 3] [--windows 3] [--pairs 900]
 //     [--stored 1000,100000,1000000] [--quick] [--profile] [--profile-out FILE] [--no-trace] [--no-analysis] [--analysis-at N] [--analysis-pairs 2]
-//     [--think MS]
+//     [--think MS] [--compiled-vs-tsx]
 // --quick: 8 s runs, stored 1k and 100k only. --profile: one more run at the largest stored count under
 // node --cpu-prof, summarised. --analysis-at N: the analysis phase at N stored judgments instead of the largest. The load client is this process; each server is a child process (2 cores shared).
 // --think MS: paced instead of as fast as they can: each virtual rater reads every comparison for MS on average (half
 // to one and a half times it) before answering, and arrives after a random part of it, so that e.g. 1,000 raters
 // reading 10 s make about the largest realistic study's pace (100 judgments/s); a cycle is then the rater's waiting
 // per comparison (the comparison page and the answer with its redirect), reading excluded.
-import { type ChildProcess, spawn } from 'node:child_process';
+// --compiled-vs-tsx: only the production build (npm run build, dist/server.js as npm start runs it) against the same
+// server run from src/ through the tsx loader, on the fresh study: start time (spawn to listening, both started
+// --windows times in turn), peak RSS and CPU per judgment under the same load in alternating windows.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import { join } from 'node:path';
@@ -124,7 +127,7 @@ const walBytes = (dbPath: string) => {
 };
 
 // Servers ------------------------------------------------------------------------------------------------------
-type Server = { origin: string; child: ChildProcess; stop: () => Promise<{ peakRssMb: number }> };
+type Server = { origin: string; child: ChildProcess; startMs: number; stop: () => Promise<{ peakRssMb: number }> };
 
 /**
  * The node flags `npm start` gives the server (its heap's generation sizes, V8's pool of helper threads), so the bench
@@ -143,7 +146,10 @@ process.once('exit', () => {
 });
 
 async function startServer(script: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, script, ...args], {
+  const spawnedAt = performance.now();
+  // Compiled JavaScript (dist/) runs as npm start runs it: no loader, source maps on.
+  const loader = script.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...loader, ...nodeFlags, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -161,10 +167,12 @@ async function startServer(script: string, args: string[], env: Record<string, s
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
   });
+  const startMs = performance.now() - spawnedAt;
   const sampling = child.pid === undefined ? undefined : sampleRss(child.pid);
   return {
     origin,
     child,
+    startMs,
     stop: async () => {
       const peakRssMb = peakRssOf(child.pid);
       clearInterval(sampling);
@@ -447,6 +455,52 @@ let study: BenchStudy;
   db.close();
 }
 console.log(`study: ${study.pairs} pairs, K = 50, 20 comparisons per rater, Prolific links`);
+
+/**
+ * The production build against the sources through tsx (--compiled-vs-tsx): each started WINDOWS times in turn on a
+ * copy of the fresh study (start time: spawn to listening), then one of each under the same load in alternating windows.
+ */
+async function compareCompiledWithTsx(): Promise<void> {
+  const built = spawnSync(process.execPath, [join(root, 'scripts/deploy/build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('npm run build failed');
+  const kinds = [
+    { what: 'tsx (src/server.ts)', script: join(root, 'src/server.ts') },
+    { what: 'compiled (dist/server.js)', script: join(root, 'dist/server.js') },
+  ];
+  const starts: number[][] = kinds.map(() => []);
+  let copies = 0;
+  const start = (script: string) => {
+    const path = join(dir, `compare-${++copies}.db`);
+    copyFileSync(basePath, path);
+    return startServer(script, [], serverEnv(path), SERVER_FLAGS);
+  };
+  for (let round = 0; round < WINDOWS; round++) {
+    for (const [i, kind] of kinds.entries()) {
+      const server = await start(kind.script);
+      starts[i]?.push(server.startMs);
+      await server.stop();
+    }
+  }
+  const servers: Server[] = [];
+  for (const kind of kinds) servers.push(await start(kind.script));
+  const parts: LoadResult[][] = kinds.map(() => []);
+  for (let w = 0; w < WINDOWS; w++) {
+    for (const [i, server] of servers.entries()) {
+      parts[i]?.push(await runLoad(server, () => prolificEntry(server.origin, study.publicId), RATERS, SECONDS / WINDOWS, w === 0 ? WARMUP : Math.min(WARMUP, 1)));
+    }
+  }
+  for (const [i, kind] of kinds.entries()) {
+    const load = mergeLoads(parts[i] ?? [], SECONDS);
+    const { peakRssMb } = (await servers[i]?.stop()) ?? { peakRssMb: NaN };
+    printLoad(kind.what, load);
+    console.log(`    start to listening: median ${ms(median(starts[i] ?? []))} (${(starts[i] ?? []).map((x) => ms(x)).join(', ')}); peak RSS ${peakRssMb.toFixed(0)} MB`);
+  }
+}
+
+if (flag('compiled-vs-tsx')) {
+  await compareCompiledWithTsx();
+  process.exit(0);
+}
 
 // The skeleton and simarena are measured in alternating windows (WINDOWS of each, SECONDS in all for each), both
 // servers running: the machine's own speed drifts by a fifth within minutes, which measuring one after the other

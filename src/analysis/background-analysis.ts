@@ -158,7 +158,7 @@ function workerOf(handle: HandleState): ChildProcess {
   if (handle.idle) clearTimeout(handle.idle);
   handle.idle = null;
   if (handle.worker) return handle.worker;
-  // execArgv empty: the boot file registers tsx itself, whatever loader flags the parent runs with.
+  // execArgv empty: the boot file runs the compiled worker, or registers tsx itself, whatever flags the parent runs with.
   const worker = fork(fileURLToPath(new URL('./analysis-worker-boot.mjs', import.meta.url)), [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const release = () => {
     worker.unref();

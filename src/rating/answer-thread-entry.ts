@@ -1,4 +1,3 @@
-import { build, stop } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 let made: Promise<URL | null> | undefined;
@@ -9,15 +8,19 @@ let made: Promise<URL | null> | undefined;
  * itself: answer-thread-boot.mjs), and gives null when not `bundled`. Registering tsx in the thread held 44 MB of
  * memory (tsx gives each thread a loader thread of its own, and keeps source maps), the bundle 16 MB; making it takes
  * about 25 ms. Packages (better-sqlite3, a native addon; zod, which bundled in held 12 MB more) are imported from where
- * this process finds them, by file URL.
+ * this process finds them, by file URL. In the production build (dist/, scripts/deploy/build.mjs) this module is
+ * compiled JavaScript and so is the thread's: that file is the entry, with nothing to bundle or register.
  */
 export function answerThreadEntry(bundled = true): Promise<URL | null> {
+  if (import.meta.url.endsWith('.js')) return Promise.resolve(new URL('./answer-thread-worker.js', import.meta.url));
   if (!bundled) return Promise.resolve(null);
   made ??= makeEntry();
   return made;
 }
 
 async function makeEntry(): Promise<URL> {
+  // Imported here, not above: the compiled server never loads esbuild.
+  const { build, stop } = await import('esbuild');
   try {
     const result = await build({
       entryPoints: [fileURLToPath(new URL('./answer-thread-worker.ts', import.meta.url))],

@@ -97,7 +97,7 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
     if (worker || stopped || entry === undefined || Date.now() < retryAt) return;
     let started: Worker;
     try {
-      // The bundle, or else the boot file, which registers tsx itself whatever loader flags the server runs with.
+      // The compiled thread (dist/), the bundle, or else the boot file, which registers tsx itself.
       started = new Worker(entry ?? new URL('./answer-thread-boot.mjs', import.meta.url), {
         workerData: { path, gate, checkpointsElsewhere: options.checkpointsElsewhere },
         execArgv: [],

@@ -2,9 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 
 const root = new URL('../../', import.meta.url).pathname;
 
-/** Starts `npm start`'s command in a child process on a free port and waits for its banner. */
-export function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; baseUrl: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+/**
+ * Starts the server from its sources (through tsx), or as given by `nodeArgs` (the compiled one), in a child process on
+ * a free port and waits for its banner.
+ */
+export function startServer(
+  env: Record<string, string>,
+  nodeArgs = ['--import', 'tsx', 'src/server.ts'],
+): Promise<{ child: ChildProcess; output: () => string; baseUrl: string }> {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: root,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
