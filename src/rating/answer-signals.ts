@@ -63,7 +63,7 @@ function implausibility(t: z.infer<typeof telemetrySchema>, reasonChars: number,
  */
 export function checkAnswerSignals(field: string | null | undefined, reasonChars: number, openMs: number): AnswerSignals | null {
   if (field === null || field === undefined || field === '') return null;
-  let raw: unknown = null;
+  let raw: unknown;
   try {
     raw = JSON.parse(field);
   } catch {
