@@ -11,6 +11,7 @@ import { type ConsoleDeps, idParam } from './console-deps.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { type Page, parsePage } from './pagination.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent, PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
+import { readBatchSignals } from '../analysis/quality-signals.queries.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
 import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from './rater-quality-lookup.js';
 import { listRaterFiguresAfter, findRaterFigures } from '../analysis/rater-figures.queries.js';
@@ -250,10 +251,12 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const { source, q, listed, figureOf } = await raterPageOf(batch, page, async () => true);
+        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
         const rows = listed.map((r) => {
           const p = participantOf(r, q, figureOf);
           const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
+          const signalFlags = signals.flagsOf(r.id);
+          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: signals.byRater.get(r.id) ?? null, signalFlags };
         });
         renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
       },
@@ -281,9 +284,10 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const { source, q, listed, figureOf, more: counts } = await raterPageOf(batch, page, (from, context) => decisionCounts(batch, context, from));
+        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
         const rows = listed.map((r) => {
           const p = participantOf(r, q, figureOf);
-          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
+          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signals.flagsOf(r.id) };
         });
         const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
         renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
