@@ -1,5 +1,7 @@
-import type { QualitySettings } from '../batches/batch.schema.js';
+import { z } from 'zod';
+import { DEFAULT_QUALITY, type QualitySettings, qualitySettingsSchema } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
+import { parseJsonColumn } from '../db/json-column.js';
 import { copiedFromPage, normaliseReason, raterSignals, type RaterSignals, type SignalFlag, signalFlags, type SignalJudgment, sharedReasons } from './quality-signals.js';
 
 /** A batch's first-question judgments of regular pairs still in it, with the page's checked figures (migration 035). */
@@ -66,4 +68,23 @@ export function readExportSignals(db: Db, batchId: number): Map<number, ExportSi
     )
     .all({ b: batchId });
   return new Map(rows.map(({ assignment_id, ...rest }) => [assignment_id, rest]));
+}
+
+const qualityOfSettings = z.looseObject({ quality: qualitySettingsSchema.default(DEFAULT_QUALITY) });
+
+/** A batch's quality thresholds (the defaults when its settings are unreadable; settings are validated on write). */
+export function readQualitySettings(db: Db, batchId: number): QualitySettings {
+  const text = db.prepare<{ b: number }, string>('SELECT settings FROM batches WHERE id = :b').pluck().get({ b: batchId });
+  if (text === undefined) return DEFAULT_QUALITY;
+  try {
+    return parseJsonColumn(qualityOfSettings, text, `batches.settings of batch ${batchId}`).quality;
+  } catch {
+    return DEFAULT_QUALITY;
+  }
+}
+
+/** The ids of a batch's raters with at least one quality-signal flag, with their judgments counted by the signals. */
+export function flaggedRaterIds(db: Db, batchId: number): number[] {
+  const signals = readBatchSignals(db, batchId, readQualitySettings(db, batchId));
+  return [...signals.byRater.keys()].filter((id) => signals.flagsOf(id).length > 0).sort((a, b) => a - b);
 }
