@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
+import { readQualitySettings } from '../../src/analysis/quality-signals.queries.js';
+import { DEFAULT_QUALITY, qualitySettingsSchema } from '../../src/batches/batch.schema.js';
 import { signIn } from '../auth/session-helpers.js';
 import { count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
@@ -64,5 +66,16 @@ describe('answer signals and server timing over plain HTTP (issues 40 and 43)', 
       ['plausible', null],
     ]);
     expect(rows[3]).toMatchObject({ reason_chars: reason.length, paste_events: 1, pasted_chars: reason.length, keystrokes: 0 });
+  });
+
+  it('quality settings in the batch file, when given, replace the stated defaults; an unknown key is refused by name', () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 1, settings: { quality: { ...DEFAULT_QUALITY, readingWordsPerMinute: 250, similarity: 0.9 } } });
+    const plain = seedBatch(t.db, { samples: 1 });
+    expect(readQualitySettings(t.db, seeded.batchId)).toEqual({ ...DEFAULT_QUALITY, readingWordsPerMinute: 250, similarity: 0.9 });
+    expect(readQualitySettings(t.db, plain.batchId)).toEqual({ readingWordsPerMinute: 500, pastedShare: 0.5, minReasonChars: 25, similarity: 0.8, raterShare: 0.5 });
+    const refused = qualitySettingsSchema.safeParse({ aiDetector: true });
+    expect(refused.success).toBe(false);
+    expect(JSON.stringify(refused.error?.issues)).toContain('aiDetector');
   });
 });
