@@ -308,13 +308,14 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const figureOf = await allFiguresOf(batch.id, served);
         if (!figureOf) throw new HttpError(503, FIGURES_NOT_COMPUTED);
         const q = qualityContext(batch);
+        const signals = query.form === 'full' ? readBatchSignals(db, batch.id, batch.settings.quality) : null;
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
         // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
         // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
         for (let after = 0, header = true; ; header = false) {
           const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-          res.write(participantsCsv(part.map((r) => participantOf(r, q, figureOf)), query.form, query.amount, { header }));
+          res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: signals?.flagsOf(r.id) ?? [] })), query.form, query.amount, { header }));
           const last = part.at(-1);
           if (!last || part.length < CSV_PART) break;
           after = last.id;

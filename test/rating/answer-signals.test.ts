@@ -32,7 +32,10 @@ describe('answer signals and server timing over plain HTTP (issues 40 and 43)', 
     const list = async (form: string) => (await admin.agent.get(`/console/batches/${seeded.batchId}/participants.csv?form=${form}`).expect(200)).text;
     expect(await list('approve')).toBe('');
     expect((await list('review')).split('\n').filter(Boolean)).toEqual(['b100000000000000000000f1']);
-    expect(await list('full')).toContain('"completed, flagged: too fast');
+    const full = await list('full');
+    expect(full).toContain('"completed, flagged: too fast');
+    // The signals in words beside the decision, which they do not make.
+    expect(full.trim().split('\n')[1]?.endsWith(',under reading time')).toBe(true);
   });
 
   it('POST /r/:batch/c/:assignment, with forged telemetry, stores the answer and marks the figures implausible with the rule they break', async () => {
