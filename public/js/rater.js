@@ -2,6 +2,9 @@
 // warning, and measures active time: the time the page is visible and focused, written to the hidden active_ms field.
 // On the comparison page it also closes the profiles and shows one conversation at a time on a narrow screen, and
 // keeps the chosen answers and the typed reasons across a reload (this tab only, keyed by the page's own address).
+// It also writes what it measured while the comparison was open to the hidden `signals` field (pastes and pasted
+// characters of the reasons, keys pressed and typing time in them, time hidden or unfocused, and on a phone whether an
+// answer came before Conversation 2 was opened); the server checks it against its own times (issue 43).
 // Its text is checked by the blinding test like every other response a rater receives.
 (function () {
   'use strict';
@@ -48,6 +51,7 @@
       var radio = groups[at].querySelector('input[type="radio"][value="' + value + '"]');
       if (!radio || radio.disabled) return;
       radio.checked = true;
+      chosen();
       event.preventDefault();
       var next = at + 1 < groups.length ? groups[at + 1] : null;
       if (next) {
@@ -79,6 +83,8 @@
   }
 
   var narrow = window.matchMedia ? window.matchMedia('(max-width: 55.99rem)') : null;
+  var oneAtATime = false;
+  var seenSecond = false;
 
   // The profiles are open in the page, for readers without this file; on a phone they would push the
   // conversations two screens down, so they start closed there.
@@ -91,6 +97,7 @@
   var switches = document.querySelectorAll('.answer-bar .switch');
   function show(which, move) {
     conversations.setAttribute('data-show', which);
+    if (which === '2') seenSecond = true;
     for (var s = 0; s < switches.length; s += 1) {
       switches[s].setAttribute('aria-current', switches[s].getAttribute('data-show') === which ? 'true' : 'false');
     }
@@ -104,6 +111,7 @@
   }
   if (conversations && switches.length === 2) {
     conversations.classList.add('one-at-a-time');
+    oneAtATime = true;
     show('1', false);
     var movers = document.querySelectorAll('a[data-show]');
     for (var w = 0; w < movers.length; w += 1) {
@@ -113,6 +121,47 @@
         show(this.getAttribute('data-show'), true);
       });
     }
+  }
+
+  // Signals (issue 43). An answer chosen on a phone before Conversation 2 was ever shown is recorded, and the rater
+  // is asked to read it first; nothing is blocked.
+  var signalsField = document.getElementById('signals');
+  var nudge = document.getElementById('second-nudge');
+  var openedAt = Date.now();
+  var signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null };
+  var firstKeyAt = null;
+  function onPhone() {
+    return oneAtATime && narrow && narrow.matches;
+  }
+  function chosen() {
+    if (signals.before_second !== null || !onPhone()) return;
+    signals.before_second = !seenSecond;
+    if (!seenSecond && nudge) nudge.hidden = false;
+  }
+  if (form && signalsField) {
+    var boxes = form.querySelectorAll('textarea');
+    for (var b = 0; b < boxes.length; b += 1) {
+      boxes[b].addEventListener('keydown', function (event) {
+        if (event.ctrlKey || event.metaKey || event.altKey) return;
+        var now = Date.now();
+        if (firstKeyAt === null) firstKeyAt = now;
+        signals.keys += 1;
+        signals.typing_ms = now - firstKeyAt;
+      });
+      boxes[b].addEventListener('paste', function (event) {
+        var text = event.clipboardData ? event.clipboardData.getData('text') : '';
+        signals.pastes += 1;
+        signals.pasted += text.length;
+      });
+    }
+    form.addEventListener('change', function (event) {
+      if (event.target && event.target.type === 'radio') chosen();
+    });
+    form.addEventListener('submit', function () {
+      if (signals.before_second === null && onPhone() && form.querySelector('input[type="radio"]:checked')) signals.before_second = !seenSecond;
+      signals.hidden_ms = Math.max(0, Math.round(Date.now() - openedAt - activeMs));
+      signalsField.value = JSON.stringify(signals);
+    });
   }
 
   // The answer survives a reload: sessionStorage under the form's address, which carries only the assignment's

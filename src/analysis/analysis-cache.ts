@@ -1,7 +1,7 @@
 import { readSequentialNotes } from './sequential-report.js';
 import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
+import { type AnalyzeOptions, analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import {
   type AnalysisQuestion,
   type BatchForAnalysis,
@@ -16,6 +16,8 @@ import {
   readJudgmentRows,
   resolveAnalysisQuestion,
 } from './batch-judgments.queries.js';
+import { flaggedRaterIds } from './quality-signals.queries.js';
+import { sensitivitySection, withoutRaters } from './sensitivity.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
 import { loadPaperData, type PaperData, paperDataVersion, paperSectionOf } from './paper-table.queries.js';
@@ -41,9 +43,12 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
   return input && analyzeBatchInput(input, options);
 }
 
-/** Everything a batch's analysis reads from the database, read before any of it is computed. */
-/** `sequential`: a sequential batch's lines on where each comparison stopped and its methods paragraph (issue 44). */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[] };
+/**
+ * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
+ * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `flagged`: the raters (by export
+ * pseudonym) the quality signals flag, for the sensitivity section (issue 43).
+ */
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; flagged: string[] };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -59,7 +64,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[] };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; flagged: string[] };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -70,25 +75,27 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
   const shared = readBatchFrame(db, batch);
   const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id) };
+  const flagged = flaggedRaterIds(db, batch.id).flatMap((id) => shared.raters.get(id)?.name ?? []);
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), flagged };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
-export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
+export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential, flagged }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
   return {
     batch,
     asked,
     sequential,
+    flagged,
     parts: parts.map(({ question, frame, paper, goldFromRated }) => ({ question, data: joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range, idsPerPart)), paper, goldFromRated })),
   };
 }
 
 /** The batch's analysis from its input: no database is read. */
-export function analyzeBatchInput({ batch, asked, parts, sequential }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
   const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
     id: question.id,
     text: question.text,
-    report: questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, options),
+    report: withSensitivity(questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, options), batch, question.tiesAllowed, data, options, flagged),
     table: data.table,
   }));
   const part = reports[0] as QuestionPart;
@@ -99,8 +106,21 @@ export function analyzeBatchInput({ batch, asked, parts, sequential }: BatchAnal
   return combineQuestionReports(reports);
 }
 
-function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, paper: PaperData, goldFromRated: number, options: ComputeOptions): AnalysisReport {
-  const report = analyzeJudgments(data.table, {
+/**
+ * The report with its sensitivity section (issue 43): the same analysis of the same judgments without the flagged
+ * raters, so it equals the analysis of the batch with them excluded.
+ */
+function withSensitivity(report: AnalysisReport, batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions, flagged: string[]): AnalysisReport {
+  const drop = new Set(flagged);
+  const present = data.table.raterNames.filter((name) => drop.has(name));
+  const without = present.length === 0 ? data.table : withoutRaters(data.table, drop);
+  const reduced = present.length === 0 ? report : analyzeJudgments(without, analysisOptions(batch, tiesAllowed, data, options));
+  report.sensitivity = sensitivitySection(report, reduced, present, data.table.n - without.n);
+  return report;
+}
+
+function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions): AnalyzeOptions {
+  return {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
     seed: options.seed,
@@ -111,7 +131,11 @@ function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: Bat
     attention: data.attention,
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
-  });
+  };
+}
+
+function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, paper: PaperData, goldFromRated: number, options: ComputeOptions): AnalysisReport {
+  const report = analyzeJudgments(data.table, analysisOptions(batch, tiesAllowed, data, options));
   report.paper = paperSectionOf(paper, data.table);
   // The gold-pair rule of issue 10 (docs/researcher/rating-batches.md): say when a rater could meet a rated dialogue in a gold pair first.
   if (goldFromRated > 0) {

@@ -2,6 +2,7 @@
 // returns. Documented field by field in docs/reference/analysis-report.md.
 import type { BootstrapResult, QualifiedInterval } from './bootstrap.js';
 import type { CohenPair } from './cohen.js';
+import type { SensitivitySection } from './sensitivity.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
 import type { LengthControl } from './length-control.js';
 import type { PaperSection } from './paper-table.js';
@@ -132,6 +133,8 @@ export type AnalysisReport = {
   dialogue_metrics: ConditionDialogueMetrics[];
   /** The paper table (issue 15): per condition, human and LLM-judge win rates, episode evaluation means, deals, leakage; batches only. */
   paper?: PaperSection;
+  /** Issue 43, batches only: each comparison without the raters the quality signals flag, next to the full result. */
+  sensitivity?: SensitivitySection;
   notes: string[];
   /**
    * Issue 16, batches with several questions only (a one-question report has none of these three fields): which question

@@ -138,6 +138,19 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
       ],
     },
   });
+  const sens = report.sensitivity;
+  if (sens && sens.flagged_raters.length > 0)
+    out.push({
+      title: 'Sensitivity to flagged raters',
+      note: `${sens.sentence} Flagged: raters with at least one quality signal (docs/researcher/quality-signals.md); left out here only, never excluded by this table.`,
+      table: {
+        headers: ['a', 'b', 'n', 'win rate a', 'Wilson 95%', "Krippendorff's alpha", 'n without flagged', 'win rate a without', 'Wilson 95% without', 'alpha without', 'conclusion', 'conclusion without'],
+        rows: sens.comparisons.map((c) => [
+          c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95), num(c.krippendorff_alpha, 2),
+          c.without.n, pct(c.without.win_rate_a), ci(c.without.ci95), num(c.without.krippendorff_alpha, 2), c.conclusion, c.conclusion_without,
+        ]),
+      },
+    });
   return out;
 }
 

@@ -110,6 +110,25 @@ export const onboardingSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0.75),
 });
 
+/**
+ * Thresholds of the quality signals (issue 43; docs/researcher/quality-signals.md), each stated and changeable in the
+ * batch file as `quality: {...}`. None of them rejects anyone: they decide which signals are shown as flags.
+ */
+export const qualitySettingsSchema = z.strictObject({
+  /** The reading floor: what was shown, in words, read at this many words a minute (a fast skim; 200-300 is usual reading). */
+  readingWordsPerMinute: z.number().min(50).max(2000).default(500),
+  /** A reason counts as pasted when at least this share of its characters arrived by paste. */
+  pastedShare: z.number().min(0.01).max(1).default(0.5),
+  /** Reasons shorter than this (after normalising) are not compared with each other or with the page. */
+  minReasonChars: z.number().int().min(1).max(500).default(25),
+  /** Two normalised reasons are near-identical at this Jaccard similarity of their word 3-grams or above. */
+  similarity: z.number().min(0.5).max(1).default(0.8),
+  /** A rater is flagged for a per-judgment signal when at least this share of their judgments shows it. */
+  raterShare: z.number().min(0.01).max(1).default(0.5),
+});
+export type QualitySettings = z.infer<typeof qualitySettingsSchema>;
+export const DEFAULT_QUALITY: QualitySettings = qualitySettingsSchema.parse({});
+
 export const attentionChecksSchema = z.strictObject({
   /** Share of served comparisons that are gold pairs. */
   rate: z.number().min(0).max(0.5).default(0.1),
@@ -186,6 +205,7 @@ const batchSettingsObject = z.strictObject({
   allowSameSample: z.boolean().default(false),
   onboarding: onboardingSchema.nullable().default(null),
   attentionChecks: attentionChecksSchema.nullable().default(null),
+  quality: qualitySettingsSchema.default(DEFAULT_QUALITY),
   perRaterCap: z.number().int().min(1).max(1000).default(10),
   /** Places to be published (Prolific places, MTurk assignments): the capacity check refuses a batch they cannot fill. */
   plannedRaters: z.number().int().min(1).max(1_000_000).nullable().default(null),

@@ -16,7 +16,7 @@ export function participantsCsv(participants: Iterable<ParticipantRow>, form: Pa
   // Plain literals, no spreads: one per participant of the batch (50,000 in the benchmark's batch).
   const decided = Array.from(participants, (p) => {
     const d = decideParticipant(p);
-    return { rater: p.rater, judge: p.judge, decision: d.decision, why: d.why };
+    return { rater: p.rater, judge: p.judge, decision: d.decision, why: d.why, signals: p.signals ?? [] };
   });
   if (form === 'approve' || form === 'review' || form === 'reject' || form === 'pending') {
     const ids = decided.filter((p) => p.decision === form && p.rater.participant_id).map((p) => p.rater.participant_id);
@@ -27,7 +27,7 @@ export function participantsCsv(participants: Iterable<ParticipantRow>, form: Pa
     return stringify(approved.map((p) => [p.rater.participant_id, bonusAmount ?? '0.00']), { cast: { string: neutraliseCsvCell } });
   }
   return stringify(
-    decided.map(({ rater: r, judge, decision, why }) => ({
+    decided.map(({ rater: r, judge, decision, why, signals }) => ({
       participant_id: r.participant_id ?? '',
       judge,
       study_id: r.study_id ?? '',
@@ -43,6 +43,7 @@ export function participantsCsv(participants: Iterable<ParticipantRow>, form: Pa
       onboarding_answered: r.onboarding_answered,
       excluded: r.excluded,
       exclusion_reason: r.exclusion_reason ?? '',
+      signals: signals.join('; '),
     })),
     {
       cast: { string: neutraliseCsvCell },
@@ -63,6 +64,7 @@ export function participantsCsv(participants: Iterable<ParticipantRow>, form: Pa
         'onboarding_answered',
         'excluded',
         'exclusion_reason',
+        'signals',
       ],
     },
   );

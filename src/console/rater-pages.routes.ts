@@ -11,6 +11,7 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { type Page, parsePage } from './pagination.js';
 import { PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent } from '../recruiting/participant-decision.js';
+import { readBatchSignals } from '../analysis/quality-signals.queries.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
 import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from '../recruiting/rater-quality-lookup.js';
 import { currentFigures, participantOf, type QualityContext, qualityContextOf } from '../recruiting/decided-participants.js';
@@ -201,10 +202,12 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const { source, q, listed, figureOf } = await raterPageOf(batch, page, async () => true);
+        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
         const rows = listed.map((r) => {
           const p = participantOf(r, q, figureOf);
           const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status) };
+          const signalFlags = signals.flagsOf(r.id);
+          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: signals.byRater.get(r.id) ?? null, signalFlags };
         });
         renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
       },
@@ -232,9 +235,10 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const batch = requireBatchView(deps, req);
         const page = parsePage(req.query, RATERS_PER_PAGE);
         const { source, q, listed, figureOf, more: counts } = await raterPageOf(batch, page, (from, context) => decisionCounts(batch, context, from));
+        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
         const rows = listed.map((r) => {
           const p = participantOf(r, q, figureOf);
-          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r) };
+          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signals.flagsOf(r.id) };
         });
         const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
         renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
@@ -252,13 +256,14 @@ export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
         const figureOf = await currentFigures(db, batch.id, { lookup, clock });
         if (!figureOf) throw new HttpError(404, 'No batch has this id.');
         const q = qualityContext(batch);
+        const signals = query.form === 'full' ? readBatchSignals(db, batch.id, batch.settings.quality) : null;
         res.type('text/csv; charset=utf-8');
         res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
         // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
         // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
         for (let after = 0, header = true; ; header = false) {
           const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-          res.write(participantsCsv(part.map((r) => participantOf(r, q, figureOf)), query.form, query.amount, { header }));
+          res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: signals?.flagsOf(r.id) ?? [] })), query.form, query.amount, { header }));
           const last = part.at(-1);
           if (!last || part.length < CSV_PART) break;
           after = last.id;

@@ -69,6 +69,15 @@ export type JudgmentExportRow = {
   active_ms: number | null;
   question_version: number;
   exclusion_reason: string | null;
+  /** The page's checked figures for the answer (migration 035); null when the page sent none. */
+  telemetry: 'plausible' | 'implausible' | null;
+  sig_reason_chars: number | null;
+  sig_paste_events: number | null;
+  sig_pasted_chars: number | null;
+  sig_keystrokes: number | null;
+  sig_typing_ms: number | null;
+  sig_hidden_ms: number | null;
+  sig_before_second: number | null;
 };
 
 /**
@@ -81,7 +90,9 @@ const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batc
          p.dialogue_a_id, p.dialogue_b_id, j.left_side, j.winner, j.reason,
          r.id AS rater_id, r.public_id AS rater_public_id, r.provider, r.participant_id, r.study_id, r.session_id,
          j.is_gold, j.correct, j.shown_at, j.submitted_at, j.active_ms, j.question_version,
-         ${EXCLUSION_REASON} AS exclusion_reason
+         ${EXCLUSION_REASON} AS exclusion_reason,
+         sig.telemetry, sig.reason_chars AS sig_reason_chars, sig.paste_events AS sig_paste_events, sig.pasted_chars AS sig_pasted_chars,
+         sig.keystrokes AS sig_keystrokes, sig.typing_ms AS sig_typing_ms, sig.hidden_ms AS sig_hidden_ms, sig.answered_before_second AS sig_before_second
        FROM ${judgments}
        JOIN pairs p ON p.id = j.pair_id
        JOIN raters r ON r.id = j.rater_id
@@ -89,6 +100,7 @@ const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batc
        JOIN dialogues da ON da.id = p.dialogue_a_id
        JOIN dialogues db ON db.id = p.dialogue_b_id
        LEFT JOIN comparisons c ON c.id = p.comparison_id
+       LEFT JOIN answer_signals sig ON sig.assignment_id = j.assignment_id
        WHERE ${IN_SCOPE}
        ORDER BY j.pair_id, j.id`;
 const JUDGMENTS_IN_SCOPE = judgmentsFrom('judgments j');

@@ -83,6 +83,10 @@ const JUDGMENT_FIELDS: [string, string][] = [
   ['active_time_s', 'seconds the page was visible and active'],
   ['question_version', 'version of the question text the rater saw'],
   ['excluded', 'false unless exported with --include-excluded; then true for an excluded judgment, and `exclusion_reason` says why'],
+  ['telemetry', "`plausible` or `implausible`: whether the figures the rater's page sent fit the server's own times and the reason's length; null when the page sent none (no JavaScript)"],
+  ['reason_pasted_share, paste_events, keystrokes, typing_time_s', 'the share of the reason that arrived by paste, pastes, keys pressed in the reason box and the time from the first key to the last'],
+  ['hidden_time_s', 'seconds the page was hidden or unfocused while the comparison was open'],
+  ['answered_before_conversation_2', 'on a phone: an answer was chosen before Conversation 2 was ever shown (null on a wide screen)'],
 ];
 
 const PREFERENCE_FIELDS: [string, string][] = [
@@ -132,6 +136,13 @@ const JUDGMENT_DTYPES: Record<string, 'int64' | 'float64' | 'bool' | 'string'> =
   question_version: 'int64',
   excluded: 'bool',
   exclusion_reason: 'string',
+  telemetry: 'string',
+  reason_pasted_share: 'float64',
+  paste_events: 'int64',
+  keystrokes: 'int64',
+  typing_time_s: 'float64',
+  hidden_time_s: 'float64',
+  answered_before_conversation_2: 'bool',
 };
 
 /** The judgments config's features, in the order of the export's columns (which depend on the options). */

@@ -32,7 +32,27 @@ export function judgmentColumns(ctx: ExportContext): string[] {
     'question_version',
     'excluded',
     ...(ctx.options.includeExcluded ? ['exclusion_reason'] : []),
+    ...SIGNAL_COLUMNS,
   ];
+}
+
+/**
+ * What the rater's page measured for the answer, checked by the server (issue 43; docs/researcher/quality-signals.md):
+ * empty when the page sent nothing (no JavaScript). Every question's row of one page carries its page's figures.
+ */
+export const SIGNAL_COLUMNS = ['telemetry', 'reason_pasted_share', 'paste_events', 'keystrokes', 'typing_time_s', 'hidden_time_s', 'answered_before_conversation_2'] as const;
+
+function signalFields(row: JudgmentExportRow): JudgmentRecord {
+  const chars = row.sig_reason_chars ?? 0;
+  return {
+    telemetry: row.telemetry,
+    reason_pasted_share: row.telemetry === null || chars === 0 ? null : Math.min(1, (row.sig_pasted_chars ?? 0) / chars),
+    paste_events: row.sig_paste_events,
+    keystrokes: row.sig_keystrokes,
+    typing_time_s: row.sig_typing_ms === null ? null : row.sig_typing_ms / 1000,
+    hidden_time_s: row.sig_hidden_ms === null ? null : row.sig_hidden_ms / 1000,
+    answered_before_conversation_2: row.sig_before_second === null ? null : row.sig_before_second === 1,
+  };
 }
 
 const WINNER = { a: 'model_a', b: 'model_b', tie: 'tie' } as const;
@@ -74,6 +94,7 @@ export function judgmentRecord(ctx: JudgmentRecordContext, row: JudgmentExportRo
     excluded: row.exclusion_reason !== null,
   });
   if (ctx.options.includeExcluded) record.exclusion_reason = row.exclusion_reason;
+  Object.assign(record, signalFields(row));
   return record;
 }
 

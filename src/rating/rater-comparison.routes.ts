@@ -218,7 +218,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
-    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, laterAnswers: later };
+    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, signals: parsed.data.signals ?? null, laterAnswers: later };
     const step: AnswerStep = { leasing: false, answered: undefined, next: null };
     let nextFailed = false;
     let outcome: RecordOutcome;

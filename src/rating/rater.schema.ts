@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 // Rater forms, validated at the edge. Field names are the public contract of the no-JavaScript flow:
-// `choice` ∈ left/right/tie, `reason`, `active_ms`, plus `rt` (signed rater token) and `_csrf`.
+// `choice` ∈ left/right/tie, `reason`, `active_ms`, `signals` (set by the page's script), plus `rt` (signed rater token) and `_csrf`.
 // A batch with several questions (issue 16) names the fields by the question's number on the page, never by its id
 // (a researcher's word that the rater need not see): question 1 keeps `choice`/`reason`, so a one-question page
 // and its clients are unchanged, and question n ≥ 2 answers in `choice_n`/`reason_n`.
@@ -35,6 +35,9 @@ for (let i = 0; i < QUESTIONS_MAX; i += 1) {
 export const judgmentFormSchema = z.object({
   ...answerShape,
   active_ms: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(86_400_000).optional()),
+  // What the page measured (public/js/rater.js, issue 43), checked by src/rating/answer-signals.ts: never a reason to
+  // refuse an answer, so a field that is not text is dropped here.
+  signals: z.string().optional().catch(undefined),
 });
 
 /**

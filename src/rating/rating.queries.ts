@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import type { AnswerSignals } from './answer-signals.js';
 
 export type RaterProvider = 'prolific' | 'mturk' | 'link';
 export type RaterStatus = 'consent' | 'instructions' | 'onboarding' | 'rating' | 'completed' | 'screened_out' | 'withdrew' | 'no_consent';
@@ -445,6 +446,28 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
       )
       .run({ ...j, isGold: j.isGold ? 1 : 0, correct: j.correct === null ? null : j.correct ? 1 : 0, late: j.late ? 1 : 0 }).lastInsertRowid,
   );
+}
+
+/** The checked signals of one answered assignment (migration 035). */
+export function insertAnswerSignals(db: Db, assignmentId: number, batchId: number, raterId: number, s: AnswerSignals): void {
+  db.prepare(
+    `INSERT INTO answer_signals (assignment_id, batch_id, rater_id, telemetry, problem, reason_chars, paste_events, pasted_chars, keystrokes, typing_ms,
+       hidden_ms, answered_before_second)
+     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before)`,
+  ).run({
+    assignmentId,
+    batchId,
+    raterId,
+    telemetry: s.telemetry,
+    problem: s.problem,
+    reasonChars: s.reasonChars,
+    pasteEvents: s.pasteEvents,
+    pastedChars: s.pastedChars,
+    keystrokes: s.keystrokes,
+    typingMs: s.typingMs,
+    hiddenMs: s.hiddenMs,
+    before: s.answeredBeforeSecond === null ? null : s.answeredBeforeSecond ? 1 : 0,
+  });
 }
 
 export function countAccepted(db: Db, pairId: number, leftSide: 'a' | 'b', delta: 1 | -1): void {

@@ -9,6 +9,7 @@ import {
   getAssignmentByPublicId,
   getPair,
   getRater,
+  insertAnswerSignals,
   insertJudgment,
   judgmentExistsFor,
   recordGoldAnswer,
@@ -18,6 +19,7 @@ import {
   uncountRaterJudgments,
   voidLiveLeases,
 } from './rating.queries.js';
+import { checkAnswerSignals } from './answer-signals.js';
 import type { Choice } from './rater.schema.js';
 import { applyStoppingRule } from './sequential-stopping.js';
 
@@ -32,6 +34,8 @@ export type JudgmentInput = {
   choice: Choice;
   reason: string | null;
   activeMs: number | null;
+  /** The page's `signals` field as sent (issue 43); checked here against the server's own times. */
+  signals?: string | null;
   laterAnswers?: { choice: Choice; reason: string | null }[];
 };
 
@@ -107,7 +111,9 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   // Onboarding and attention checks are judged on the first question alone: the pair's expected answer is to it.
   const correct = isGold ? firstWinner === pair.expected : null;
   const elapsed = Math.max(0, now.getTime() - Date.parse(assignment.leased_at));
-  const activeMs = input.activeMs === null ? null : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed);
+  // The server's own shown and submitted times bound every rater's time: a page without the script (or a client that
+  // skips it) is timed by them, so answering faster than a person can read is seen whatever the client (issue 40).
+  const activeMs = input.activeMs === null ? elapsed : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed);
   // One row per question; the first (question_index 0) stands for the comparison in every counter (migration 013).
   for (const [i, answer] of answers.entries()) {
     const winner = winnerOf(answer.choice);
@@ -132,6 +138,8 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
       late,
     });
   }
+  const signals = checkAnswerSignals(input.signals, answers.reduce((n, a) => n + (a.reason?.length ?? 0), 0), elapsed);
+  if (signals) insertAnswerSignals(db, assignment.id, batch.id, raterId, signals);
   setAssignmentState(db, assignment.id, 'answered');
   countAccepted(db, pair.id, assignment.left_side, 1);
   if (!isGold && settings.stopping) {

@@ -26,9 +26,10 @@ export type Decision = (typeof DECISIONS)[number];
 
 /**
  * A participant as the payment lists need them: the rater row, its `judge` pseudonym, the quality flags and whether
- * the quality figures behind them are known (src/recruiting/rater-quality-lookup.ts).
+ * the quality figures behind them are known (src/recruiting/rater-quality-lookup.ts). `signals`: the quality-signal
+ * flags to look at (issue 43), in words; they decide nothing here.
  */
-export type ParticipantRow = { rater: ParticipantRater; judge: string; flags: QualityFlags; quality: QualityState };
+export type ParticipantRow = { rater: ParticipantRater; judge: string; flags: QualityFlags; quality: QualityState; signals?: readonly string[] };
 
 /** What a decision reads of a participant. */
 export type DecisionInput = {

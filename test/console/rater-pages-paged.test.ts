@@ -57,7 +57,7 @@ describe('the raters and participants pages, a page at a time with figures from 
     expect(rowIds(participants)).toEqual(ids.slice(100));
     const full = (await admin.agent.get(`/console/batches/${b}/participants.csv?form=full`).expect(200)).text.trim().split('\n');
     expect(full[0]).toBe(
-      'participant_id,judge,study_id,session_id,provider,outcome,decision,why,minutes,attention_checks_answered,attention_checks_failed,onboarding_correct,onboarding_answered,excluded,exclusion_reason',
+      'participant_id,judge,study_id,session_id,provider,outcome,decision,why,minutes,attention_checks_answered,attention_checks_failed,onboarding_correct,onboarding_answered,excluded,exclusion_reason,signals',
     );
     expect(full).toHaveLength(1 + 150);
     // The page's counts are the whole batch's, decided as the CSV decides them.

@@ -93,7 +93,7 @@ describe('raters and participants in the console', () => {
     const full = await list('full');
     const lines = full.trim().split('\n');
     expect(lines[0]).toBe(
-      'participant_id,judge,study_id,session_id,provider,outcome,decision,why,minutes,attention_checks_answered,attention_checks_failed,onboarding_correct,onboarding_answered,excluded,exclusion_reason',
+      'participant_id,judge,study_id,session_id,provider,outcome,decision,why,minutes,attention_checks_answered,attention_checks_failed,onboarding_correct,onboarding_answered,excluded,exclusion_reason,signals',
     );
     expect(lines).toHaveLength(1 + 6);
     expect(lines.find((l) => l.startsWith('PID-OUT-2,'))).toContain(',screened out,reject,screened out by the attention checks,');

@@ -176,7 +176,9 @@ describe('rater flow in Chromium without JavaScript', () => {
       await reachFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       await page.locator('#choice-right').check();
       await submitAndLeave(page);
-      expect(db.prepare('SELECT choice, active_ms FROM judgments').all()).toEqual([{ choice: 'right', active_ms: null }]);
+      // No script, no page timing: the server's own shown and submitted times time the answer (issue 40), and no signals row.
+      expect(db.prepare('SELECT choice, active_ms >= 0 AS timed FROM judgments').all()).toEqual([{ choice: 'right', timed: 1 }]);
+      expect(db.prepare('SELECT count(*) FROM answer_signals').pluck().get()).toBe(0);
     } finally {
       await context.close();
       await server.close();

@@ -1,0 +1,120 @@
+// Issue 43 in Chromium: real key events and a real clipboard paste tell a typed reason from a pasted one, in the
+// stored signals, the judgments through the API and the rater table; answers faster than the reading floor and two
+// raters with the same reason are flagged. Issue 40: on a phone the key hints are hidden and an answer before
+// Conversation 2 is nudged and recorded.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn, tokenFor } from '../auth/session-helpers.js';
+import { launchBrowser, serve } from '../helpers/browser.js';
+import { buildTestApp } from '../helpers/test-app.js';
+import { seedBatch } from './rating-fixtures.js';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const REASON = 'The second one answers the question that was asked and keeps both goals in view';
+
+async function reachFirstComparison(page: Page, link: string) {
+  await page.goto(link);
+  await page.getByRole('button', { name: 'I agree, continue' }).click();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForURL(/\/c\//);
+}
+
+async function submitAndLeave(page: Page) {
+  const before = page.url();
+  await Promise.all([page.waitForURL((u) => u.href !== before), page.getByRole('button', { name: 'Submit answer' }).click()]);
+}
+
+/** One rater in a context of their own: choose Conversation 2 with key 2, then give the reason as `how` says. */
+async function rate(context: BrowserContext, link: string, how: 'type' | 'paste') {
+  const page = await context.newPage();
+  await reachFirstComparison(page, link);
+  await page.keyboard.press('2');
+  const box = page.locator('#reason');
+  await box.click();
+  if (how === 'type') await page.keyboard.type(REASON, { delay: 5 });
+  else {
+    await page.evaluate((text) => navigator.clipboard.writeText(text), REASON);
+    await page.keyboard.press('Control+V');
+  }
+  await expect.poll(() => box.inputValue()).toBe(REASON);
+  await submitAndLeave(page);
+}
+
+describe('quality signals in Chromium (issue 43)', () => {
+  it('a typed and a pasted reason are told apart in the stored signals, the judgments and the rater table; fast answers and a shared reason are flagged', async () => {
+    const built = buildTestApp();
+    const seeded = seedBatch(built.db, { samples: 1, settings: { perRaterCap: 1, judgmentsPerPair: 3, reason: 'optional', provider: { kind: 'link', completionCodes: { completed: 'SIG-OK' } } } });
+    const server = await serve(built.app);
+    const link = `${server.url}/r/${seeded.publicId}`;
+    const contexts = await Promise.all([0, 1].map(() => browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] })));
+    try {
+      await rate(contexts[0] as BrowserContext, link, 'type');
+      await rate(contexts[1] as BrowserContext, link, 'paste');
+      const rows = built.db
+        .prepare('SELECT rater_id, telemetry, reason_chars, paste_events, pasted_chars, keystrokes > 0 AS typed, answered_before_second FROM answer_signals ORDER BY rater_id')
+        .all() as { rater_id: number; telemetry: string; reason_chars: number; paste_events: number; pasted_chars: number; typed: number; answered_before_second: number | null }[];
+      expect(rows.map(({ rater_id: _id, ...r }) => r)).toEqual([
+        { telemetry: 'plausible', reason_chars: REASON.length, paste_events: 0, pasted_chars: 0, typed: 1, answered_before_second: null },
+        { telemetry: 'plausible', reason_chars: REASON.length, paste_events: 1, pasted_chars: REASON.length, typed: 0, answered_before_second: null },
+      ]);
+      const [typist, paster] = rows.map((r) => r.rater_id) as [number, number];
+
+      const admin = await signIn(built.app, built.db, 'admin');
+      const api = await request(built.app).get(`/api/batches/${seeded.batchId}/judgments`).set('Authorization', `Bearer ${tokenFor(built.db, admin.email)}`).expect(200);
+      const shares = (api.body.data as { reason_pasted_share: number | null; keystrokes: number }[]).map((j) => j.reason_pasted_share).sort();
+      expect(shares).toEqual([0, 1]);
+
+      const table = await admin.agent.get(`/console/batches/${seeded.batchId}/raters`).expect(200);
+      const rowOf = (id: number) => new RegExp(`data-rater="${id}">([\\s\\S]*?)</tr>`).exec(table.text)?.[1] ?? '';
+      expect(rowOf(typist)).toMatch(/data-testid="reasons-typed-pasted">1 \/ 0</);
+      expect(rowOf(paster)).toMatch(/data-testid="reasons-typed-pasted">0 \/ 1</);
+      expect(rowOf(paster)).toContain('pasted reasons');
+      expect(rowOf(typist)).not.toContain('pasted reasons');
+      // The two conversations hold about 200 words: at 500 words a minute nobody reads them in the seconds taken.
+      for (const id of [typist, paster]) {
+        expect(rowOf(id)).toContain('under reading time');
+        expect(rowOf(id)).toContain('same reason as another rater');
+      }
+    } finally {
+      await Promise.all(contexts.map((c) => c.close()));
+      await server.close();
+    }
+  });
+});
+
+describe('a phone rater in Chromium (issue 40)', () => {
+  it('on a touch screen, no key hints show; an answer before Conversation 2 was opened is nudged, not blocked, and recorded', async () => {
+    const built = buildTestApp();
+    const seeded = seedBatch(built.db, { samples: 1, settings: { perRaterCap: 1, reason: 'optional', provider: { kind: 'link', completionCodes: { completed: 'SIG-OK' } } } });
+    const server = await serve(built.app);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${server.url}/r/${seeded.publicId}`);
+      await page.getByRole('button', { name: 'I agree, continue' }).tap();
+      await page.getByRole('button', { name: 'Start' }).waitFor();
+      expect(await page.getByText('With a keyboard').count()).toBe(1);
+      expect(await page.getByText('With a keyboard').isVisible()).toBe(false);
+      await page.getByRole('button', { name: 'Start' }).tap();
+      await page.waitForURL(/\/c\//);
+      expect(await page.locator('.key-hint').first().isVisible()).toBe(false);
+      expect(await page.locator('#second-nudge').isVisible()).toBe(false);
+      await page.locator('label[for="choice-left"]').tap();
+      await expect.poll(() => page.locator('#second-nudge').isVisible()).toBe(true);
+      await submitAndLeave(page);
+      expect(built.db.prepare('SELECT answered_before_second FROM answer_signals').pluck().all()).toEqual([1]);
+      expect(built.db.prepare('SELECT choice FROM judgments').pluck().all()).toEqual(['left']);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});
