@@ -133,17 +133,20 @@ describe('the analysis report stored gzip-compressed', () => {
     });
     migrate(db, listMigrations().filter((m) => m.version < 27));
     const batch = makeBatchWithJudgments(db, { votes: [['a', 'a', 'b'], ['a', 'b', 'b']] });
-    // The report as the server stored it before migration 027: its JSON text (of the current data version, set once
-    // the later migrations have made the columns that version reads). Its generated_at is marked, so that a
-    // recomputed report would show.
-    const report = computeBatchAnalysis(db, batch.batchId, { now: new Date('2026-02-01T00:00:00Z'), bootstrap: DEFAULT_BOOTSTRAP }) as unknown as Report;
-    const text = JSON.stringify({ ...report, generated_at: '2026-02-01T00:00:00.000Z (stored as text)' });
-    db.prepare('INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (?, ?, ?, ?)').run(batch.batchId, 'stored before 027', text, '2026-02-01T00:00:00.000Z');
+    // A row as the server stored it before migration 027: JSON text.
+    const before = JSON.stringify({ stored: 'before 027' });
+    db.prepare('INSERT INTO analysis_cache (batch_id, data_version, result, computed_at) VALUES (?, ?, ?, ?)').run(batch.batchId, 'stored before 027', before, '2026-02-01T00:00:00.000Z');
 
     expect(migrate(db, listMigrations().filter((m) => m.version <= 27))).toEqual(['027-analysis-report-gzip']);
     // The later migrations (028: the page parts) leave such a row as it is, without parts.
     migrate(db);
-    db.prepare('UPDATE analysis_cache SET data_version = ? WHERE batch_id = ?').run(currentVersion(db, batch.batchId), batch.batchId);
+    expect(storedType(db, batch.batchId)).toBe('text');
+    expect(storedAnalysisValue(db, batch.batchId)).toBe(before);
+    // The row then holds the batch's report as text (computed once every later migration made the tables the analysis
+    // reads, of the current data version), its generated_at marked so that a recomputed report would show.
+    const report = computeBatchAnalysis(db, batch.batchId, { now: new Date('2026-02-01T00:00:00Z'), bootstrap: DEFAULT_BOOTSTRAP }) as unknown as Report;
+    const text = JSON.stringify({ ...report, generated_at: '2026-02-01T00:00:00.000Z (stored as text)' });
+    db.prepare('UPDATE analysis_cache SET result = ?, data_version = ? WHERE batch_id = ?').run(text, currentVersion(db, batch.batchId), batch.batchId);
     expect(storedType(db, batch.batchId)).toBe('text');
     expect(storedAnalysisValue(db, batch.batchId)).toBe(text);
     // The column holds the two forms and no other.
