@@ -99,166 +99,114 @@ function interner() {
   };
 }
 
+type ReadOptions = { order?: [string, string]; question?: string };
+type Interner = ReturnType<typeof interner>;
+/** Rows kept compactly (interned strings, numbers) until the two conditions are known; -1 where a value is absent. */
+type CompactRows = {
+  line: number[]; item: number[]; rater: number[]; label: number[]; condA: number[]; condB: number[]; left: number[];
+  aWords: number[]; bWords: number[]; seconds: number[]; scenario: number[]; category: number[];
+};
+
+/** Everything known while one file is read; the step functions below share it instead of closing over locals. */
+type FileReading = {
+  path: string;
+  options: ReadOptions;
+  header: string[] | null;
+  format: JudgmentsFile['format'];
+  // Where each column is, fixed by the header line; each cell is read through its column's schema when needed.
+  positions: Partial<Record<JudgmentColumn, number>>;
+  // The schemas are pure, and cells repeat a lot (conditions, raters, labels, scenarios, sides): each column keeps the
+  // values it parsed recently, so a file of a million rows runs zod on its distinct cells, not on every cell; and its
+  // last cell, which the next row mostly repeats (a pair's rows come together), is checked before the map.
+  parsed: Map<JudgmentColumn, { seen: Map<string, unknown>; lastText: string | null; lastValue: unknown }>;
+  // The record being read and its line. The step functions read them rather than closures being made anew for every
+  // record: three closures a row cost a million-row file about a fifth of its reading time.
+  record: string[];
+  line: number;
+  items: Interner;
+  raters: Interner;
+  values: Interner;
+  scenarios: Interner;
+  categories: Interner;
+  rows: CompactRows;
+  dropped: Map<string, number>;
+  attention: Map<string, { correct: number; answered: number }>;
+  // Issue 16: a file with a question_id column holds one row per question per assignment; one question is read at a
+  // time (the one asked, else the first that appears), since two questions' rows would count each rater twice.
+  questionsSeen: string[];
+};
+
+const TIE_ID = -2;
+
 /**
  * Reads a judgments CSV: either the generic `item_id, rater_id, label` form (optional condition_a, condition_b,
  * left, a_words_per_turn, b_words_per_turn, scenario_id, scenario_category, active_time_s) or simarena's own
  * judgments export as it is (excluded and gold rows dropped and listed). Every problem names its line.
  */
-export async function readJudgmentsFile(path: string, options: { order?: [string, string]; question?: string } = {}): Promise<JudgmentsFile> {
-  const failAt = (line: number, problem: string): never => {
-    throw new JudgmentsFileError(`${path} line ${line}: ${problem}`);
+export async function readJudgmentsFile(path: string, options: ReadOptions = {}): Promise<JudgmentsFile> {
+  const reading = startReading(path, options);
+  await parseRecords(reading);
+  checkFileHoldsQuestion(reading);
+  const [fileA, fileB] = resolveFileConditions(reading);
+  const table = buildTable(reading, fileA, fileB);
+  const duplicate = findDuplicateJudgment(table);
+  if (duplicate) failAt(path, reading.rows.line[duplicate.row] as number, `duplicate judgment: rater ${duplicate.rater} already judged item ${duplicate.item}`);
+  const { positions, questionsSeen } = reading;
+  return {
+    table,
+    format: reading.format,
+    exclusions: { raters: [], dropped: [...reading.dropped.entries()].map(([reason, judgments]) => ({ reason, judgments })) },
+    attention: reading.attention,
+    question: positions.question_id === undefined ? null : (options.question ?? questionsSeen[0] ?? null),
+    questions: questionsSeen,
   };
-  let header: string[] | null = null;
-  let format: JudgmentsFile['format'] = 'generic';
-  // Rows are kept compactly (interned strings, numbers) until the two conditions are known.
-  const items = interner();
-  const raters = interner();
-  const values = interner();
-  const scenarios = interner();
-  const categories = interner();
-  const intern = values.id;
-  const rows = { line: [] as number[], item: [] as number[], rater: [] as number[], label: [] as number[], condA: [] as number[], condB: [] as number[], left: [] as number[], aWords: [] as number[], bWords: [] as number[], seconds: [] as number[], scenario: [] as number[], category: [] as number[] };
-  const dropped = new Map<string, number>();
-  const attention = new Map<string, { correct: number; answered: number }>();
-  const TIE_ID = -2;
-  // Issue 16: a file with a question_id column holds one row per question per assignment; one question is read at a
-  // time (the one asked, else the first that appears), since two questions' rows would count each rater twice.
-  const questionsSeen: string[] = [];
+}
 
-  // Where each column is, fixed by the header line; each cell is read through its column's schema when needed.
-  let positions: Partial<Record<JudgmentColumn, number>> = {};
-  // The schemas are pure, and cells repeat a lot (conditions, raters, labels, scenarios, sides): each column keeps the
-  // values it parsed recently, so a file of a million rows runs zod on its distinct cells, not on every cell; and its
-  // last cell, which the next row mostly repeats (a pair's rows come together), is checked before the map.
-  const parsed = new Map<JudgmentColumn, { seen: Map<string, unknown>; lastText: string | null; lastValue: unknown }>();
-  // The record being read and its line. The helpers below read them rather than being made anew for every record:
-  // three closures a row cost a million-row file about a fifth of its reading time.
-  let record: string[] = [];
-  let line = 0;
-  const fail = (problem: string): never => failAt(line, problem);
-  const cell = <C extends JudgmentColumn>(column: C): JudgmentCell<C> => {
-    const i = positions[column];
-    const text = i === undefined ? '' : (record[i] ?? '');
-    let memo = parsed.get(column);
-    if (memo === undefined) parsed.set(column, (memo = { seen: new Map(), lastText: null, lastValue: undefined }));
-    if (text === memo.lastText) return memo.lastValue as JudgmentCell<C>;
-    let value = memo.seen.get(text);
-    if (value === undefined) {
-      const result = JUDGMENT_COLUMNS[column].safeParse(text);
-      if (!result.success) fail(result.error.issues[0]?.message ?? `${column} is not valid`);
-      if (memo.seen.size >= PARSED_PER_COLUMN) memo.seen.clear();
-      value = result.data;
-      memo.seen.set(text, value);
-    }
-    memo.lastText = text;
-    memo.lastValue = value;
-    return value as JudgmentCell<C>;
-  };
-  // The two conditions of the record's pair, which must both be named and differ; `columns` names them for the message.
-  const readConditions = (columns: string): [string, string] => {
-    const a = cell('condition_a');
-    const b = cell('condition_b');
-    if (!a || !b) fail(`${columns} must not be empty`);
-    if (a === b) fail(`${columns} are the same (${a})`);
-    return [a, b];
-  };
+function failAt(path: string, line: number, problem: string): never {
+  throw new JudgmentsFileError(`${path} line ${line}: ${problem}`);
+}
 
-  const onHeader = () => {
-    header = record.map((h) => h.trim().toLowerCase());
-    const names = new Set(header);
-    if (EXPORT_REQUIRED.every((c) => names.has(c)) && !names.has('item_id')) format = 'simarena export';
-    else {
-      const missing = GENERIC_REQUIRED.filter((c) => !names.has(c));
-      if (missing.length > 0)
-        failAt(line, `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (expected item_id, rater_id, label, or simarena's judgments export)`);
-      if (names.has('condition_a') !== names.has('condition_b')) failAt(line, 'condition_a and condition_b come together: one of them is missing');
-    }
-    positions = columnPositions(header, format === 'simarena export');
-  };
+/** Fails naming the line of the record being read. */
+function fail(r: FileReading, problem: string): never {
+  return failAt(r.path, r.line, problem);
+}
 
-  const onRecord = () => {
-    if (positions.question_id !== undefined) {
-      const question = cell('question_id');
-      if (!question) fail('question_id is empty');
-      if (!questionsSeen.includes(question)) questionsSeen.push(question);
-      if (question !== (options.question ?? questionsSeen[0])) return;
-    }
-    const item = cell('item_id');
-    const rater = cell('rater_id');
-    let label: number;
-    let condA = -1;
-    let condB = -1;
-    if (format === 'simarena export') {
-      const isGold = cell('is_gold') === true;
-      if (isGold && item && rater) {
-        const correct = cell('correct');
-        if (correct !== null) {
-          const tally = attention.get(rater) ?? { correct: 0, answered: 0 };
-          tally.answered++;
-          if (correct) tally.correct++;
-          attention.set(rater, tally);
-        }
-      }
-      // Dropped before the conditions are checked: a gold pair sets a dialogue against its own variant, so both
-      // sides carry the same condition.
-      if (cell('excluded') === true) {
-        const reason = `excluded: ${cell('exclusion_reason') || 'no reason given'}`;
-        dropped.set(reason, (dropped.get(reason) ?? 0) + 1);
-        return;
-      }
-      if (isGold) {
-        dropped.set('gold (attention or onboarding) pairs', (dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
-        return;
-      }
-      const [a, b] = readConditions('model_a and model_b');
-      condA = intern(a);
-      condB = intern(b);
-      const winner = cell('winner');
-      label = winner === 'a' ? condA : winner === 'b' ? condB : TIE_ID;
-    } else {
-      const text = cell('label');
-      if (!text) fail('label is empty');
-      label = text.toLowerCase() === 'tie' ? TIE_ID : intern(text);
-      if (positions.condition_a !== undefined) {
-        const [a, b] = readConditions('condition_a and condition_b');
-        condA = intern(a);
-        condB = intern(b);
-        if (label !== TIE_ID && label !== condA && label !== condB) fail(`unknown label "${text}": expected ${a}, ${b} or tie`);
-      } else if (options.order && label !== TIE_ID && !options.order.includes(text)) {
-        fail(`unknown label "${text}": expected ${options.order.join(', ')} or tie (from --order)`);
-      }
-    }
-    if (!item) fail(`${format === 'generic' ? 'item_id' : 'pair_id'} is empty`);
-    if (!rater) fail(`${format === 'generic' ? 'rater_id' : 'judge'} is empty`);
-    const side = cell('left');
-    rows.line.push(line);
-    rows.item.push(items.id(item));
-    rows.rater.push(raters.id(rater));
-    rows.label.push(label);
-    rows.condA.push(condA);
-    rows.condB.push(condB);
-    rows.left.push(side);
-    rows.aWords.push(cell('a_words_per_turn'));
-    rows.bWords.push(cell('b_words_per_turn'));
-    rows.seconds.push(cell('active_time_s'));
-    const scenario = cell('scenario_id');
-    const category = cell('scenario_category');
-    rows.scenario.push(scenario ? scenarios.id(scenario) : -1);
-    rows.category.push(category ? categories.id(category) : -1);
+function startReading(path: string, options: ReadOptions): FileReading {
+  return {
+    path,
+    options,
+    header: null,
+    format: 'generic',
+    positions: {},
+    parsed: new Map(),
+    record: [],
+    line: 0,
+    items: interner(),
+    raters: interner(),
+    values: interner(),
+    scenarios: interner(),
+    categories: interner(),
+    rows: { line: [], item: [], rater: [], label: [], condA: [], condB: [], left: [], aWords: [], bWords: [], seconds: [], scenario: [], category: [] },
+    dropped: new Map(),
+    attention: new Map(),
+    questionsSeen: [],
   };
+}
 
+/** Streams the file through csv-parse: the first record is the header, every later one a judgment. */
+async function parseRecords(r: FileReading): Promise<void> {
   // Records are handled in the parser's 'data' event, where parser.info.lines is the current record's last line;
   // this is several times cheaper than asking csv-parse for an info object per record.
   const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: false });
-  const source = Readable.from(decodeUtf8(path, failAt));
+  const source = Readable.from(decodeUtf8(r.path, (line, problem) => failAt(r.path, line, problem)));
   let failure: unknown = null;
   parser.on('data', (next: string[]) => {
     if (failure !== null) return;
-    record = next;
-    line = parser.info.lines;
+    r.record = next;
+    r.line = parser.info.lines;
     try {
-      if (header === null) onHeader();
-      else onRecord();
+      if (r.header === null) readHeader(r);
+      else readRecord(r);
     } catch (error) {
       failure = error;
       source.destroy();
@@ -268,45 +216,184 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
   try {
     await pipeline(source, parser);
   } catch (error) {
-    throw toFileError(failure ?? error, path);
+    throw toFileError(failure ?? error, r.path);
   }
-  if (failure !== null) throw toFileError(failure, path);
-  if (header === null) failAt(1, 'the file is empty: expected a header line with item_id, rater_id, label');
+  if (failure !== null) throw toFileError(failure, r.path);
+}
+
+/** The header line decides the format and where each column is. */
+function readHeader(r: FileReading): void {
+  const header = r.record.map((h) => h.trim().toLowerCase());
+  r.header = header;
+  const names = new Set(header);
+  if (EXPORT_REQUIRED.every((c) => names.has(c)) && !names.has('item_id')) r.format = 'simarena export';
+  else {
+    const missing = GENERIC_REQUIRED.filter((c) => !names.has(c));
+    if (missing.length > 0)
+      fail(r, `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (expected item_id, rater_id, label, or simarena's judgments export)`);
+    if (names.has('condition_a') !== names.has('condition_b')) fail(r, 'condition_a and condition_b come together: one of them is missing');
+  }
+  r.positions = columnPositions(header, r.format === 'simarena export');
+}
+
+/** The record's cell in `column`, parsed by the column's schema (memoised per column). */
+function readCell<C extends JudgmentColumn>(r: FileReading, column: C): JudgmentCell<C> {
+  const i = r.positions[column];
+  const text = i === undefined ? '' : (r.record[i] ?? '');
+  let memo = r.parsed.get(column);
+  if (memo === undefined) r.parsed.set(column, (memo = { seen: new Map(), lastText: null, lastValue: undefined }));
+  if (text === memo.lastText) return memo.lastValue as JudgmentCell<C>;
+  let value = memo.seen.get(text);
+  if (value === undefined) {
+    const result = JUDGMENT_COLUMNS[column].safeParse(text);
+    if (!result.success) fail(r, result.error.issues[0]?.message ?? `${column} is not valid`);
+    if (memo.seen.size >= PARSED_PER_COLUMN) memo.seen.clear();
+    value = result.data;
+    memo.seen.set(text, value);
+  }
+  memo.lastText = text;
+  memo.lastValue = value;
+  return value as JudgmentCell<C>;
+}
+
+/** The two conditions of the record's pair, which must both be named and differ; `columns` names them for the message. */
+function readConditions(r: FileReading, columns: string): [string, string] {
+  const a = readCell(r, 'condition_a');
+  const b = readCell(r, 'condition_b');
+  if (!a || !b) fail(r, `${columns} must not be empty`);
+  if (a === b) fail(r, `${columns} are the same (${a})`);
+  return [a, b];
+}
+
+/** Whether the record answers the question being read (always, in a file without a question_id column). */
+function isQuestionRead(r: FileReading): boolean {
+  if (r.positions.question_id === undefined) return true;
+  const question = readCell(r, 'question_id');
+  if (!question) fail(r, 'question_id is empty');
+  if (!r.questionsSeen.includes(question)) r.questionsSeen.push(question);
+  return question === (r.options.question ?? r.questionsSeen[0]);
+}
+
+function readRecord(r: FileReading): void {
+  if (!isQuestionRead(r)) return;
+  const item = readCell(r, 'item_id');
+  const rater = readCell(r, 'rater_id');
+  if (r.format === 'simarena export') readExportRecord(r, item, rater);
+  else readGenericRecord(r, item, rater);
+}
+
+/** A record of simarena's judgments export: gold pairs count toward attention and are dropped, as are excluded rows. */
+function readExportRecord(r: FileReading, item: string, rater: string): void {
+  const isGold = readCell(r, 'is_gold') === true;
+  if (isGold && item && rater) {
+    const correct = readCell(r, 'correct');
+    if (correct !== null) {
+      const tally = r.attention.get(rater) ?? { correct: 0, answered: 0 };
+      tally.answered++;
+      if (correct) tally.correct++;
+      r.attention.set(rater, tally);
+    }
+  }
+  // Dropped before the conditions are checked: a gold pair sets a dialogue against its own variant, so both
+  // sides carry the same condition.
+  if (readCell(r, 'excluded') === true) {
+    const reason = `excluded: ${readCell(r, 'exclusion_reason') || 'no reason given'}`;
+    r.dropped.set(reason, (r.dropped.get(reason) ?? 0) + 1);
+    return;
+  }
+  if (isGold) {
+    r.dropped.set('gold (attention or onboarding) pairs', (r.dropped.get('gold (attention or onboarding) pairs') ?? 0) + 1);
+    return;
+  }
+  const [a, b] = readConditions(r, 'model_a and model_b');
+  const condA = r.values.id(a);
+  const condB = r.values.id(b);
+  const winner = readCell(r, 'winner');
+  keepRow(r, item, rater, winner === 'a' ? condA : winner === 'b' ? condB : TIE_ID, condA, condB);
+}
+
+/** A record of the generic form: the label names the winning condition or says tie. */
+function readGenericRecord(r: FileReading, item: string, rater: string): void {
+  const text = readCell(r, 'label');
+  if (!text) fail(r, 'label is empty');
+  const label = text.toLowerCase() === 'tie' ? TIE_ID : r.values.id(text);
+  let condA = -1;
+  let condB = -1;
+  if (r.positions.condition_a !== undefined) {
+    const [a, b] = readConditions(r, 'condition_a and condition_b');
+    condA = r.values.id(a);
+    condB = r.values.id(b);
+    if (label !== TIE_ID && label !== condA && label !== condB) fail(r, `unknown label "${text}": expected ${a}, ${b} or tie`);
+  } else if (r.options.order && label !== TIE_ID && !r.options.order.includes(text)) {
+    fail(r, `unknown label "${text}": expected ${r.options.order.join(', ')} or tie (from --order)`);
+  }
+  keepRow(r, item, rater, label, condA, condB);
+}
+
+/** Checks the record names its item and rater, then appends it to the compact rows. */
+function keepRow(r: FileReading, item: string, rater: string, label: number, condA: number, condB: number): void {
+  if (!item) fail(r, `${r.format === 'generic' ? 'item_id' : 'pair_id'} is empty`);
+  if (!rater) fail(r, `${r.format === 'generic' ? 'rater_id' : 'judge'} is empty`);
+  const { rows } = r;
+  const side = readCell(r, 'left');
+  rows.line.push(r.line);
+  rows.item.push(r.items.id(item));
+  rows.rater.push(r.raters.id(rater));
+  rows.label.push(label);
+  rows.condA.push(condA);
+  rows.condB.push(condB);
+  rows.left.push(side);
+  rows.aWords.push(readCell(r, 'a_words_per_turn'));
+  rows.bWords.push(readCell(r, 'b_words_per_turn'));
+  rows.seconds.push(readCell(r, 'active_time_s'));
+  const scenario = readCell(r, 'scenario_id');
+  const category = readCell(r, 'scenario_category');
+  rows.scenario.push(scenario ? r.scenarios.id(scenario) : -1);
+  rows.category.push(category ? r.categories.id(category) : -1);
+}
+
+/** Fails on a file without a header, or without the question asked for. */
+function checkFileHoldsQuestion(r: FileReading): void {
+  const { path, options, questionsSeen } = r;
+  if (r.header === null) failAt(path, 1, 'the file is empty: expected a header line with item_id, rater_id, label');
   if (options.question !== undefined && !questionsSeen.includes(options.question))
     throw new JudgmentsFileError(
-      positions.question_id === undefined
+      r.positions.question_id === undefined
         ? `${path} has no question_id column, so no question "${options.question}" (it holds one question)`
         : `${path} has no question "${options.question}"; its questions are: ${questionsSeen.join(', ') || '(none)'}`,
     );
+}
 
-  // Without condition columns: a is the condition first in alphabetical order, unless --order says otherwise.
-  let fileA = -1;
-  let fileB = -1;
-  if (format === 'generic' && positions.condition_a === undefined) {
-    if (options.order) {
-      fileA = intern(options.order[0]);
-      fileB = intern(options.order[1]);
-    } else {
-      const seen: number[] = [];
-      rows.label.forEach((l, j) => {
-        if (l === TIE_ID || seen.includes(l)) return;
-        seen.push(l);
-        if (seen.length > 2)
-          failAt(rows.line[j] as number, `a third condition "${values.names[l] as string}" in a file without condition_a/condition_b columns (give them, or --order A,B for two conditions)`);
-      });
-      if (seen.length < 2 && rows.label.length > 0)
-        failAt(
-          2,
-          seen.length === 0
-            ? 'every judgment is a tie, so the labels name no condition: name both with --order A,B or condition_a/condition_b columns'
-            : 'only one condition appears among the labels: name both with --order A,B or condition_a/condition_b columns',
-        );
-      const sorted = seen.map((l) => values.names[l] as string).sort();
-      fileA = intern(sorted[0] ?? 'A');
-      fileB = intern(sorted[1] ?? 'B');
-    }
-  }
-  // Build the column table directly from the interned rows (no second pass through strings).
+/**
+ * The conditions a and b of rows that do not name them (-1 when every row does). Without condition columns: a is
+ * the condition first in alphabetical order, unless --order says otherwise.
+ */
+function resolveFileConditions(r: FileReading): [number, number] {
+  if (r.format !== 'generic' || r.positions.condition_a !== undefined) return [-1, -1];
+  const { rows, values, options } = r;
+  if (options.order) return [values.id(options.order[0]), values.id(options.order[1])];
+  const seen: number[] = [];
+  rows.label.forEach((l, j) => {
+    if (l === TIE_ID || seen.includes(l)) return;
+    seen.push(l);
+    if (seen.length > 2)
+      failAt(r.path, rows.line[j] as number, `a third condition "${values.names[l] as string}" in a file without condition_a/condition_b columns (give them, or --order A,B for two conditions)`);
+  });
+  if (seen.length < 2 && rows.label.length > 0)
+    failAt(
+      r.path,
+      2,
+      seen.length === 0
+        ? 'every judgment is a tie, so the labels name no condition: name both with --order A,B or condition_a/condition_b columns'
+        : 'only one condition appears among the labels: name both with --order A,B or condition_a/condition_b columns',
+    );
+  const sorted = seen.map((l) => values.names[l] as string).sort();
+  return [values.id(sorted[0] ?? 'A'), values.id(sorted[1] ?? 'B')];
+}
+
+/** Builds the column table directly from the interned rows (no second pass through strings). */
+function buildTable(r: FileReading, fileA: number, fileB: number): JudgmentTable {
+  const { rows, items, values } = r;
   const n = rows.item.length;
   const nItems = items.names.length;
   const comparisonOf = new Map<number, number>();
@@ -329,7 +416,7 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     }
     const i = rows.item[j] as number;
     if (itemComparison[i] === -1) itemComparison[i] = c;
-    else if (itemComparison[i] !== c) failAt(rows.line[j] as number, `item ${items.names[i] as string} appears with two different pairs of conditions`);
+    else if (itemComparison[i] !== c) failAt(r.path, rows.line[j] as number, `item ${items.names[i] as string} appears with two different pairs of conditions`);
     if (itemScenario[i] === -1) itemScenario[i] = rows.scenario[j] as number;
     if (itemCategory[i] === -1) itemCategory[i] = rows.category[j] as number;
     if (Number.isNaN(itemWordsA[i])) itemWordsA[i] = rows.aWords[j] as number;
@@ -337,7 +424,7 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     const l = rows.label[j] as number;
     outcome[j] = l === TIE_ID ? 2 : l === a ? 0 : 1;
   }
-  const table: JudgmentTable = {
+  return {
     n,
     item: Int32Array.from(rows.item),
     rater: Int32Array.from(rows.rater),
@@ -345,25 +432,15 @@ export async function readJudgmentsFile(path: string, options: { order?: [string
     left: Int8Array.from(rows.left),
     seconds: Float64Array.from(rows.seconds),
     itemNames: items.names,
-    raterNames: raters.names,
+    raterNames: r.raters.names,
     itemComparison,
     itemScenario,
     itemCategory,
     itemWordsA,
     itemWordsB,
     comparisons,
-    scenarioNames: scenarios.names,
-    categoryNames: categories.names,
-  };
-  const duplicate = findDuplicateJudgment(table);
-  if (duplicate) failAt(rows.line[duplicate.row] as number, `duplicate judgment: rater ${duplicate.rater} already judged item ${duplicate.item}`);
-  return {
-    table,
-    format,
-    exclusions: { raters: [], dropped: [...dropped.entries()].map(([reason, judgments]) => ({ reason, judgments })) },
-    attention,
-    question: positions.question_id === undefined ? null : (options.question ?? questionsSeen[0] ?? null),
-    questions: questionsSeen,
+    scenarioNames: r.scenarios.names,
+    categoryNames: r.categories.names,
   };
 }
 

@@ -3,10 +3,33 @@ import { paperTables } from './paper-report-tables.js';
 import { raterCount, RATERS_TABLE_ROWS } from './page-report.js';
 import { ci, num, pct, pValue, type Table } from './report-format.js';
 
+/** One titled table of the report, with the note that says how to read it. */
+type ReportSection = { title: string; note?: string; table: Table };
+
 /** The report's tables as plain rows, shared by the Markdown and HTML renderers so both always say the same. */
-export function reportTables(report: AnalysisReport): { title: string; note?: string; table: Table }[] {
-  const out: { title: string; note?: string; table: Table }[] = [];
-  out.push({
+export function reportTables(report: AnalysisReport): ReportSection[] {
+  const sections: (ReportSection | null)[] = [
+    winRatesTable(report),
+    perModelTable(report),
+    byCategoryTable(report),
+    byScenarioTable(report),
+    agreementTable(report),
+    bradleyTerryTable(report),
+    positionBiasTable(report),
+    lengthControlTable(report),
+    sampleSizeTable(report),
+    dawidSkeneTable(report),
+    ratersTable(report),
+    dialoguesTable(report),
+    ...paperTables(report),
+    exclusionsTable(report),
+    sensitivityTable(report),
+  ];
+  return sections.filter((s): s is ReportSection => s !== null);
+}
+
+function winRatesTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Win rates',
     note: 'Win rate of a among decisive judgments (ties excluded), Wilson 95% interval, exact two-sided sign test; ties as half; per-pair majority; cluster bootstrap.',
     table: {
@@ -16,25 +39,39 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         pct(c.ties_half.win_rate_a), `${pct(c.majority.win_rate_a)} ${ci(c.majority.ci95)}`, `${ci(c.bootstrap.ci95)} (${c.bootstrap.cluster}${c.bootstrap.warning ? `, only ${c.bootstrap.n_clusters}: read Wilson` : ''})`,
       ]),
     },
-  });
-  if (report.by_model.length > 1 || report.comparisons.length > 1)
-    out.push({
-      title: 'Per model',
-      note: 'Each comparison within one model: does the mode effect hold for every model?',
-      table: {
-        headers: ['model', 'a', 'b', 'n', 'win rate a', 'Wilson 95%'],
-        rows: report.by_model.flatMap((m) => m.comparisons.map((c) => [m.model, c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95)])),
-      },
-    });
+  };
+}
+
+function perModelTable(report: AnalysisReport): ReportSection | null {
+  if (!(report.by_model.length > 1 || report.comparisons.length > 1)) return null;
+  return {
+    title: 'Per model',
+    note: 'Each comparison within one model: does the mode effect hold for every model?',
+    table: {
+      headers: ['model', 'a', 'b', 'n', 'win rate a', 'Wilson 95%'],
+      rows: report.by_model.flatMap((m) => m.comparisons.map((c) => [m.model, c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95)])),
+    },
+  };
+}
+
+function byCategoryTable(report: AnalysisReport): ReportSection | null {
   const cat = report.comparisons.flatMap((c) => c.by_category.map((k) => [`${c.a} vs ${c.b}`, k.key, k.n, k.wins_a, k.wins_b, k.ties, pct(k.win_rate_a), ci(k.ci95), pValue(k.p_value)]));
-  if (cat.length > 0) out.push({ title: 'By scenario category', note: 'The win rate of a within cooperative, competitive and mixed scenarios: where the difference comes from.', table: { headers: ['comparison', 'category', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%', 'p'], rows: cat } });
+  if (cat.length === 0) return null;
+  return { title: 'By scenario category', note: 'The win rate of a within cooperative, competitive and mixed scenarios: where the difference comes from.', table: { headers: ['comparison', 'category', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%', 'p'], rows: cat } };
+}
+
+function byScenarioTable(report: AnalysisReport): ReportSection | null {
   const scen = report.comparisons.flatMap((c) => c.by_scenario.map((k) => [`${c.a} vs ${c.b}`, k.key, k.n, k.wins_a, k.wins_b, k.ties, pct(k.win_rate_a), ci(k.ci95)]));
-  if (scen.length > 0) out.push({ title: 'By scenario', note: 'The win rate of a within each scenario; few judgments each, so read the intervals before the point estimates.', table: { headers: ['comparison', 'scenario', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%'], rows: scen } });
+  if (scen.length === 0) return null;
+  return { title: 'By scenario', note: 'The win rate of a within each scenario; few judgments each, so read the intervals before the point estimates.', table: { headers: ['comparison', 'scenario', 'n', 'wins a', 'wins b', 'ties', 'win rate a', 'Wilson 95%'], rows: scen } };
+}
+
+function agreementTable(report: AnalysisReport): ReportSection {
   const agreementRows = [
     ...report.comparisons.map((c) => ({ name: `${c.a} vs ${c.b}`, a: c.agreement })),
     ...(report.comparisons.length > 1 ? [{ name: 'whole batch', a: report.agreement }] : []),
   ];
-  out.push({
+  return {
     title: 'Agreement',
     note: 'Labels are the condition chosen or TIE, so screen position does not enter agreement. A dash means undefined for the data; the JSON report gives the reason.',
     table: {
@@ -44,24 +81,30 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         num(a.krippendorff_alpha), num(a.gwet_ac1), num(a.cohen_kappa_mean),
       ]),
     },
-  });
-  if (report.bradley_terry)
-    out.push({
-      title: 'Bradley-Terry scores',
-      note: report.bradley_terry.groups
-        ? `Each group's anchor = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals. ${report.bradley_terry.note ?? ''}${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`
-        : `Anchor ${report.bradley_terry.anchor} = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals.${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`,
-      table: report.bradley_terry.groups
-        ? {
-            headers: ['condition', 'anchor (= 1000)', 'score', '95% interval'],
-            rows: report.bradley_terry.conditions.map((c) => [c.condition, c.anchor ?? '–', num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
-          }
-        : {
-            headers: ['condition', 'score', '95% interval'],
-            rows: report.bradley_terry.conditions.map((c) => [c.condition, num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
-          },
-    });
-  out.push({
+  };
+}
+
+function bradleyTerryTable(report: AnalysisReport): ReportSection | null {
+  if (!report.bradley_terry) return null;
+  return {
+    title: 'Bradley-Terry scores',
+    note: report.bradley_terry.groups
+      ? `Each group's anchor = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals. ${report.bradley_terry.note ?? ''}${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`
+      : `Anchor ${report.bradley_terry.anchor} = 1000, 400·log10 scale, ties as half a win; bootstrap 95% intervals.${report.bradley_terry.reason ? ` ${report.bradley_terry.reason}` : ''}`,
+    table: report.bradley_terry.groups
+      ? {
+          headers: ['condition', 'anchor (= 1000)', 'score', '95% interval'],
+          rows: report.bradley_terry.conditions.map((c) => [c.condition, c.anchor ?? '–', num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
+        }
+      : {
+          headers: ['condition', 'score', '95% interval'],
+          rows: report.bradley_terry.conditions.map((c) => [c.condition, num(c.score, 1), c.ci95 ? `[${num(c.ci95[0], 1)}, ${num(c.ci95[1], 1)}]` : '–']),
+        },
+  };
+}
+
+function positionBiasTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Position bias',
     note: 'How often raters chose the dialogue shown on the left (50% = no bias), and the win rate of a by the side a was shown on.',
     table: {
@@ -71,8 +114,11 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         pct(c.position_bias.a_shown_left.win_rate_a), pct(c.position_bias.a_shown_right.win_rate_a),
       ]),
     },
-  });
-  out.push({
+  };
+}
+
+function lengthControlTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Length control',
     note: 'Logistic regression of "a won" on (a − b)/(a + b) words per turn (after Chatbot Arena\'s style control); the adjusted win rate is the prediction at equal length.',
     table: {
@@ -82,8 +128,11 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         pct(c.length_control.adjusted_win_rate_a), ci(c.length_control.ci95), c.length_control.length_coef === null ? (c.length_control.reason ?? '–') : `${num(c.length_control.length_coef)} ± ${num(c.length_control.length_coef_se)}`,
       ]),
     },
-  });
-  out.push({
+  };
+}
+
+function sampleSizeTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Sample size',
     note: 'The 95% interval half-width reached now, the target, and the judgments still needed to reach it (design effect for raters and pairs included).',
     table: {
@@ -93,17 +142,23 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         c.sample_size.decisive_needed ?? '–', c.sample_size.judgments_needed ?? '–',
       ]),
     },
-  });
-  if (report.comparisons.some((c) => c.dawid_skene))
-    out.push({
-      title: 'Dawid–Skene (robustness view)',
-      note: 'Each pair\'s label inferred with every rater weighted by estimated accuracy (Dawid and Skene 1979), as a check on the majority vote.',
-      table: {
-        headers: ['comparison', 'pairs a', 'pairs b', 'pairs tie', 'win rate a'],
-        rows: report.comparisons.map((c) => [`${c.a} vs ${c.b}`, c.dawid_skene?.pairs_a ?? '–', c.dawid_skene?.pairs_b ?? '–', c.dawid_skene?.pairs_tie ?? '–', pct(c.dawid_skene?.win_rate_a)]),
-      },
-    });
-  out.push({
+  };
+}
+
+function dawidSkeneTable(report: AnalysisReport): ReportSection | null {
+  if (!report.comparisons.some((c) => c.dawid_skene)) return null;
+  return {
+    title: 'Dawid–Skene (robustness view)',
+    note: 'Each pair\'s label inferred with every rater weighted by estimated accuracy (Dawid and Skene 1979), as a check on the majority vote.',
+    table: {
+      headers: ['comparison', 'pairs a', 'pairs b', 'pairs tie', 'win rate a'],
+      rows: report.comparisons.map((c) => [`${c.a} vs ${c.b}`, c.dawid_skene?.pairs_a ?? '–', c.dawid_skene?.pairs_b ?? '–', c.dawid_skene?.pairs_tie ?? '–', pct(c.dawid_skene?.win_rate_a)]),
+    },
+  };
+}
+
+function ratersTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Raters',
     note: `Each rater's attention-check accuracy, agreement with the other raters' majority on the same pairs, speed and left-choice rate.${raterCount(report) > RATERS_TABLE_ROWS ? ` The first ${RATERS_TABLE_ROWS} of ${raterCount(report)} raters by number of judgments; the JSON report has all.` : ''}`,
     table: {
@@ -113,21 +168,26 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         .slice(0, RATERS_TABLE_ROWS)
         .map((r) => [r.rater, r.judgments, pct(r.attention_accuracy), pct(r.loo_agreement), num(r.median_seconds, 1), pct(r.left_rate), pct(r.ds_accuracy)]),
     },
-  });
-  if (report.dialogue_metrics.length > 0)
-    out.push({
-      title: 'Dialogues',
-      note: 'What raters were shown, per condition: length, non-verbal share, repetition and who left the conversation.',
-      table: {
-        headers: ['condition', 'dialogues', 'turns', 'words per turn', 'non-verbal share', 'repetition', 'left share', 'left at turn', 'left by 1 / 2'],
-        rows: report.dialogue_metrics.map((d) => [
-          d.condition, d.dialogues, num(d.turns_per_dialogue, 1), num(d.words_per_turn, 1), pct(d.non_verbal_share), pct(d.repetition), pct(d.left_share),
-          num(d.left_at_turn, 1), `${d.left_by.speaker_1} / ${d.left_by.speaker_2}`,
-        ]),
-      },
-    });
-  out.push(...paperTables(report));
-  out.push({
+  };
+}
+
+function dialoguesTable(report: AnalysisReport): ReportSection | null {
+  if (report.dialogue_metrics.length === 0) return null;
+  return {
+    title: 'Dialogues',
+    note: 'What raters were shown, per condition: length, non-verbal share, repetition and who left the conversation.',
+    table: {
+      headers: ['condition', 'dialogues', 'turns', 'words per turn', 'non-verbal share', 'repetition', 'left share', 'left at turn', 'left by 1 / 2'],
+      rows: report.dialogue_metrics.map((d) => [
+        d.condition, d.dialogues, num(d.turns_per_dialogue, 1), num(d.words_per_turn, 1), pct(d.non_verbal_share), pct(d.repetition), pct(d.left_share),
+        num(d.left_at_turn, 1), `${d.left_by.speaker_1} / ${d.left_by.speaker_2}`,
+      ]),
+    },
+  };
+}
+
+function exclusionsTable(report: AnalysisReport): ReportSection {
+  return {
     title: 'Exclusions',
     note: 'Applied before every statistic.',
     table: {
@@ -137,21 +197,23 @@ export function reportTables(report: AnalysisReport): { title: string; note?: st
         ...report.exclusions.dropped.map((d) => ['judgments', d.reason, d.judgments]),
       ],
     },
-  });
+  };
+}
+
+function sensitivityTable(report: AnalysisReport): ReportSection | null {
   const sens = report.sensitivity;
-  if (sens && sens.flagged_raters.length > 0)
-    out.push({
-      title: 'Sensitivity to flagged raters',
-      note: `${sens.sentence} Flagged: raters with at least one quality signal (docs/researcher/quality-signals.md); left out here only, never excluded by this table.`,
-      table: {
-        headers: ['a', 'b', 'n', 'win rate a', 'Wilson 95%', "Krippendorff's alpha", 'n without flagged', 'win rate a without', 'Wilson 95% without', 'alpha without', 'conclusion', 'conclusion without'],
-        rows: sens.comparisons.map((c) => [
-          c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95), num(c.krippendorff_alpha, 2),
-          c.without.n, pct(c.without.win_rate_a), ci(c.without.ci95), num(c.without.krippendorff_alpha, 2), c.conclusion, c.conclusion_without,
-        ]),
-      },
-    });
-  return out;
+  if (!(sens && sens.flagged_raters.length > 0)) return null;
+  return {
+    title: 'Sensitivity to flagged raters',
+    note: `${sens.sentence} Flagged: raters with at least one quality signal (docs/researcher/quality-signals.md); left out here only, never excluded by this table.`,
+    table: {
+      headers: ['a', 'b', 'n', 'win rate a', 'Wilson 95%', "Krippendorff's alpha", 'n without flagged', 'win rate a without', 'Wilson 95% without', 'alpha without', 'conclusion', 'conclusion without'],
+      rows: sens.comparisons.map((c) => [
+        c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95), num(c.krippendorff_alpha, 2),
+        c.without.n, pct(c.without.win_rate_a), ci(c.without.ci95), num(c.without.krippendorff_alpha, 2), c.conclusion, c.conclusion_without,
+      ]),
+    },
+  };
 }
 
 /** Issue 16: how often one rater's answers to the later questions match their answer to the first; null for one question. */
