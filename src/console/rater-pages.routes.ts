@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { RouteSpec } from '../auth/route-table.js';
+import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
+import type { Db } from '../db/connection.js';
 import type { BatchView } from '../batches/batch.commands.js';
 import { type ServedAnalysis, serveBatchAnalysis } from '../analysis/background-analysis.js';
 import { deleteRaterData, inclusionRefusal, removePair, resolveContentReport, setRaterExcluded } from '../rating/rater-admin.js';
@@ -13,7 +14,7 @@ import { PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent } from '../recruiting/participant-decision.js';
 import { readBatchSignals } from '../analysis/quality-signals.queries.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
-import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type StoredRaterQuality } from '../recruiting/rater-quality-lookup.js';
+import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type RaterQualityLookup, type StoredRaterQuality } from '../recruiting/rater-quality-lookup.js';
 import { currentFigures, participantOf, type QualityContext, qualityContextOf } from '../recruiting/decided-participants.js';
 import { listParticipantsAfter } from '../recruiting/participants.queries.js';
 import { findRaterFigures } from '../analysis/rater-figures.queries.js';
@@ -73,236 +74,254 @@ function analysisNote(source: FigureSource) {
 /** Pseudonym → figures of stored figure rows. */
 const figureMap = (rows: readonly RaterFiguresRow[]) => new Map(rows.map((row) => [row.judge, qualityOfFigures(row)]));
 
-/** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
-export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
+/** The payment-list counts kept per batch (decisionCounts): one map per app, created by raterRoutes. */
+type CountsMemo = Map<number, { key: string; counts: Record<Decision, number> }>;
+
+/**
+ * What a batch's rows need for their quality figures and flags, read once per request: the stored analysis's figures
+ * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
+ * analysis leaves out), the batch's median time and onboarding threshold.
+ */
+function qualityContext(db: Db, lookup: RaterQualityLookup, batch: BatchView): QualityContext {
+  return qualityContextOf(db, batch.id, batch.settings.onboarding?.threshold ?? null, lookup);
+}
+
+/**
+ * The figure source of a served result: its page parts when it has them (and `parts` allows: the last try reads the
+ * whole report), else its whole report, decompressed on the thread pool and parsed once per stored result.
+ */
+async function figureSourceOf(lookup: RaterQualityLookup, served: ServedAnalysis | null, parts: boolean): Promise<FigureSource> {
+  if (served?.pageParts && parts) return { served, stored: true, parts: true, whole: new Map() };
+  const report = (await served?.report()) ?? null;
+  return { served, stored: report !== null, parts: false, whole: lookup.figures(report) };
+}
+
+/** The figures of these raters (by pseudonym) of the source's result; null when its parts were replaced meanwhile. */
+function figuresOf(db: Db, batchId: number, source: FigureSource, judges: readonly string[]): Map<string, StoredRaterQuality> | null {
+  if (!source.parts) return source.whole;
+  return source.served?.readParts((partsId) => figureMap(findRaterFigures(db, batchId, partsId, judges))) ?? null;
+}
+
+/**
+ * The batch's count on each payment list (countDecisions), kept while nothing they depend on changed: the raters'
+ * rows (added, removed, status, exclusion: migration 029; a completed rater's checks, judgments and pseudonym no
+ * longer change), the result the figures come from, the median time, the onboarding threshold and the judgments on
+ * removed pairs. Counting them anew is an aggregate over every completed rater and their figures: 210 ms a view at
+ * 50,000 raters (issue 12).
+ */
+async function decisionCounts(db: Db, countsMemo: CountsMemo, batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> {
+  let removed = q.removed.size;
+  for (const [raterId, n] of q.removed) removed = (Math.imul(removed, 31) + Math.imul(raterId, 1_000_003) + n) | 0;
+  const key = [raterDecisionChanges(db, batch.id), source.parts ? 'parts' : 'whole', source.served?.computedAt ?? '', q.medianSeconds, q.threshold, q.removed.size, removed].join('|');
+  const known = countsMemo.get(batch.id);
+  if (known?.key === key) return { ...known.counts };
+  const counts = await countDecisions(db, batch, q, source);
+  if (counts) {
+    countsMemo.delete(batch.id);
+    countsMemo.set(batch.id, { key, counts: { ...counts } });
+    if (countsMemo.size > COUNTS_MEMO_BATCHES) countsMemo.delete(countsMemo.keys().next().value as number);
+  }
+  return counts;
+}
+
+/**
+ * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
+ * included, no failed check) from the stored figures: from the page parts counted in SQL too (countQualityDecisions),
+ * from the whole report decided by decideParticipant, one small row per such rater. Null when the source's parts were
+ * replaced by a newer result meanwhile.
+ */
+async function countDecisions(db: Db, batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> {
+  const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
+  const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
+  let raters: QualityDependentRater[];
+  if (source.parts) {
+    const inSql = source.served?.readParts((partsId) => countQualityDecisions(db, batch.id, q.threshold, partsId, q.medianSeconds)) ?? null;
+    if (!inSql) return null;
+    counts.approve += inSql.approve;
+    counts.review += inSql.review;
+    counts.pending += inSql.pending;
+    // Only raters without a stored pseudonym are left to decide here.
+    raters = inSql.unnamed > 0 ? listQualityDependentRaters(db, batch.id, q.threshold, { unnamedOnly: true }) : [];
+  } else raters = listQualityDependentRaters(db, batch.id, q.threshold);
+  // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
+  // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).
+  const unnamedIds = raters.filter((r) => r.judge === null && q.judges.known(r.id) === undefined).map((r) => r.id);
+  const unnamed = unnamedIds.length > 0 ? listRaterIdentities(db, unnamedIds) : [];
+  for (let i = 0; i < unnamed.length; i += NAMING_PART) {
+    for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const figureOf = source.parts ? figuresOf(db, batch.id, source, raters.flatMap((r) => q.judges.known(r.id) ?? [])) : source.whole;
+  if (figureOf === null) return null;
+  // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
+  // checks passed (the query keeps only those), so the flags left are the figures' own.
+  const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
+  for (const r of raters) {
+    const judge = r.judge ?? q.judges.known(r.id);
+    const figures = judge === undefined ? undefined : figureOf.get(judge);
+    const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
+    const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
+    counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
+  }
+  return counts;
+}
+
+type RaterPage<T> = { source: FigureSource; q: QualityContext; listed: ReturnType<typeof listBatchRatersPage>; figureOf: Map<string, StoredRaterQuality>; more: T };
+
+/**
+ * A page of the batch's raters with their figures, and what else the page reads of the same result (`more`), all of
+ * one stored result: the last stored analysis at once, with its age (a newer one is computed in the worker meanwhile,
+ * never awaited here), from its page parts (the page's raters through the primary key) or its whole report. When a
+ * newer result replaced it meanwhile (`more` or the figures' read gives null), all is read again of the new one; the
+ * last try reads the whole report, which cannot be replaced under it.
+ */
+async function raterPageOf<T>(
+  deps: ConsoleDeps,
+  lookup: RaterQualityLookup,
+  batch: BatchView,
+  page: Page,
+  more: (source: FigureSource, q: QualityContext) => Promise<T | null>,
+): Promise<RaterPage<T>> {
   const { db, clock } = deps;
-  const lookup = createRaterQualityLookup(db);
-  /**
-   * What a batch's rows need for their quality figures and flags, read once per request: the stored analysis's figures
-   * by pseudonym (never computed here: the worker computes them, issue 12), the judgments on removed pairs (which the
-   * analysis leaves out), the batch's median time and onboarding threshold.
-   */
-  const qualityContext = (batch: BatchView) => qualityContextOf(db, batch.id, batch.settings.onboarding?.threshold ?? null, lookup);
-  /**
-   * The figure source of a served result: its page parts when it has them (and `parts` allows: the last try reads the
-   * whole report), else its whole report, decompressed on the thread pool and parsed once per stored result.
-   */
-  const figureSourceOf = async (served: ServedAnalysis | null, parts: boolean): Promise<FigureSource> => {
-    if (served?.pageParts && parts) return { served, stored: true, parts: true, whole: new Map() };
-    const report = (await served?.report()) ?? null;
-    return { served, stored: report !== null, parts: false, whole: lookup.figures(report) };
+  for (let tries = 1; ; tries++) {
+    const source = await figureSourceOf(lookup, serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
+    const q = qualityContext(db, lookup, batch);
+    const extra = await more(source, q);
+    const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
+    const figureOf = figuresOf(db, batch.id, source, listed.map((r) => q.judges.of(r)));
+    if (extra !== null && figureOf) return { source, q, listed, figureOf, more: extra };
+  }
+}
+
+function showRaters(deps: ConsoleDeps, lookup: RaterQualityLookup): RouteHandler {
+  const { db } = deps;
+  return async (req, res) => {
+    const batch = requireBatchView(deps, req);
+    const page = parsePage(req.query, RATERS_PER_PAGE);
+    const { source, q, listed, figureOf } = await raterPageOf(deps, lookup, batch, page, async () => true);
+    const signals = readBatchSignals(db, batch.id, batch.settings.quality);
+    const rows = listed.map((r) => {
+      const p = participantOf(r, q, figureOf);
+      const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
+      const signalFlags = signals.flagsOf(r.id);
+      return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: signals.byRater.get(r.id) ?? null, signalFlags };
+    });
+    renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
   };
-  /** The figures of these raters (by pseudonym) of the source's result; null when its parts were replaced meanwhile. */
-  const figuresOf = (batchId: number, source: FigureSource, judges: readonly string[]): Map<string, StoredRaterQuality> | null => {
-    if (!source.parts) return source.whole;
-    return source.served?.readParts((partsId) => figureMap(findRaterFigures(db, batchId, partsId, judges))) ?? null;
+}
+
+// Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
+function setExclusion(deps: ConsoleDeps, excluded: boolean): RouteHandler {
+  const { db, clock } = deps;
+  return (req, res, user) => {
+    const batchId = idParam(req);
+    const input = parseInput(reasonSchema, req.body, excluded ? 'exclusion' : 'inclusion');
+    setRaterExcluded(db, { batchId, raterId: idParam(req, 'raterId'), excluded, reason: input.reason }, user.email, clock());
+    const flash = excluded
+      ? 'Rater excluded: every statistic leaves out their judgments, their pairs are served to other raters until they have K valid judgments, and they are not served again.'
+      : 'Rater included again: their judgments count again.';
+    redirectWithFlash(req, res, `/console/batches/${batchId}/raters`, flash);
   };
-  /**
-   * The batch's count on each payment list (countDecisions), kept while nothing they depend on changed: the raters'
-   * rows (added, removed, status, exclusion: migration 029; a completed rater's checks, judgments and pseudonym no
-   * longer change), the result the figures come from, the median time, the onboarding threshold and the judgments on
-   * removed pairs. Counting them anew is an aggregate over every completed rater and their figures: 210 ms a view at
-   * 50,000 raters (issue 12).
-   */
-  const decisionCounts = async (batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> => {
-    let removed = q.removed.size;
-    for (const [raterId, n] of q.removed) removed = (Math.imul(removed, 31) + Math.imul(raterId, 1_000_003) + n) | 0;
-    const key = [raterDecisionChanges(db, batch.id), source.parts ? 'parts' : 'whole', source.served?.computedAt ?? '', q.medianSeconds, q.threshold, q.removed.size, removed].join('|');
-    const known = countsMemo.get(batch.id);
-    if (known?.key === key) return { ...known.counts };
-    const counts = await countDecisions(batch, q, source);
-    if (counts) {
-      countsMemo.delete(batch.id);
-      countsMemo.set(batch.id, { key, counts: { ...counts } });
-      if (countsMemo.size > COUNTS_MEMO_BATCHES) countsMemo.delete(countsMemo.keys().next().value as number);
-    }
-    return counts;
+}
+
+function deleteParticipantData(deps: ConsoleDeps, lookup: RaterQualityLookup): RouteHandler {
+  const { db, clock } = deps;
+  return (req, res, user) => {
+    const batchId = idParam(req);
+    const input = parseInput(deleteSchema, req.body, 'deletion');
+    const raterId = idParam(req, 'raterId');
+    const result = deleteRaterData(db, { batchId, raterId, reason: input.reason }, user.email, clock());
+    lookup.forget(batchId, raterId);
+    redirectWithFlash(req, res, `/console/batches/${batchId}/participants`, `Participant data deleted (${result.judgments} judgments removed).`);
   };
-  const countsMemo = new Map<number, { key: string; counts: Record<Decision, number> }>();
-  /**
-   * The batch's count on each payment list: the decisions fixed by status and checks counted in SQL, the rest (completed,
-   * included, no failed check) from the stored figures: from the page parts counted in SQL too (countQualityDecisions),
-   * from the whole report decided by decideParticipant, one small row per such rater. Null when the source's parts were
-   * replaced by a newer result meanwhile.
-   */
-  const countDecisions = async (batch: BatchView, q: QualityContext, source: FigureSource): Promise<Record<Decision, number> | null> => {
-    const counted = countDecisionsBeforeQuality(db, batch.id, q.threshold);
-    const counts: Record<Decision, number> = { approve: counted.approve, review: counted.review, reject: counted.reject, pending: 0 };
-    let raters: QualityDependentRater[];
-    if (source.parts) {
-      const inSql = source.served?.readParts((partsId) => countQualityDecisions(db, batch.id, q.threshold, partsId, q.medianSeconds)) ?? null;
-      if (!inSql) return null;
-      counts.approve += inSql.approve;
-      counts.review += inSql.review;
-      counts.pending += inSql.pending;
-      // Only raters without a stored pseudonym are left to decide here.
-      raters = inSql.unnamed > 0 ? listQualityDependentRaters(db, batch.id, q.threshold, { unnamedOnly: true }) : [];
-    } else raters = listQualityDependentRaters(db, batch.id, q.threshold);
-    // A rater's pseudonym is stored at consent (migration 023). Raters from before are named here, an HMAC each, once
-    // per rater and in parts with other requests answered between them (a batch of 50,000 such raters on its first visit).
-    const unnamedIds = raters.filter((r) => r.judge === null && q.judges.known(r.id) === undefined).map((r) => r.id);
-    const unnamed = unnamedIds.length > 0 ? listRaterIdentities(db, unnamedIds) : [];
-    for (let i = 0; i < unnamed.length; i += NAMING_PART) {
-      for (const r of unnamed.slice(i, i + NAMING_PART)) q.judges.of(r);
+}
+
+function showParticipants(deps: ConsoleDeps, lookup: RaterQualityLookup, countsMemo: CountsMemo): RouteHandler {
+  const { db } = deps;
+  return async (req, res) => {
+    const batch = requireBatchView(deps, req);
+    const page = parsePage(req.query, RATERS_PER_PAGE);
+    const { source, q, listed, figureOf, more: counts } = await raterPageOf(deps, lookup, batch, page, (from, context) => decisionCounts(db, countsMemo, batch, context, from));
+    const signals = readBatchSignals(db, batch.id, batch.settings.quality);
+    const rows = listed.map((r) => {
+      const p = participantOf(r, q, figureOf);
+      return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signals.flagsOf(r.id) };
+    });
+    const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
+    renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
+  };
+}
+
+function downloadParticipantsCsv(deps: ConsoleDeps, lookup: RaterQualityLookup): RouteHandler {
+  const { db, clock } = deps;
+  return async (req, res) => {
+    const batch = requireBatchView(deps, req);
+    const query = parseInput(csvQuerySchema, req.query, 'query');
+    // A payment list decides on the data as of now: the analysis worker brings the stored figures up to date
+    // (the event loop serves other requests meanwhile), as the server's export bundles do.
+    const figureOf = await currentFigures(db, batch.id, { lookup, clock });
+    if (!figureOf) throw new HttpError(404, 'No batch has this id.');
+    const q = qualityContext(db, lookup, batch);
+    const signals = query.form === 'full' ? readBatchSignals(db, batch.id, batch.settings.quality) : null;
+    res.type('text/csv; charset=utf-8');
+    res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
+    // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
+    // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
+    for (let after = 0, header = true; ; header = false) {
+      const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
+      res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: signals?.flagsOf(r.id) ?? [] })), query.form, query.amount, { header }));
+      const last = part.at(-1);
+      if (!last || part.length < CSV_PART) break;
+      after = last.id;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const figureOf = source.parts ? figuresOf(batch.id, source, raters.flatMap((r) => q.judges.known(r.id) ?? [])) : source.whole;
-    if (figureOf === null) return null;
-    // Object literals, not spreads: this loop runs once per completed rater (50,000 in the benchmark's batch). Their
-    // checks passed (the query keeps only those), so the flags left are the figures' own.
-    const checksPassed = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
-    for (const r of raters) {
-      const judge = r.judge ?? q.judges.known(r.id);
-      const figures = judge === undefined ? undefined : figureOf.get(judge);
-      const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: r.finish_reason, regular_judgments: r.regular_judgments };
-      const quality = qualityStateOf(rater, r.regular_judgments - (q.removed.get(r.id) ?? 0), figures);
-      counts[decideParticipant({ rater, flags: qualityFlags(figures, q.medianSeconds, checksPassed), quality }).decision] += 1;
-    }
-    return counts;
+    res.end();
   };
-  /**
-   * A page of the batch's raters with their figures, and what else the page reads of the same result (`more`), all of
-   * one stored result: the last stored analysis at once, with its age (a newer one is computed in the worker meanwhile,
-   * never awaited here), from its page parts (the page's raters through the primary key) or its whole report. When a
-   * newer result replaced it meanwhile (`more` or the figures' read gives null), all is read again of the new one; the
-   * last try reads the whole report, which cannot be replaced under it.
-   */
-  async function raterPageOf<T>(batch: BatchView, page: Page, more: (source: FigureSource, q: QualityContext) => Promise<T | null>): Promise<RaterPage<T>> {
-    for (let tries = 1; ; tries++) {
-      const source = await figureSourceOf(serveBatchAnalysis(db, batch.id, { now: clock }), tries < PART_TRIES);
-      const q = qualityContext(batch);
-      const extra = await more(source, q);
-      const listed = listBatchRatersPage(db, batch.id, page.perPage, page.offset);
-      const figureOf = figuresOf(batch.id, source, listed.map((r) => q.judges.of(r)));
-      if (extra !== null && figureOf) return { source, q, listed, figureOf, more: extra };
-    }
-  }
-  type RaterPage<T> = { source: FigureSource; q: QualityContext; listed: ReturnType<typeof listBatchRatersPage>; figureOf: Map<string, StoredRaterQuality>; more: T };
-  // Excluding a rater and including them again are one action in two directions: same input, same audit, same page after.
-  const exclusionRoute = (excluded: boolean): RouteSpec => ({
-    method: 'post',
-    path: `/batches/:id/raters/:raterId/${excluded ? 'exclude' : 'include'}`,
-    access: 'admin',
-    handler: (req, res, user) => {
-      const batchId = idParam(req);
-      const input = parseInput(reasonSchema, req.body, excluded ? 'exclusion' : 'inclusion');
-      setRaterExcluded(db, { batchId, raterId: idParam(req, 'raterId'), excluded, reason: input.reason }, user.email, clock());
-      const flash = excluded
-        ? 'Rater excluded: every statistic leaves out their judgments, their pairs are served to other raters until they have K valid judgments, and they are not served again.'
-        : 'Rater included again: their judgments count again.';
-      redirectWithFlash(req, res, `/console/batches/${batchId}/raters`, flash);
-    },
-  });
+}
+
+function showContentReports(deps: ConsoleDeps): RouteHandler {
+  const { db } = deps;
+  return (req, res) => {
+    const query = parseInput(reportsQuerySchema, req.query, 'query');
+    const page = parsePage(req.query);
+    const reports = listContentReports(db, { batchId: query.batch, open: query.open === '1' }, page.perPage, page.offset);
+    renderPage(res, 'reports', { title: 'Reported content', reports, page });
+  };
+}
+
+function resolveReport(deps: ConsoleDeps): RouteHandler {
+  const { db, clock } = deps;
+  return (req, res, user) => {
+    const input = parseInput(resolveSchema, req.body, 'resolution');
+    resolveContentReport(db, { reportId: idParam(req), resolution: input.resolution }, user.email, clock());
+    redirectWithFlash(req, res, '/console/reports', 'Report marked as resolved.');
+  };
+}
+
+function removePairFromBatch(deps: ConsoleDeps): RouteHandler {
+  const { db, clock } = deps;
+  return (req, res, user) => {
+    const batchId = idParam(req);
+    const input = parseInput(reasonSchema, req.body, 'pair removal');
+    removePair(db, { batchId, pairId: idParam(req, 'pairId'), reason: input.reason }, user.email, clock());
+    redirectWithFlash(req, res, '/console/reports', 'Pair taken out of the batch; it is no longer served.');
+  };
+}
+
+/** Rater table with exclusions, participants (payment lists, data deletion), content reports. */
+export function raterRoutes(deps: ConsoleDeps): RouteSpec[] {
+  // Per app: the quality lookup's caches and the payment-list counts are shared by every request of this app.
+  const lookup = createRaterQualityLookup(deps.db);
+  const countsMemo: CountsMemo = new Map();
   return [
-    {
-      method: 'get',
-      path: '/batches/:id/raters',
-      access: 'researcher',
-      handler: async (req, res) => {
-        const batch = requireBatchView(deps, req);
-        const page = parsePage(req.query, RATERS_PER_PAGE);
-        const { source, q, listed, figureOf } = await raterPageOf(batch, page, async () => true);
-        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
-        const rows = listed.map((r) => {
-          const p = participantOf(r, q, figureOf);
-          const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-          const signalFlags = signals.flagsOf(r.id);
-          return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: signals.byRater.get(r.id) ?? null, signalFlags };
-        });
-        renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
-      },
-    },
-    exclusionRoute(true),
-    exclusionRoute(false),
-    {
-      method: 'post',
-      path: '/batches/:id/raters/:raterId/delete',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const batchId = idParam(req);
-        const input = parseInput(deleteSchema, req.body, 'deletion');
-        const raterId = idParam(req, 'raterId');
-        const result = deleteRaterData(db, { batchId, raterId, reason: input.reason }, user.email, clock());
-        lookup.forget(batchId, raterId);
-        redirectWithFlash(req, res, `/console/batches/${batchId}/participants`, `Participant data deleted (${result.judgments} judgments removed).`);
-      },
-    },
-    {
-      method: 'get',
-      path: '/batches/:id/participants',
-      access: 'admin',
-      handler: async (req, res) => {
-        const batch = requireBatchView(deps, req);
-        const page = parsePage(req.query, RATERS_PER_PAGE);
-        const { source, q, listed, figureOf, more: counts } = await raterPageOf(batch, page, (from, context) => decisionCounts(batch, context, from));
-        const signals = readBatchSignals(db, batch.id, batch.settings.quality);
-        const rows = listed.map((r) => {
-          const p = participantOf(r, q, figureOf);
-          return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signals.flagsOf(r.id) };
-        });
-        const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
-        renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
-      },
-    },
-    {
-      method: 'get',
-      path: '/batches/:id/participants.csv',
-      access: 'admin',
-      handler: async (req, res) => {
-        const batch = requireBatchView(deps, req);
-        const query = parseInput(csvQuerySchema, req.query, 'query');
-        // A payment list decides on the data as of now: the analysis worker brings the stored figures up to date
-        // (the event loop serves other requests meanwhile), as the server's export bundles do.
-        const figureOf = await currentFigures(db, batch.id, { lookup, clock });
-        if (!figureOf) throw new HttpError(404, 'No batch has this id.');
-        const q = qualityContext(batch);
-        const signals = query.form === 'full' ? readBatchSignals(db, batch.id, batch.settings.quality) : null;
-        res.type('text/csv; charset=utf-8');
-        res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
-        // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
-        // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
-        for (let after = 0, header = true; ; header = false) {
-          const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-          res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: signals?.flagsOf(r.id) ?? [] })), query.form, query.amount, { header }));
-          const last = part.at(-1);
-          if (!last || part.length < CSV_PART) break;
-          after = last.id;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        res.end();
-      },
-    },
-    {
-      method: 'get',
-      path: '/reports',
-      access: 'researcher',
-      handler: (req, res) => {
-        const query = parseInput(reportsQuerySchema, req.query, 'query');
-        const page = parsePage(req.query);
-        const reports = listContentReports(db, { batchId: query.batch, open: query.open === '1' }, page.perPage, page.offset);
-        renderPage(res, 'reports', { title: 'Reported content', reports, page });
-      },
-    },
-    {
-      method: 'post',
-      path: '/reports/:id/resolve',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const input = parseInput(resolveSchema, req.body, 'resolution');
-        resolveContentReport(db, { reportId: idParam(req), resolution: input.resolution }, user.email, clock());
-        redirectWithFlash(req, res, '/console/reports', 'Report marked as resolved.');
-      },
-    },
-    {
-      method: 'post',
-      path: '/batches/:id/pairs/:pairId/remove',
-      access: 'admin',
-      handler: (req, res, user) => {
-        const batchId = idParam(req);
-        const input = parseInput(reasonSchema, req.body, 'pair removal');
-        removePair(db, { batchId, pairId: idParam(req, 'pairId'), reason: input.reason }, user.email, clock());
-        redirectWithFlash(req, res, '/console/reports', 'Pair taken out of the batch; it is no longer served.');
-      },
-    },
+    { method: 'get', path: '/batches/:id/raters', access: 'researcher', handler: showRaters(deps, lookup) },
+    { method: 'post', path: '/batches/:id/raters/:raterId/exclude', access: 'admin', handler: setExclusion(deps, true) },
+    { method: 'post', path: '/batches/:id/raters/:raterId/include', access: 'admin', handler: setExclusion(deps, false) },
+    { method: 'post', path: '/batches/:id/raters/:raterId/delete', access: 'admin', handler: deleteParticipantData(deps, lookup) },
+    { method: 'get', path: '/batches/:id/participants', access: 'admin', handler: showParticipants(deps, lookup, countsMemo) },
+    { method: 'get', path: '/batches/:id/participants.csv', access: 'admin', handler: downloadParticipantsCsv(deps, lookup) },
+    { method: 'get', path: '/reports', access: 'researcher', handler: showContentReports(deps) },
+    { method: 'post', path: '/reports/:id/resolve', access: 'admin', handler: resolveReport(deps) },
+    { method: 'post', path: '/batches/:id/pairs/:pairId/remove', access: 'admin', handler: removePairFromBatch(deps) },
   ];
 }

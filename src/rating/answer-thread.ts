@@ -75,7 +75,7 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
   let stopped = false;
   let retryAt = 0;
   let nextId = 0;
-  const waiting = new Map<number, (reply: AnswerReply | WriteReply | null) => void>();
+  const waiting: Waiting = new Map();
   let entry: URL | null | undefined;
 
   const ended = (problem: string | null) => {
@@ -97,28 +97,14 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
     if (worker || stopped || entry === undefined || Date.now() < retryAt) return;
     let started: Worker;
     try {
-      // The compiled thread (dist/), the bundle, or else the boot file, which registers tsx itself.
-      started = new Worker(entry ?? new URL('./answer-thread-boot.mjs', import.meta.url), {
-        workerData: { path, gate, checkpointsElsewhere: options.checkpointsElsewhere },
-        execArgv: [],
-        // Its garbage is short-lived and small (an answer's rows, an entry's), and what it keeps is about 10 MB (its
-        // code, statements and caches): a young generation of the server's size (16 MB semi-spaces, package.json) is
-        // not needed, and left to itself its heap grew to 52 MB under rater load once it ran the entry's writes too.
-        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB },
-      });
+      started = spawnThread(entry, { path, gate, checkpointsElsewhere: options.checkpointsElsewhere });
     } catch (error) {
       ended(`could not start the answer thread: ${(error as Error).message}`);
       return;
     }
     started.unref();
-    started.on('message', (reply: AnswerReply | WriteReply | { ready: true }) => {
-      if (!('id' in reply)) {
-        if (worker === started) ready = true;
-        return;
-      }
-      const resolve = waiting.get(reply.id);
-      waiting.delete(reply.id);
-      resolve?.(reply);
+    listenForReplies(started, waiting, () => {
+      if (worker === started) ready = true;
     });
     started.on('error', (error) => {
       if (worker === started) ended(`the answer thread failed: ${error.message}`);
@@ -147,17 +133,12 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
   };
 
   // Made and started now; until it is ready, answers are stored on the request thread.
-  void answerThreadEntry(options.bundled ?? true)
-    .catch((error: Error) => {
-      options.onError?.(`could not bundle the answer thread's code (${error.message}); it registers tsx itself instead`);
-      return null;
-    })
-    .then((made) => {
-      entry = made;
-      start();
-    });
+  void threadEntry(options).then((made) => {
+    entry = made;
+    start();
+  });
   /** Sends a request to the thread; null at once when none is running and ready. */
-  const send = (request: DistributiveOmit<AnswerRequest | WriteRequest, 'id'>): Promise<AnswerReply | WriteReply | null> => {
+  const send: SendToThread = (request) => {
     start();
     const thread = worker;
     if (!thread || !ready) return Promise.resolve(null);
@@ -167,6 +148,58 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       thread.postMessage({ ...request, id });
     });
   };
+  return {
+    ...threadCalls(send),
+    async stop() {
+      stopped = true;
+      await endThread();
+    },
+    interrupt: endThread,
+    running: () => worker !== null && ready,
+  };
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type SendToThread = (request: DistributiveOmit<AnswerRequest | WriteRequest, 'id'>) => Promise<AnswerReply | WriteReply | null>;
+
+/** The requests sent to the thread whose reply has not come, by id: each resolves its request's promise. */
+type Waiting = Map<number, (reply: AnswerReply | WriteReply | null) => void>;
+
+/** Passes the thread's replies to the requests waiting for them; its first message says it is ready (`onReady`). */
+function listenForReplies(thread: Worker, waiting: Waiting, onReady: () => void): void {
+  thread.on('message', (reply: AnswerReply | WriteReply | { ready: true }) => {
+    if (!('id' in reply)) {
+      onReady();
+      return;
+    }
+    const resolve = waiting.get(reply.id);
+    waiting.delete(reply.id);
+    resolve?.(reply);
+  });
+}
+
+/** The thread's code: the compiled thread (dist/) or the bundle, or null when it could not be bundled. */
+function threadEntry(options: AnswerThreadOptions): Promise<URL | null> {
+  return answerThreadEntry(options.bundled ?? true).catch((error: Error) => {
+    options.onError?.(`could not bundle the answer thread's code (${error.message}); it registers tsx itself instead`);
+    return null;
+  });
+}
+
+/** A new thread running `entry`, or else the boot file, which registers tsx itself. */
+function spawnThread(entry: URL | null, workerData: { path: string; gate: SharedArrayBuffer; checkpointsElsewhere: boolean }): Worker {
+  return new Worker(entry ?? new URL('./answer-thread-boot.mjs', import.meta.url), {
+    workerData,
+    execArgv: [],
+    // Its garbage is short-lived and small (an answer's rows, an entry's), and what it keeps is about 10 MB (its
+    // code, statements and caches): a young generation of the server's size (16 MB semi-spaces, package.json) is
+    // not needed, and left to itself its heap grew to 52 MB under rater load once it ran the entry's writes too.
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, maxOldGenerationSizeMb: OLD_GENERATION_MB },
+  });
+}
+
+/** The answers and writes sent to the thread, their replies as the request thread would have had them (made once per thread service). */
+function threadCalls(send: SendToThread): Pick<AnswerThread, 'answer' | 'write'> {
   return {
     async answer(rater, input, now) {
       const reply = (await send({ kind: 'answer', rater, input, now: now.getTime() })) as AnswerReply | null;
@@ -178,16 +211,8 @@ export function startAnswerThread(db: Db, options: AnswerThreadOptions): AnswerT
       if (!reply) return null;
       return reply.error ? { error: rebuilt(reply.error) } : { value: reply.value as ThreadWriteResult<typeof name> };
     },
-    async stop() {
-      stopped = true;
-      await endThread();
-    },
-    interrupt: endThread,
-    running: () => worker !== null && ready,
   };
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** What the transaction threw, as the request thread would have seen it: a UserFacingError stays one (its status and code kept). */
 function rebuilt(thrown: ThrownInThread): Error {
