@@ -55,18 +55,15 @@ export function entryTokenFrom(req: Request): unknown {
   return body?.et;
 }
 
-export function createRaterPages(deps: RaterPagesDeps) {
-  const { db, sessionSecret: secret, clock } = deps;
-  const markdown = createMarkdown();
-  const nowMs = () => clock().getTime();
-  // Rater pages promise a time from figures at most 10 s old; the console's coordinator view reads them each time.
-  const wordsMemo = createWordsMemo({ ttlMs: 10_000, now: nowMs });
-  const comparisonView = createComparisonViewMemo(db, { now: nowMs });
-  // A batch's practice and attention pairs, counted for every page's "k of n": they change only when a researcher
-  // edits the batch, which a page may then show up to 5 s late (issue 12: two counts of the batch's pairs a page).
-  const goldMemo = createTtlMemo<number>({ ttlMs: 5_000, max: 200, now: nowMs });
-  const goldPairs = (batchId: number, kind: 'onboarding' | 'attention') => goldMemo(`${batchId}|${kind}`, () => countGoldPairs(db, batchId, kind));
+/** The step a rater is at, from their status alone (so reloads and returning participants land right). */
+function stepOf(rater: RaterRow): Step {
+  if (rater.status === 'consent') return 'consent';
+  if (rater.status === 'instructions') return 'instructions';
+  return rater.status === 'onboarding' || rater.status === 'rating' ? 'next' : 'done';
+}
 
+/** Where each of a rater's pages is, who the rater of a request is, and what every rater page is rendered with. */
+function createRaterPlaces(db: Db, secret: string, clock: Clock) {
   const base = (b: BatchRow) => `/r/${encodeURIComponent(b.public_id)}`;
   const withToken = (path: string, rater: RaterRow) => `${path}?rt=${encodeURIComponent(raterToken(secret, rater.public_id))}`;
 
@@ -80,13 +77,6 @@ export function createRaterPages(deps: RaterPagesDeps) {
     }
     touchRaterHolds(db, rater, settings.leaseMinutes, clock());
     return rater;
-  }
-
-  /** The step a rater is at, from their status alone (so reloads and returning participants land right). */
-  function stepOf(rater: RaterRow): Step {
-    if (rater.status === 'consent') return 'consent';
-    if (rater.status === 'instructions') return 'instructions';
-    return rater.status === 'onboarding' || rater.status === 'rating' ? 'next' : 'done';
   }
 
   function placeOf(b: BatchRow, rater: RaterRow): string {
@@ -115,6 +105,18 @@ export function createRaterPages(deps: RaterPagesDeps) {
       withdrawUrl: rater ? withToken(`${base(b)}/withdraw`, rater) : null,
     };
   }
+
+  return { base, withToken, requireRater, stepOf, placeOf, placeAfterChange, redirectUnlessAt, pageLocals };
+}
+
+/** The "k of n" of a rater's pages and the facts of the consent form, from figures memoised once per router. */
+function createStudyFacts(db: Db, nowMs: () => number) {
+  // Rater pages promise a time from figures at most 10 s old; the console's coordinator view reads them each time.
+  const wordsMemo = createWordsMemo({ ttlMs: 10_000, now: nowMs });
+  // A batch's practice and attention pairs, counted for every page's "k of n": they change only when a researcher
+  // edits the batch, which a page may then show up to 5 s late (issue 12: two counts of the batch's pairs a page).
+  const goldMemo = createTtlMemo<number>({ ttlMs: 5_000, max: 200, now: nowMs });
+  const goldPairs = (batchId: number, kind: 'onboarding' | 'attention') => goldMemo(`${batchId}|${kind}`, () => countGoldPairs(db, batchId, kind));
 
   const hitWindow = (settings: BatchSettings, rater: RaterRow | null) => hitWindowOf(db, settings, rater);
 
@@ -155,18 +157,13 @@ export function createRaterPages(deps: RaterPagesDeps) {
     };
   }
 
-  /**
-   * One of the rater path's writes (thread-writes.ts) on the answer thread when the server runs one, else here, and
-   * here too when the thread gives no reply (it ended or is restarting). `local` is how it runs here (by default the
-   * same function on this handle).
-   */
-  async function write<K extends ThreadWriteName>(name: K, args: ThreadWriteArgs<K>, local = () => runThreadWrite(db, name, args)): Promise<ThreadWriteResult<K>> {
-    const reply = deps.answerThread ? await deps.answerThread.write(name, args) : null;
-    if (!reply) return local();
-    if (reply.error) throw reply.error;
-    return reply.value;
-  }
+  return { comparisonsPerRater, hitWindow, studyFacts };
+}
 
+type RaterPlaces = ReturnType<typeof createRaterPlaces>;
+
+/** The pages that say what happened and what to do next, instead of a step of the flow. */
+function createNotices(pageLocals: RaterPlaces['pageLocals']) {
   /** A page that says what happened and what to do next, in the rater template. */
   function notice(res: Response, status: number, rater: RaterRow | null, title: string, message: string): void {
     res.status(status).render('rater/notice', { ...pageLocals(res, rater, title), message, finishAction: null });
@@ -192,26 +189,31 @@ export function createRaterPages(deps: RaterPagesDeps) {
     );
   }
 
-  return {
-    base,
-    withToken,
-    requireRater,
-    stepOf,
-    placeOf,
-    placeAfterChange,
-    redirectUnlessAt,
-    pageLocals,
-    comparisonsPerRater,
-    hitWindow,
-    studyFacts,
-    notice,
-    notOpen,
-    studyFull,
-    markdown,
-    comparisonView,
-    write,
-    deps,
-  };
+  return { notice, notOpen, studyFull };
+}
+
+export function createRaterPages(deps: RaterPagesDeps) {
+  const { db, sessionSecret: secret, clock } = deps;
+  const markdown = createMarkdown();
+  const nowMs = () => clock().getTime();
+  const comparisonView = createComparisonViewMemo(db, { now: nowMs });
+  const places = createRaterPlaces(db, secret, clock);
+  const facts = createStudyFacts(db, nowMs);
+  const notices = createNotices(places.pageLocals);
+
+  /**
+   * One of the rater path's writes (thread-writes.ts) on the answer thread when the server runs one, else here, and
+   * here too when the thread gives no reply (it ended or is restarting). `local` is how it runs here (by default the
+   * same function on this handle).
+   */
+  async function write<K extends ThreadWriteName>(name: K, args: ThreadWriteArgs<K>, local = () => runThreadWrite(db, name, args)): Promise<ThreadWriteResult<K>> {
+    const reply = deps.answerThread ? await deps.answerThread.write(name, args) : null;
+    if (!reply) return local();
+    if (reply.error) throw reply.error;
+    return reply.value;
+  }
+
+  return { ...places, ...facts, ...notices, markdown, comparisonView, write, deps };
 }
 
 export type RaterPages = ReturnType<typeof createRaterPages>;

@@ -1,6 +1,7 @@
 import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
-import { batchQuestions } from '../batches/batch.schema.js';
+import type { BatchRow } from '../batches/batch.queries.js';
+import { type BatchSettings, type Question, batchQuestions } from '../batches/batch.schema.js';
 import { type Db, transactionOf } from '../db/connection.js';
 import {
   countAccepted,
@@ -18,6 +19,9 @@ import {
   releaseReservations,
   uncountRaterJudgments,
   voidLiveLeases,
+  type AssignmentRow,
+  type PairRow,
+  type RaterRow,
 } from './rating.queries.js';
 import { checkAnswerSignals } from './answer-signals.js';
 import type { Choice } from './rater.schema.js';
@@ -56,6 +60,91 @@ function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: stri
   return question === undefined ? { kind: 'rejected', status, code, message } : { kind: 'rejected', status, code, message, question };
 }
 
+/** Why this assignment takes no answer now (its batch, its lease or its rater's session), or null when it does. */
+function refusalOf(assignment: AssignmentRow, rater: RaterRow, batch: BatchRow, now: Date): RecordOutcome | null {
+  if (batch.state === 'draft') return reject(410, 'batch_closed', 'This study is closed and no longer accepts answers. Thank you for your time; you may close this page.');
+  // Closing a batch does not strand the people working on it: an answer to a comparison whose lease is still
+  // running is stored (issue 10); after the lease, the rater is thanked with their code instead.
+  if (batch.state === 'closed' && !(assignment.state === 'leased' && assignment.expires_at > now.toISOString())) return { kind: 'closed' };
+  if (assignment.state === 'void' || (rater.status !== 'onboarding' && rater.status !== 'rating')) {
+    return reject(409, 'session_ended', 'Your session has ended, so this answer cannot be recorded. Open the study link again to see your outcome and its code.');
+  }
+  return null;
+}
+
+type CheckedAnswer = { questionId: string; choice: Choice; reason: string | null };
+
+/** How a refusal names the question it is about: only when the page has several. */
+function onQuestion(several: boolean, i: number): string {
+  return several ? ` for question ${i + 1}` : '';
+}
+
+/**
+ * Each question's answer, checked against that question's rules (a page names a question by its number on it):
+ * the answers to store, one per question in page order, or the refusal of the first that breaks a rule.
+ */
+function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairRow): CheckedAnswer[] | RecordOutcome {
+  const given = [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])];
+  const several = questions.length > 1;
+  const answers: CheckedAnswer[] = [];
+  for (const [i, question] of questions.entries()) {
+    const answer = given[i];
+    if (!answer) return reject(400, 'answer_missing', several ? `Please answer question ${i + 1}.` : 'Please choose one of the conversations.', i + 1);
+    if (answer.choice === 'tie' && !question.allowTie) return reject(400, 'tie_not_allowed', `Please choose Conversation 1 or Conversation 2${onQuestion(several, i)}.`, i + 1);
+    const reason = answer.reason?.trim() ? answer.reason.trim() : null;
+    if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason${onQuestion(several, i)} under ${MAX_REASON} characters.`, i + 1);
+    if (question.reason === 'required' && !reason && pair.kind === 'regular') {
+      const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
+      return reject(400, 'reason_required', message, i + 1);
+    }
+    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason });
+  }
+  return answers;
+}
+
+/** The side a choice picks, from which conversation was shown on the left. */
+function winnerOf(choice: Choice, leftSide: AssignmentRow['left_side']): 'a' | 'b' | 'tie' {
+  return choice === 'tie' ? 'tie' : choice === 'left' ? leftSide : leftSide === 'a' ? 'b' : 'a';
+}
+
+/** Takes a rater off the study: their leases and reservations go back and their judgments stop counting. */
+function screenOut(db: Db, raterId: number, why: string, now: Date): void {
+  setRaterStatus(db, raterId, 'screened_out', now);
+  excludeRater(db, raterId, why);
+  voidLiveLeases(db, raterId);
+  releaseReservations(db, raterId);
+  uncountRaterJudgments(db, raterId);
+}
+
+/**
+ * Counts an onboarding or attention answer to the rater and moves them on (onboarding passed) or screens them out
+ * (onboarding failed, too many attention failures); true when it screened them out. A regular answer changes nothing.
+ */
+function scoreGoldAnswer(db: Db, raterId: number, batch: BatchRow, settings: BatchSettings, pair: PairRow, correct: boolean | null, now: Date): boolean {
+  if (pair.kind === 'onboarding') {
+    recordGoldAnswer(db, raterId, 'onboarding', correct === true);
+    const after = getRater(db, raterId);
+    const total = countGoldPairs(db, batch.id, 'onboarding');
+    if (after && after.onboarding_answered >= total) {
+      const threshold = settings.onboarding?.threshold ?? 0.75;
+      if (after.onboarding_correct / Math.max(1, total) >= threshold) {
+        setRaterStatus(db, raterId, 'rating', now);
+        return false;
+      }
+      screenOut(db, raterId, 'onboarding', now);
+      return true;
+    }
+  } else if (pair.kind === 'attention') {
+    recordGoldAnswer(db, raterId, 'attention', correct === true);
+    const after = getRater(db, raterId);
+    if (after && settings.attentionChecks && after.attention_failures >= settings.attentionChecks.maxFailures) {
+      screenOut(db, raterId, 'attention', now);
+      return true;
+    }
+  }
+  return false;
+}
+
 /**
  * recordJudgment's work, in a write transaction the caller holds (an answer's POST also takes the next lease in it).
  * Not a savepoint of its own: a throw rolls the caller's transaction back anyway, and a savepoint's journal of the
@@ -71,32 +160,11 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   const batch = cachedBatchRow(db, assignment.batch_id);
   const pair = getPair(db, assignment.pair_id);
   if (!rater || !batch || !pair) return reject(404, 'no_assignment', 'This comparison no longer exists. Open the study link again to go on.');
-  if (batch.state === 'draft') return reject(410, 'batch_closed', 'This study is closed and no longer accepts answers. Thank you for your time; you may close this page.');
-  // Closing a batch does not strand the people working on it: an answer to a comparison whose lease is still
-  // running is stored (issue 10); after the lease, the rater is thanked with their code instead.
-  if (batch.state === 'closed' && !(assignment.state === 'leased' && assignment.expires_at > now.toISOString())) return { kind: 'closed' };
-  if (assignment.state === 'void' || (rater.status !== 'onboarding' && rater.status !== 'rating')) {
-    return reject(409, 'session_ended', 'Your session has ended, so this answer cannot be recorded. Open the study link again to see your outcome and its code.');
-  }
+  const refusal = refusalOf(assignment, rater, batch, now);
+  if (refusal) return refusal;
   const settings = readBatchSettings(batch);
-  const questions = batchQuestions(settings);
-  const given = [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])];
-  // Each question's answer, checked against that question's rules; a page names a question by its number on it.
-  const several = questions.length > 1;
-  const onQuestion = (i: number) => (several ? ` for question ${i + 1}` : '');
-  const answers: { questionId: string; choice: Choice; reason: string | null }[] = [];
-  for (const [i, question] of questions.entries()) {
-    const answer = given[i];
-    if (!answer) return reject(400, 'answer_missing', several ? `Please answer question ${i + 1}.` : 'Please choose one of the conversations.', i + 1);
-    if (answer.choice === 'tie' && !question.allowTie) return reject(400, 'tie_not_allowed', `Please choose Conversation 1 or Conversation 2${onQuestion(i)}.`, i + 1);
-    const reason = answer.reason?.trim() ? answer.reason.trim() : null;
-    if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason${onQuestion(i)} under ${MAX_REASON} characters.`, i + 1);
-    if (question.reason === 'required' && !reason && pair.kind === 'regular') {
-      const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
-      return reject(400, 'reason_required', message, i + 1);
-    }
-    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason });
-  }
+  const answers = checkedAnswers(batchQuestions(settings), input, pair);
+  if (!Array.isArray(answers)) return answers;
 
   const late = assignment.state === 'expired' || assignment.expires_at <= now.toISOString();
   const isGold = pair.kind !== 'regular';
@@ -106,8 +174,7 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
     if (assignment.state === 'leased') setAssignmentState(db, assignment.id, 'expired');
     return { kind: 'full' };
   }
-  const winnerOf = (choice: Choice) => (choice === 'tie' ? 'tie' : choice === 'left' ? assignment.left_side : assignment.left_side === 'a' ? 'b' : 'a');
-  const firstWinner = winnerOf(input.choice);
+  const firstWinner = winnerOf(input.choice, assignment.left_side);
   // Onboarding and attention checks are judged on the first question alone: the pair's expected answer is to it.
   const correct = isGold ? firstWinner === pair.expected : null;
   const elapsed = Math.max(0, now.getTime() - Date.parse(assignment.leased_at));
@@ -116,7 +183,7 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   const activeMs = input.activeMs === null ? elapsed : Math.min(Math.max(0, Math.round(input.activeMs)), elapsed);
   // One row per question; the first (question_index 0) stands for the comparison in every counter (migration 013).
   for (const [i, answer] of answers.entries()) {
-    const winner = winnerOf(answer.choice);
+    const winner = winnerOf(answer.choice, assignment.left_side);
     insertJudgment(db, {
       assignmentId: assignment.id,
       batchId: batch.id,
@@ -145,30 +212,7 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
   if (!isGold && settings.stopping) {
     applyStoppingRule(db, batch, settings, pair.comparison_id, pair.accepted + 1 === settings.judgmentsPerPair, now);
   }
-
-  let screenedOut = false;
-  const screenOut = (why: string) => {
-    setRaterStatus(db, raterId, 'screened_out', now);
-    excludeRater(db, raterId, why);
-    voidLiveLeases(db, raterId);
-    releaseReservations(db, raterId);
-    uncountRaterJudgments(db, raterId);
-    screenedOut = true;
-  };
-  if (pair.kind === 'onboarding') {
-    recordGoldAnswer(db, raterId, 'onboarding', correct === true);
-    const after = getRater(db, raterId);
-    const total = countGoldPairs(db, batch.id, 'onboarding');
-    if (after && after.onboarding_answered >= total) {
-      const threshold = settings.onboarding?.threshold ?? 0.75;
-      if (after.onboarding_correct / Math.max(1, total) >= threshold) setRaterStatus(db, raterId, 'rating', now);
-      else screenOut('onboarding');
-    }
-  } else if (pair.kind === 'attention') {
-    recordGoldAnswer(db, raterId, 'attention', correct === true);
-    const after = getRater(db, raterId);
-    if (after && settings.attentionChecks && after.attention_failures >= settings.attentionChecks.maxFailures) screenOut('attention');
-  }
+  const screenedOut = scoreGoldAnswer(db, raterId, batch, settings, pair, correct, now);
   return { kind: 'stored', late, gold: isGold ? (pair.kind as 'onboarding' | 'attention') : null, correct, screenedOut };
 }
 
