@@ -187,10 +187,12 @@ describe('rater flow in Chromium without JavaScript', () => {
 });
 
 describe('the rater pool in Chromium (issue 10)', () => {
-  it('a rater whose batch is paused after an answer finishes with the partial code through a plain form; a late arrival meets the full page before consent; the pages pass axe', async () => {
+  it('a rater whose batch is paused after an answer, with a promised comparison still to do, finishes with the partial code through a plain form; a late arrival meets the full page before consent; the pages pass axe', async () => {
     const built = buildTestApp();
+    // Two pairs, both promised to the one rater: paused after the first answer, they have not done all they were
+    // promised (one who has done it all finishes with the completed code: issue 44).
     const seeded = seedBatch(built.db, {
-      samples: 1,
+      samples: 2,
       settings: { judgmentsPerPair: 1, provider: { kind: 'link', completionCodes: { completed: 'FULL-OK', partial: 'PART-OK' } } },
     });
     const server = await serve(built.app);
