@@ -53,16 +53,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
   const nComp = t.comparisons.length;
   const nRaters = t.raterNames.length;
 
-  // One pass over the judgments: per-item outcome counts, per-comparison side splits.
-  const itemCounts = new Int32Array(nItems * 3);
-  const sideSplit = new Float64Array(nComp * 4);
-  for (let j = 0; j < t.n; j++) {
-    const i = t.item[j] as number;
-    const o = t.outcome[j] as number;
-    itemCounts[i * 3 + o]! += 1;
-    const side = t.left[j] as number;
-    if (o < 2 && side >= 0) sideSplit[(t.itemComparison[i] as number) * 4 + side * 2 + o]! += 1;
-  }
+  const { itemCounts, sideSplit } = countOutcomesAndSides(t);
   const compItems: number[][] = Array.from({ length: nComp }, () => []);
   for (let i = 0; i < nItems; i++) compItems[t.itemComparison[i] as number]!.push(i);
 
@@ -109,17 +100,6 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
   const bradleyTerry = conditions.length >= 2 ? bradleyTerryByGroup(t, conditions, compItems, itemCounts, { seed, replicates, anchor: options.anchor }) : null;
   for (const b of bradleyTerry?.groups?.map((g) => g.bootstrap) ?? (bradleyTerry ? [bradleyTerry.bootstrap] : [])) if (b.warning) notes.push(`${b.warning}.`);
 
-  let leftAWinsA = 0;
-  let leftAWinsB = 0;
-  let leftBWinsA = 0;
-  let leftBWinsB = 0;
-  for (let c = 0; c < nComp; c++) {
-    leftAWinsA += sideSplit[c * 4] as number;
-    leftAWinsB += sideSplit[c * 4 + 1] as number;
-    leftBWinsA += sideSplit[c * 4 + 2] as number;
-    leftBWinsB += sideSplit[c * 4 + 3] as number;
-  }
-
   return {
     schema_version: REPORT_SCHEMA_VERSION,
     generated_at: (options.now ?? new Date()).toISOString(),
@@ -133,11 +113,40 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     by_model: byModel(comparisons),
     agreement: batchAgreement,
     bradley_terry: bradleyTerry,
-    position_bias: positionBias({ leftAWinsA, leftAWinsB, leftBWinsA, leftBWinsB }),
+    position_bias: positionBias(sumSideSplits(sideSplit, nComp)),
     raters: raterView(t, ds, options.attention),
     dialogue_metrics: options.dialogueMetrics ?? [],
     notes,
   };
+}
+
+/** One pass over the judgments: per-item outcome counts (A, B, tie) and per-comparison side splits (left side x winner). */
+function countOutcomesAndSides(t: JudgmentTable): { itemCounts: Int32Array; sideSplit: Float64Array } {
+  const itemCounts = new Int32Array(t.itemNames.length * 3);
+  const sideSplit = new Float64Array(t.comparisons.length * 4);
+  for (let j = 0; j < t.n; j++) {
+    const i = t.item[j] as number;
+    const o = t.outcome[j] as number;
+    itemCounts[i * 3 + o]! += 1;
+    const side = t.left[j] as number;
+    if (o < 2 && side >= 0) sideSplit[(t.itemComparison[i] as number) * 4 + side * 2 + o]! += 1;
+  }
+  return { itemCounts, sideSplit };
+}
+
+/** The side splits of every comparison added up, for the batch's position bias. */
+function sumSideSplits(sideSplit: Float64Array, nComp: number): Parameters<typeof positionBias>[0] {
+  let leftAWinsA = 0;
+  let leftAWinsB = 0;
+  let leftBWinsA = 0;
+  let leftBWinsB = 0;
+  for (let c = 0; c < nComp; c++) {
+    leftAWinsA += sideSplit[c * 4] as number;
+    leftAWinsB += sideSplit[c * 4 + 1] as number;
+    leftBWinsA += sideSplit[c * 4 + 2] as number;
+    leftBWinsB += sideSplit[c * 4 + 3] as number;
+  }
+  return { leftAWinsA, leftAWinsB, leftBWinsA, leftBWinsB };
 }
 
 function modelOf(condition: string): string {

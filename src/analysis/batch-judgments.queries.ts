@@ -251,25 +251,8 @@ export function loadBatchJudgments(db: Db, batch: BatchForAnalysis, questionId: 
  * judgments and two more scans (gold and removed counts, attention checks) 0.6 s; this pass takes about a third of that.
  */
 export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<JudgmentRow>): BatchJudgments {
-  const { batch, questionId, raters, pairs } = frame;
-  // A judgment whose rater or pair is not the batch's own (the schema does not forbid it) is looked up on its own.
-  const raterOf = (id: number) => {
-    let rater = raters.get(id);
-    if (rater === undefined) {
-      const row = db.prepare<{ id: number }, { excluded: number; status: string }>('SELECT excluded, status FROM raters WHERE id = :id').get({ id });
-      rater = row ? { name: `rater:${id}`, ...row } : null;
-      raters.set(id, rater);
-    }
-    return rater;
-  };
-  const pairOf = (id: number) => {
-    let pair = pairs.get(id);
-    if (pair === undefined) {
-      pair = db.prepare<{ id: number }, PairRow>(`${PAIR_SELECT} WHERE p.id = :id`).get({ id }) ?? null;
-      pairs.set(id, pair);
-    }
-    return pair;
-  };
+  const { batch, questionId } = frame;
+  const { raterOf, pairOf } = frameLookups(db, frame);
   const builder = createJudgmentTableBuilder();
   const rowOfPair = new Map<number, JudgmentRowInput>();
   const dropped = { gold: 0, removed: 0 };
@@ -299,19 +282,7 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
     // objects and pair ids made text (issue 12).
     let row = rowOfPair.get(pairId);
     if (!row) {
-      row = {
-        item: String(pairId),
-        rater: '',
-        conditionA: pair.condition_a,
-        conditionB: pair.condition_b,
-        outcome: 0,
-        left: 0,
-        seconds: NaN,
-        aWords: frame.wordsPerTurn.get(pair.dialogue_a_id) ?? NaN,
-        bWords: frame.wordsPerTurn.get(pair.dialogue_b_id) ?? NaN,
-        scenario: pair.scenario_id,
-        category: pair.category,
-      };
+      row = pairRowInput(frame, pairId, pair);
       rowOfPair.set(pairId, row);
     }
     row.rater = rater.name;
@@ -342,6 +313,52 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
     },
     attention,
     dialogues: [...frame.dialogues.values()],
+  };
+}
+
+/**
+ * The frame's raters and pairs by id. A judgment whose rater or pair is not the batch's own (the schema does not forbid
+ * it) is looked up on its own and remembered in the frame's maps.
+ */
+function frameLookups(db: Db, frame: JudgmentFrame): {
+  raterOf: (id: number) => { name: string; excluded: number; status: string } | null;
+  pairOf: (id: number) => PairRow | null;
+} {
+  const { raters, pairs } = frame;
+  const raterOf = (id: number) => {
+    let rater = raters.get(id);
+    if (rater === undefined) {
+      const row = db.prepare<{ id: number }, { excluded: number; status: string }>('SELECT excluded, status FROM raters WHERE id = :id').get({ id });
+      rater = row ? { name: `rater:${id}`, ...row } : null;
+      raters.set(id, rater);
+    }
+    return rater;
+  };
+  const pairOf = (id: number) => {
+    let pair = pairs.get(id);
+    if (pair === undefined) {
+      pair = db.prepare<{ id: number }, PairRow>(`${PAIR_SELECT} WHERE p.id = :id`).get({ id }) ?? null;
+      pairs.set(id, pair);
+    }
+    return pair;
+  };
+  return { raterOf, pairOf };
+}
+
+/** The builder's row for a pair, its judgment's own fields (rater, outcome, left, seconds) left for the caller to set. */
+function pairRowInput(frame: JudgmentFrame, pairId: number, pair: PairRow): JudgmentRowInput {
+  return {
+    item: String(pairId),
+    rater: '',
+    conditionA: pair.condition_a,
+    conditionB: pair.condition_b,
+    outcome: 0,
+    left: 0,
+    seconds: NaN,
+    aWords: frame.wordsPerTurn.get(pair.dialogue_a_id) ?? NaN,
+    bWords: frame.wordsPerTurn.get(pair.dialogue_b_id) ?? NaN,
+    scenario: pair.scenario_id,
+    category: pair.category,
   };
 }
 

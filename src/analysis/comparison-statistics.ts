@@ -29,15 +29,7 @@ export function analyzeComparison(
   let majTie = 0;
   const byCategory = new Map<string, [number, number, number]>();
   const byScenario = new Map<string, [number, number, number]>();
-  let allScenarios = true;
-  for (const i of items) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
-  // Clusters are numbered in the order of their names (scenario slugs, else pair ids), not in the order their rows came:
-  // the bootstrap draws clusters by number, and a batch reads its judgments in the order they were made where its
-  // judgments export lists them by pair, so the same seed gave another interval for the export (issue 40).
-  const clusterKey = (i: number) => (allScenarios ? (t.itemScenario[i] as number) : i);
-  const clusterName = (key: number) => (allScenarios ? t.scenarioNames[key] : t.itemNames[key]) as string;
-  const clusterIndex = new Map<number, number>();
-  for (const key of [...new Set(items.map(clusterKey))].sort((x, y) => compareNames(clusterName(x), clusterName(y)))) clusterIndex.set(key, clusterIndex.size);
+  const { allScenarios, clusterIndex } = numberClusters(t, items);
   const clusterA: number[] = new Array<number>(clusterIndex.size).fill(0);
   const clusterB: number[] = new Array<number>(clusterIndex.size).fill(0);
   const itemCluster = new Int32Array(t.itemNames.length).fill(-1);
@@ -65,62 +57,16 @@ export function analyzeComparison(
   const breakdown = (map: Map<string, [number, number, number]>): Breakdown[] =>
     [...map.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([key, [a, b, tie]]) => ({ key, ...winRate(a, b, tie) }));
 
-  let raters: Parameters<typeof bootstrapWinRate>[0]['raters'];
-  if (o.resampleRaters) {
-    const rows: number[] = [];
-    for (let j = 0; j < t.n; j++) if ((t.itemComparison[t.item[j] as number] as number) === c) rows.push(j);
-    // Resample this comparison's own raters: drawing from every rater of the batch would draw raters who never saw
-    // these pairs and leave replicates empty.
-    const local = new Map<number, number>();
-    const rowRater = Int32Array.from(rows, (j) => {
-      const r = t.rater[j] as number;
-      let k = local.get(r);
-      if (k === undefined) local.set(r, (k = local.size));
-      return k;
-    });
-    raters = {
-      rowCluster: Int32Array.from(rows, (j) => itemCluster[t.item[j] as number] as number),
-      rowRater,
-      rowOutcome: Int8Array.from(rows, (j) => t.outcome[j] as number),
-      nRaters: local.size,
-    };
-  }
+  const raters = o.resampleRaters ? raterRows(t, c, itemCluster) : undefined;
   const boot = bootstrapWinRate({ clusterWinsA: Float64Array.from(clusterA), clusterWinsB: Float64Array.from(clusterB), raters }, { replicates: o.replicates, seed: o.seed + c });
 
-  // Declared categories: the two conditions, plus TIE when the batch allows ties; for a file, the labels that occur.
-  let categories: string[];
-  if (o.tiesAllowed === null) {
-    categories = [...(wa > 0 ? [cmp.a] : []), ...(wb > 0 ? [cmp.b] : []), ...(ties > 0 ? [TIE] : [])];
-  } else {
-    categories = [cmp.a, cmp.b, ...(o.tiesAllowed || ties > 0 ? [TIE] : [])];
-  }
+  const categories = declaredCategories(cmp, o.tiesAllowed, wa, wb, ties);
   const columns = [categories.indexOf(cmp.a), categories.indexOf(cmp.b), categories.indexOf(TIE)];
   const agreement = agreementFor(t, items, itemCounts, categories, () => columns, o.tiesAllowed === null ? 'labels in the data' : 'batch settings', o.heavy, c);
 
-  const wordsItems = { winsA: new Float64Array(items.length), winsB: new Float64Array(items.length), aWords: new Float64Array(items.length), bWords: new Float64Array(items.length) };
-  items.forEach((i, x) => {
-    wordsItems.winsA[x] = itemCounts[i * 3] as number;
-    wordsItems.winsB[x] = itemCounts[i * 3 + 1] as number;
-    wordsItems.aWords[x] = t.itemWordsA[i] as number;
-    wordsItems.bWords[x] = t.itemWordsB[i] as number;
-  });
   const wilsonHalf = wilsonHalfWidth(wa, wa + wb);
   const bootHalf = boot.ci95 ? (boot.ci95[1] - boot.ci95[0]) / 2 : null;
   const deff = wilsonHalf && bootHalf ? (bootHalf / wilsonHalf) ** 2 : 1;
-
-  let dsView: ComparisonReport['dawid_skene'] = null;
-  if (ds) {
-    let a = 0;
-    let b = 0;
-    let tie = 0;
-    for (const i of items) {
-      const l = ds.item_label[i] as number;
-      if (l === 0) a++;
-      else if (l === 1) b++;
-      else tie++;
-    }
-    dsView = { win_rate_a: a + b > 0 ? a / (a + b) : null, pairs_a: a, pairs_b: b, pairs_tie: tie };
-  }
 
   const n = wa + wb + ties;
   return {
@@ -143,10 +89,79 @@ export function analyzeComparison(
       leftBWinsA: sideSplit[c * 4 + 2] as number,
       leftBWinsB: sideSplit[c * 4 + 3] as number,
     }),
-    length_control: lengthControlledWinRate(wordsItems),
+    length_control: lengthControlledWinRate(wordsPerItem(t, items, itemCounts)),
     sample_size: planSampleSize({ winsA: wa, winsB: wb, ties }, o.target, deff),
-    dawid_skene: dsView,
+    dawid_skene: ds ? dawidSkeneView(ds, items) : null,
   };
+}
+
+/**
+ * Which clusters the bootstrap resamples (scenarios when every pair has one, else pairs) and each cluster key's number.
+ * Clusters are numbered in the order of their names (scenario slugs, else pair ids), not in the order their rows came:
+ * the bootstrap draws clusters by number, and a batch reads its judgments in the order they were made where its
+ * judgments export lists them by pair, so the same seed gave another interval for the export (issue 40).
+ */
+function numberClusters(t: JudgmentTable, items: number[]): { allScenarios: boolean; clusterIndex: Map<number, number> } {
+  let allScenarios = true;
+  for (const i of items) if ((t.itemScenario[i] as number) < 0) allScenarios = false;
+  const clusterKey = (i: number) => (allScenarios ? (t.itemScenario[i] as number) : i);
+  const clusterName = (key: number) => (allScenarios ? t.scenarioNames[key] : t.itemNames[key]) as string;
+  const clusterIndex = new Map<number, number>();
+  for (const key of [...new Set(items.map(clusterKey))].sort((x, y) => compareNames(clusterName(x), clusterName(y)))) clusterIndex.set(key, clusterIndex.size);
+  return { allScenarios, clusterIndex };
+}
+
+/** The comparison's judgments as rows of the two-way (cluster and rater) bootstrap. */
+function raterRows(t: JudgmentTable, c: number, itemCluster: Int32Array): Parameters<typeof bootstrapWinRate>[0]['raters'] {
+  const rows: number[] = [];
+  for (let j = 0; j < t.n; j++) if ((t.itemComparison[t.item[j] as number] as number) === c) rows.push(j);
+  // Resample this comparison's own raters: drawing from every rater of the batch would draw raters who never saw
+  // these pairs and leave replicates empty.
+  const local = new Map<number, number>();
+  const rowRater = Int32Array.from(rows, (j) => {
+    const r = t.rater[j] as number;
+    let k = local.get(r);
+    if (k === undefined) local.set(r, (k = local.size));
+    return k;
+  });
+  return {
+    rowCluster: Int32Array.from(rows, (j) => itemCluster[t.item[j] as number] as number),
+    rowRater,
+    rowOutcome: Int8Array.from(rows, (j) => t.outcome[j] as number),
+    nRaters: local.size,
+  };
+}
+
+/** Declared categories: the two conditions, plus TIE when the batch allows ties; for a file, the labels that occur. */
+function declaredCategories(cmp: { a: string; b: string }, tiesAllowed: boolean | null, wa: number, wb: number, ties: number): string[] {
+  if (tiesAllowed === null) return [...(wa > 0 ? [cmp.a] : []), ...(wb > 0 ? [cmp.b] : []), ...(ties > 0 ? [TIE] : [])];
+  return [cmp.a, cmp.b, ...(tiesAllowed || ties > 0 ? [TIE] : [])];
+}
+
+/** Per pair of the comparison: its wins for A and B and its dialogues' words per turn, for the length control. */
+function wordsPerItem(t: JudgmentTable, items: number[], itemCounts: Int32Array): Parameters<typeof lengthControlledWinRate>[0] {
+  const wordsItems = { winsA: new Float64Array(items.length), winsB: new Float64Array(items.length), aWords: new Float64Array(items.length), bWords: new Float64Array(items.length) };
+  items.forEach((i, x) => {
+    wordsItems.winsA[x] = itemCounts[i * 3] as number;
+    wordsItems.winsB[x] = itemCounts[i * 3 + 1] as number;
+    wordsItems.aWords[x] = t.itemWordsA[i] as number;
+    wordsItems.bWords[x] = t.itemWordsB[i] as number;
+  });
+  return wordsItems;
+}
+
+/** The comparison's pairs by their Dawid-Skene label. */
+function dawidSkeneView(ds: DawidSkeneResult, items: number[]): NonNullable<ComparisonReport['dawid_skene']> {
+  let a = 0;
+  let b = 0;
+  let tie = 0;
+  for (const i of items) {
+    const l = ds.item_label[i] as number;
+    if (l === 0) a++;
+    else if (l === 1) b++;
+    else tie++;
+  }
+  return { win_rate_a: a + b > 0 ? a / (a + b) : null, pairs_a: a, pairs_b: b, pairs_tie: tie };
 }
 
 function addCounts(map: Map<string, [number, number, number]>, key: string, a: number, b: number, tie: number): void {
