@@ -4,7 +4,8 @@
 // keeps the chosen answers and the typed reasons across a reload (this tab only, keyed by the page's own address).
 // It also writes what it measured while the comparison was open to the hidden `signals` field (pastes and pasted
 // characters of the reasons, keys pressed and typing time in them, time hidden or unfocused, and on a phone whether an
-// answer came before Conversation 2 was opened); the server checks it against its own times (issue 43).
+// answer came before Conversation 2 was opened, and how the first question's choice was made: key 1, 2 or 0, a pointer
+// or tap, or otherwise); the server checks it against its own times (issue 43).
 // Its text is checked by the blinding test like every other response a rater receives.
 (function () {
   'use strict';
@@ -51,6 +52,7 @@
       var radio = groups[at].querySelector('input[type="radio"][value="' + value + '"]');
       if (!radio || radio.disabled) return;
       radio.checked = true;
+      if (at === 0) signals.key = event.key;
       chosen();
       event.preventDefault();
       var next = at + 1 < groups.length ? groups[at + 1] : null;
@@ -128,7 +130,9 @@
   var signalsField = document.getElementById('signals');
   var nudge = document.getElementById('second-nudge');
   var openedAt = Date.now();
-  var signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null };
+  var signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, key: null };
+  // How the first question's choice was made: the shortcut key above, else a pointer or tap, else 'other'.
+  var pointerAt = 0;
   var firstKeyAt = null;
   function onPhone() {
     return oneAtATime && narrow && narrow.matches;
@@ -154,8 +158,13 @@
         signals.pasted += text.length;
       });
     }
+    form.addEventListener('pointerdown', function () {
+      pointerAt = Date.now();
+    });
     form.addEventListener('change', function (event) {
-      if (event.target && event.target.type === 'radio') chosen();
+      if (!event.target || event.target.type !== 'radio') return;
+      if (groups.length > 0 && groups[0].contains(event.target)) signals.key = Date.now() - pointerAt < 2000 ? 'pointer' : 'other';
+      chosen();
     });
     form.addEventListener('submit', function () {
       if (signals.before_second === null && onPhone() && form.querySelector('input[type="radio"]:checked')) signals.before_second = !seenSecond;

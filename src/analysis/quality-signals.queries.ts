@@ -10,7 +10,7 @@ function readSignalJudgments(db: Db, batchId: number): (SignalJudgment & { pair_
     .prepare<{ b: number }, SignalJudgment & { pair_id: number; dialogue_a_id: number; dialogue_b_id: number }>(
       `SELECT j.rater_id, j.pair_id, p.dialogue_a_id, p.dialogue_b_id,
          coalesce(j.active_ms, CAST((julianday(j.submitted_at) - julianday(j.shown_at)) * 86400000 AS INTEGER)) AS active_ms,
-         da.words + db.words AS words, j.reason, s.telemetry, s.reason_chars, s.pasted_chars, s.keystrokes, s.typing_ms, s.answered_before_second
+         da.words + db.words AS words, j.reason, s.telemetry, s.reason_chars, s.pasted_chars, s.keystrokes, s.typing_ms, s.answered_before_second, s.answer_key
        FROM judgments j JOIN pairs p ON p.id = j.pair_id
          JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id
          LEFT JOIN answer_signals s ON s.assignment_id = j.assignment_id

@@ -18,6 +18,8 @@ export type SignalJudgment = {
   keystrokes: number | null;
   typing_ms: number | null;
   answered_before_second: number | null;
+  /** How the first question's choice was made (migration 040): '1', '2', '0', 'pointer', 'other'; null when not sent. */
+  answer_key: string | null;
 };
 
 export type RaterSignals = {
@@ -31,9 +33,11 @@ export type RaterSignals = {
   beforeSecond: number;
   sameAsOtherRater: number;
   copiedFromPage: number;
+  /** Plausible answers whose choice the page saw made, by how it was made ('1', '2', '0', 'pointer', 'other'). */
+  keys: Record<string, number>;
 };
 
-export type SignalFlag = 'pasted reasons' | 'implausible telemetry' | 'under reading time' | 'answered before conversation 2' | 'same reason as another rater' | 'reason copied from the page';
+export type SignalFlag = 'pasted reasons' | 'implausible telemetry' | 'under reading time' | 'answered before conversation 2' | 'same reason as another rater' | 'reason copied from the page' | 'one key';
 
 /** The words of a text, lower case, letters and digits only: what "the same reason" compares. */
 export function normaliseReason(text: string): string {
@@ -83,7 +87,7 @@ export function raterSignals(rows: SignalJudgment[], shared: boolean[], copied: 
   const out = new Map<number, RaterSignals>();
   rows.forEach((j, k) => {
     let s = out.get(j.rater_id);
-    if (!s) out.set(j.rater_id, (s = { judgments: 0, measured: 0, implausible: 0, pasted: 0, typed: 0, underReadingFloor: 0, beforeSecond: 0, sameAsOtherRater: 0, copiedFromPage: 0 }));
+    if (!s) out.set(j.rater_id, (s = { judgments: 0, measured: 0, implausible: 0, pasted: 0, typed: 0, underReadingFloor: 0, beforeSecond: 0, sameAsOtherRater: 0, copiedFromPage: 0, keys: {} }));
     s.judgments += 1;
     const floor = readingFloorMs(j.words, q.readingWordsPerMinute);
     if (floor !== null && j.active_ms < floor) s.underReadingFloor += 1;
@@ -96,8 +100,19 @@ export function raterSignals(rows: SignalJudgment[], shared: boolean[], copied: 
     if (chars > 0 && Math.min(1, (j.pasted_chars ?? 0) / chars) >= q.pastedShare) s.pasted += 1;
     else if (chars > 0 && (j.keystrokes ?? 0) > 0) s.typed += 1;
     if (j.answered_before_second === 1) s.beforeSecond += 1;
+    if (j.telemetry === 'plausible' && j.answer_key !== null) s.keys[j.answer_key] = (s.keys[j.answer_key] ?? 0) + 1;
   });
   return out;
+}
+
+/**
+ * "one key": every answer whose choice the page saw made (at least `min` of them) was given with the same shortcut key.
+ * A pointer or tap is not a key: a rater who always clicks the same side is "one side" (src/analysis/rater-quality.ts).
+ */
+export function oneKey(keys: Record<string, number>, min: number): boolean {
+  const used = Object.entries(keys).filter(([, n]) => n > 0);
+  const [only] = used;
+  return used.length === 1 && only !== undefined && ['1', '2', '0'].includes(only[0]) && only[1] >= min;
 }
 
 /** The flags of a rater's signals: a signal shown by at least `raterShare` of the judgments it can be seen on. */
@@ -111,6 +126,7 @@ export function signalFlags(s: RaterSignals | undefined, q: QualitySettings): Si
   if (share(s.beforeSecond, s.measured)) flags.push('answered before conversation 2');
   if (s.sameAsOtherRater > 0) flags.push('same reason as another rater');
   if (s.copiedFromPage > 0) flags.push('reason copied from the page');
+  if (oneKey(s.keys, q.oneKeyMinAnswers)) flags.push('one key');
   return flags;
 }
 

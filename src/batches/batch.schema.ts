@@ -125,6 +125,8 @@ export const qualitySettingsSchema = z.strictObject({
   similarity: z.number().min(0.5).max(1).default(0.8),
   /** A rater is flagged for a per-judgment signal when at least this share of their judgments shows it. */
   raterShare: z.number().min(0.01).max(1).default(0.5),
+  /** "one key": at least this many answers with the page's figures, all chosen with the same shortcut key (1, 2 or 0). */
+  oneKeyMinAnswers: z.number().int().min(2).max(1000).default(5),
 });
 export type QualitySettings = z.infer<typeof qualitySettingsSchema>;
 export const DEFAULT_QUALITY: QualitySettings = qualitySettingsSchema.parse({});

@@ -78,6 +78,7 @@ export type JudgmentExportRow = {
   sig_typing_ms: number | null;
   sig_hidden_ms: number | null;
   sig_before_second: number | null;
+  sig_answer_key: string | null;
 };
 
 /**
@@ -92,7 +93,8 @@ const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batc
          j.is_gold, j.correct, j.shown_at, j.submitted_at, j.active_ms, j.question_version,
          ${EXCLUSION_REASON} AS exclusion_reason,
          sig.telemetry, sig.reason_chars AS sig_reason_chars, sig.paste_events AS sig_paste_events, sig.pasted_chars AS sig_pasted_chars,
-         sig.keystrokes AS sig_keystrokes, sig.typing_ms AS sig_typing_ms, sig.hidden_ms AS sig_hidden_ms, sig.answered_before_second AS sig_before_second
+         sig.keystrokes AS sig_keystrokes, sig.typing_ms AS sig_typing_ms, sig.hidden_ms AS sig_hidden_ms, sig.answered_before_second AS sig_before_second,
+         sig.answer_key AS sig_answer_key
        FROM ${judgments}
        JOIN pairs p ON p.id = j.pair_id
        JOIN raters r ON r.id = j.rater_id

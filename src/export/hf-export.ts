@@ -87,6 +87,7 @@ const JUDGMENT_FIELDS: [string, string][] = [
   ['reason_pasted_share, paste_events, keystrokes, typing_time_s', 'the share of the reason that arrived by paste, pastes, keys pressed in the reason box and the time from the first key to the last'],
   ['hidden_time_s', 'seconds the page was hidden or unfocused while the comparison was open'],
   ['answered_before_conversation_2', 'on a phone: an answer was chosen before Conversation 2 was ever shown (null on a wide screen)'],
+  ['answer_key', "how the page's first question was answered: key `1`, `2` or `0`, `pointer` (click or tap) or `other`; null when the page sent none"],
 ];
 
 const PREFERENCE_FIELDS: [string, string][] = [
@@ -143,6 +144,7 @@ const JUDGMENT_DTYPES: Record<string, 'int64' | 'float64' | 'bool' | 'string'> =
   typing_time_s: 'float64',
   hidden_time_s: 'float64',
   answered_before_conversation_2: 'bool',
+  answer_key: 'string',
 };
 
 /** The judgments config's features, in the order of the export's columns (which depend on the options). */

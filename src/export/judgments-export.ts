@@ -40,7 +40,7 @@ export function judgmentColumns(ctx: ExportContext): string[] {
  * What the rater's page measured for the answer, checked by the server (issue 43; docs/researcher/quality-signals.md):
  * empty when the page sent nothing (no JavaScript). Every question's row of one page carries its page's figures.
  */
-export const SIGNAL_COLUMNS = ['telemetry', 'reason_pasted_share', 'paste_events', 'keystrokes', 'typing_time_s', 'hidden_time_s', 'answered_before_conversation_2'] as const;
+export const SIGNAL_COLUMNS = ['telemetry', 'reason_pasted_share', 'paste_events', 'keystrokes', 'typing_time_s', 'hidden_time_s', 'answered_before_conversation_2', 'answer_key'] as const;
 
 function signalFields(row: JudgmentExportRow): JudgmentRecord {
   const chars = row.sig_reason_chars ?? 0;
@@ -52,6 +52,7 @@ function signalFields(row: JudgmentExportRow): JudgmentRecord {
     typing_time_s: row.sig_typing_ms === null ? null : row.sig_typing_ms / 1000,
     hidden_time_s: row.sig_hidden_ms === null ? null : row.sig_hidden_ms / 1000,
     answered_before_conversation_2: row.sig_before_second === null ? null : row.sig_before_second === 1,
+    answer_key: row.sig_answer_key,
   };
 }
 

@@ -16,7 +16,14 @@ const telemetrySchema = z.strictObject({
   typing_ms: count,
   hidden_ms: count,
   before_second: z.boolean().nullable(),
+  // Read as any short text and checked against ANSWER_KEYS below, so that a forged value is named, not just unreadable.
+  key: z.string().max(20).nullable().optional(),
 });
+
+/** How the first question's choice was made, as the page can tell it: a shortcut key, a pointer or tap, or otherwise. */
+export const ANSWER_KEYS = ['1', '2', '0', 'pointer', 'other'] as const;
+export type AnswerKey = (typeof ANSWER_KEYS)[number];
+const isAnswerKey = (k: string | null | undefined): k is AnswerKey => (ANSWER_KEYS as readonly (string | null | undefined)[]).includes(k);
 
 export type AnswerSignals = {
   telemetry: 'plausible' | 'implausible';
@@ -28,6 +35,8 @@ export type AnswerSignals = {
   typingMs: number;
   hiddenMs: number;
   answeredBeforeSecond: boolean | null;
+  /** Null when the page sent none, or a value outside ANSWER_KEYS (never trusted). */
+  answerKey: AnswerKey | null;
 };
 
 /**
@@ -48,6 +57,7 @@ export const TELEMETRY_RULES = {
 /** The first rule the page's figures break, in words, or null when they fit what the server measured. */
 function implausibility(t: z.infer<typeof telemetrySchema>, reasonChars: number, openMs: number): string | null {
   const rules = TELEMETRY_RULES;
+  if (t.key !== undefined && t.key !== null && !isAnswerKey(t.key)) return 'an answer key the page never sends';
   if (t.typing_ms > openMs + rules.clockSlackMs) return 'typing time longer than the comparison was open';
   if (t.hidden_ms > openMs + rules.clockSlackMs) return 'hidden time longer than the comparison was open';
   if (t.pasted > 0 && t.pastes === 0) return 'pasted characters without a paste';
@@ -71,7 +81,7 @@ export function checkAnswerSignals(field: string | null | undefined, reasonChars
   }
   const parsed = telemetrySchema.safeParse(raw);
   if (!parsed.success) {
-    return { telemetry: 'implausible', problem: 'the page sent figures that cannot be read', reasonChars, pasteEvents: 0, pastedChars: 0, keystrokes: 0, typingMs: 0, hiddenMs: 0, answeredBeforeSecond: null };
+    return { telemetry: 'implausible', problem: 'the page sent figures that cannot be read', reasonChars, pasteEvents: 0, pastedChars: 0, keystrokes: 0, typingMs: 0, hiddenMs: 0, answeredBeforeSecond: null, answerKey: null };
   }
   const t = parsed.data;
   const problem = implausibility(t, reasonChars, openMs);
@@ -85,5 +95,6 @@ export function checkAnswerSignals(field: string | null | undefined, reasonChars
     typingMs: t.typing_ms,
     hiddenMs: t.hidden_ms,
     answeredBeforeSecond: t.before_second,
+    answerKey: isAnswerKey(t.key) ? t.key : null,
   };
 }

@@ -448,12 +448,12 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
   );
 }
 
-/** The checked signals of one answered assignment (migration 035). */
+/** The checked signals of one answered assignment (migrations 035, 040). */
 export function insertAnswerSignals(db: Db, assignmentId: number, batchId: number, raterId: number, s: AnswerSignals): void {
   db.prepare(
     `INSERT INTO answer_signals (assignment_id, batch_id, rater_id, telemetry, problem, reason_chars, paste_events, pasted_chars, keystrokes, typing_ms,
-       hidden_ms, answered_before_second)
-     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before)`,
+       hidden_ms, answered_before_second, answer_key)
+     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before, :answerKey)`,
   ).run({
     assignmentId,
     batchId,
@@ -467,6 +467,7 @@ export function insertAnswerSignals(db: Db, assignmentId: number, batchId: numbe
     typingMs: s.typingMs,
     hiddenMs: s.hiddenMs,
     before: s.answeredBeforeSecond === null ? null : s.answeredBeforeSecond ? 1 : 0,
+    answerKey: s.answerKey,
   });
 }
 

@@ -1,7 +1,7 @@
 // Issue 43 in Chromium: real key events and a real clipboard paste tell a typed reason from a pasted one, in the
 // stored signals, the judgments through the API and the rater table; answers faster than the reading floor and two
 // raters with the same reason are flagged. Issue 40: on a phone the key hints are hidden and an answer before
-// Conversation 2 is nudged and recorded.
+// Conversation 2 is nudged and recorded. "One key": a rater answering every comparison with the same key is flagged.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,8 @@ async function rate(context: BrowserContext, link: string, how: 'type' | 'paste'
   await page.keyboard.press('2');
   const box = page.locator('#reason');
   await box.click();
-  if (how === 'type') await page.keyboard.type(REASON, { delay: 5 });
+  // Typed at a person's pace: the server finds more than 20 keys a second over the time open implausible.
+  if (how === 'type') await page.keyboard.type(REASON, { delay: 60 });
   else {
     await page.evaluate((text) => navigator.clipboard.writeText(text), REASON);
     await page.keyboard.press('Control+V');
@@ -114,6 +115,50 @@ describe('a phone rater in Chromium (issue 40)', () => {
       expect(built.db.prepare('SELECT choice FROM judgments').pluck().all()).toEqual(['left']);
     } finally {
       await context.close();
+      await server.close();
+    }
+  });
+});
+
+/** One rater answering every comparison of a batch, each choice made as `how(i)` says; no reason. */
+async function answerAll(context: BrowserContext, link: string, comparisons: number, how: (i: number) => 'key 1' | 'key 2' | 'click left' | 'click right') {
+  const page = await context.newPage();
+  await reachFirstComparison(page, link);
+  for (let i = 0; i < comparisons; i += 1) {
+    const way = how(i);
+    if (way === 'key 1') await page.keyboard.press('1');
+    else if (way === 'key 2') await page.keyboard.press('2');
+    else await page.locator(`label[for="choice-${way === 'click left' ? 'left' : 'right'}"]`).click();
+    await submitAndLeave(page);
+  }
+}
+
+describe('"one key" in Chromium (issue 43)', () => {
+  it('a rater who answers every comparison with key 1 is flagged "one key" on the rater table and the participants page; one answering by mouse and mixed keys is not', async () => {
+    const built = buildTestApp();
+    const comparisons = 5;
+    const seeded = seedBatch(built.db, { samples: comparisons, settings: { perRaterCap: comparisons, judgmentsPerPair: 2, provider: { kind: 'link', completionCodes: { completed: 'KEY-OK' } } } });
+    const server = await serve(built.app);
+    const link = `${server.url}/r/${seeded.publicId}`;
+    const contexts = await Promise.all([0, 1].map(() => browser.newContext({ viewport: { width: 1280, height: 900 } })));
+    try {
+      await answerAll(contexts[0] as BrowserContext, link, comparisons, () => 'key 1');
+      await answerAll(contexts[1] as BrowserContext, link, comparisons, (i) => (['click left', 'key 2', 'click right', 'key 1', 'click left'] as const)[i] ?? 'click left');
+      const keysOf = (id: number) => built.db.prepare('SELECT answer_key FROM answer_signals WHERE rater_id = ? ORDER BY assignment_id').pluck().all(id);
+      const [keyer, mixer] = built.db.prepare('SELECT DISTINCT rater_id FROM answer_signals ORDER BY rater_id').pluck().all() as [number, number];
+      expect(keysOf(keyer)).toEqual(['1', '1', '1', '1', '1']);
+      expect(keysOf(mixer)).toEqual(['pointer', '2', 'pointer', '1', 'pointer']);
+      expect(built.db.prepare("SELECT count(*) FROM answer_signals WHERE telemetry = 'plausible'").pluck().get()).toBe(10);
+
+      const admin = await signIn(built.app, built.db, 'admin');
+      const table = await admin.agent.get(`/console/batches/${seeded.batchId}/raters`).expect(200);
+      const rowOf = (id: number) => new RegExp(`data-rater="${id}">([\\s\\S]*?)</tr>`).exec(table.text)?.[1] ?? '';
+      expect(rowOf(keyer)).toContain('one key');
+      expect(rowOf(mixer)).not.toContain('one key');
+      const csv = (await admin.agent.get(`/console/batches/${seeded.batchId}/participants.csv?form=full`).expect(200)).text;
+      expect(csv.split('\n').filter((l) => l.includes('one key'))).toHaveLength(1);
+    } finally {
+      await Promise.all(contexts.map((c) => c.close()));
       await server.close();
     }
   });
