@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
-import { UserFacingError } from '../errors/user-facing-error.js';
 import { listBatchOperations, listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
 import { formatMinor } from '../recruiting/prolific-plan.js';
-import { describeMturkPlan, expireMturkHits, type MturkDeps, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
+import { describeMturkPlan, expireMturkHits, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parseInput } from '../web/validate.js';
 import { requireBatchView } from './batch-pages.routes.js';
+import { orProblem, platformDepsOf } from './platform-pages.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 
 // MTurk from the console (issue 41): one page with the publish dry run and its typed confirmation, the status panel
@@ -17,19 +17,9 @@ import { type ConsoleDeps, idParam } from './console-deps.js';
 const publishSchema = z.object({ confirm: z.literal('publish', { error: 'type "publish" to confirm' }), sandbox: z.literal('on').optional() });
 const settleSchema = z.object({ confirm: z.literal('settle', { error: 'type "settle" to confirm' }) });
 
-/** What went wrong on MTurk's side (or before calling it), shown on the page instead of its content. */
-async function orProblem<T>(work: () => Promise<T>): Promise<{ value: T | null; problem: string | null }> {
-  try {
-    return { value: await work(), problem: null };
-  } catch (error) {
-    if (error instanceof UserFacingError) return { value: null, problem: error.message };
-    throw error;
-  }
-}
-
 export function mturkRoutes(deps: ConsoleDeps): RouteSpec[] {
-  const { db, config, clock } = deps;
-  const workflowDeps = (user: SessionUser): MturkDeps => ({ db, config, clock, actor: user.email });
+  const { db } = deps;
+  const workflowDeps = (user: SessionUser) => platformDepsOf(deps, user);
   const page = '/console/batches/:id/mturk';
   const back = (batchId: number) => page.replace(':id', String(batchId));
   return [

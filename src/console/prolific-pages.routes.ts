@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
-import { UserFacingError } from '../errors/user-facing-error.js';
 import { findProlificStudyId, listBatchOperations } from '../recruiting/platform-operations.queries.js';
 import { formatMinor } from '../recruiting/prolific-plan.js';
-import { type ProlificDeps, prolificStatus, publishOnProlific, settleOnProlific, transitionProlificStudy } from '../recruiting/prolific-workflows.js';
+import { prolificStatus, publishOnProlific, settleOnProlific, transitionProlificStudy } from '../recruiting/prolific-workflows.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parseInput } from '../web/validate.js';
 import { requireBatchView } from './batch-pages.routes.js';
+import { orProblem, platformDepsOf } from './platform-pages.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 
 // Prolific from the console (issue 41): the publish dry run with a typed confirmation, the status panel comparing
@@ -18,19 +18,9 @@ const publishSchema = z.object({ confirm: z.literal('publish', { error: 'type "p
 const settleSchema = z.object({ confirm: z.literal('settle', { error: 'type "settle" to confirm' }) });
 const studySchema = z.object({ action: z.enum(['PAUSE', 'START', 'STOP']) });
 
-/** What went wrong on Prolific's side (or before calling it), shown on the page instead of its content. */
-async function orProblem<T>(work: () => Promise<T>): Promise<{ value: T | null; problem: string | null }> {
-  try {
-    return { value: await work(), problem: null };
-  } catch (error) {
-    if (error instanceof UserFacingError) return { value: null, problem: error.message };
-    throw error;
-  }
-}
-
 export function prolificRoutes(deps: ConsoleDeps): RouteSpec[] {
-  const { db, config, clock } = deps;
-  const workflowDeps = (user: SessionUser): ProlificDeps => ({ db, config, clock, actor: user.email });
+  const { db } = deps;
+  const workflowDeps = (user: SessionUser) => platformDepsOf(deps, user);
   const operationsOf = (batchId: number) => listBatchOperations(db, batchId, 'prolific').reverse();
   return [
     {
