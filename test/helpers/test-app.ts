@@ -23,3 +23,12 @@ export function buildTestApp(options: { env?: Record<string, string>; clock?: Cl
   const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock, answerThread });
   return { app, db, config, dbPath: path, answerThread };
 }
+
+/**
+ * A clock for raters who take their time: it runs with the real one but starts two hours behind (so anything a CLI
+ * process judges by the real clock lies in its past), and `pace(ms)` moves it on, as a person reading a pair would.
+ */
+export function pacedClock(behindMs = 2 * 3_600_000) {
+  let offset = -behindMs;
+  return { clock: (): Date => new Date(Date.now() + offset), pace: (ms: number) => void (offset += ms) };
+}

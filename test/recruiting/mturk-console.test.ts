@@ -12,7 +12,7 @@ describe('MTurk in the console', () => {
     const setup = await mturkSetup();
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: () => new Date() });
+    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: setup.clock });
     const admin = await signIn(app, setup.db, 'admin');
     const researcher = await signIn(app, setup.db, 'researcher');
     const id = setup.seeded.batchId;

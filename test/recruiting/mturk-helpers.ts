@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
 import { type FakeMturk, startFakeMturk } from '../helpers/fake-mturk.js';
-import { buildTestApp } from '../helpers/test-app.js';
+import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
 export const PUBLIC_URL = 'http://simarena.example';
@@ -33,7 +33,9 @@ export async function mturkSetup(options: { settings?: Record<string, unknown>; 
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     AWS_SESSION_TOKEN: credentials.sessionToken,
   };
-  const built = buildTestApp({ env });
+  // Raters take 20 s a comparison: faster, the server's own shown→submitted time flags them "too fast".
+  const { clock, pace } = pacedClock();
+  const built = buildTestApp({ env, clock });
   const seeded = seedBatch(built.db, {
     samples: 4,
     open: options.open,
@@ -50,7 +52,7 @@ export async function mturkSetup(options: { settings?: Record<string, unknown>; 
     },
   });
   const cliEnv = { ...env, DATABASE_PATH: built.dbPath, LOG_LEVEL: 'silent' };
-  return { ...built, fake, credentials, seeded, cliEnv };
+  return { ...built, fake, credentials, seeded, cliEnv, clock, pace };
 }
 export type MturkSetup = Awaited<ReturnType<typeof mturkSetup>>;
 
@@ -75,6 +77,7 @@ export async function walkFromMturk(setup: MturkSetup, url: string, walk: Walk):
       const right = sideOf(a.left_side, a.expected ?? 'a');
       choice = walk === 'screen-out' ? (right === 'left' ? 'right' : 'left') : right;
     }
+    setup.pace(20_000);
     const res = await rater.submit(page.res.text, { choice });
     page = await rater.follow(String(res.headers.location));
   }

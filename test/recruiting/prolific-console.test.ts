@@ -91,7 +91,7 @@ describe('Prolific in the console', () => {
     const setup = await prolificSetup();
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: () => new Date() });
+    const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: setup.clock });
     const admin = await signIn(app, setup.db, 'admin');
     const id = setup.seeded.batchId;
     await admin.agent.get(`/console/batches/${id}/prolific`).expect(200);

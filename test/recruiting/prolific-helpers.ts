@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
 import { type FakeProlific, startFakeProlific } from '../helpers/fake-prolific.js';
-import { buildTestApp } from '../helpers/test-app.js';
+import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
 // http: supertest's console sessions need cookies without Secure (an https PUBLIC_URL is only a launch-checklist warning).
@@ -24,7 +24,9 @@ export async function prolificSetup(options: { settings?: Record<string, unknown
   const fake = await startFakeProlific({ token });
   fakes.push(fake);
   const env = { PUBLIC_URL, PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
-  const built = buildTestApp({ env });
+  // Raters take 20 s a comparison: faster, the server's own shown→submitted time flags them "too fast".
+  const { clock, pace } = pacedClock();
+  const built = buildTestApp({ env, clock });
   const seeded = seedBatch(built.db, {
     samples: 4,
     open: options.open,
@@ -40,7 +42,7 @@ export async function prolificSetup(options: { settings?: Record<string, unknown
     },
   });
   const cliEnv = { ...env, DATABASE_PATH: built.dbPath, LOG_LEVEL: 'silent' };
-  return { ...built, fake, token, seeded, cliEnv };
+  return { ...built, fake, token, seeded, cliEnv, clock, pace };
 }
 
 export type Walk = 'complete' | 'screen-out' | 'decline' | 'withdraw';
@@ -77,6 +79,7 @@ export async function walkFromProlific(setup: Awaited<ReturnType<typeof prolific
       const right = sideOf(a.left_side, a.expected ?? 'a');
       choice = walk === 'screen-out' ? (right === 'left' ? 'right' : 'left') : right;
     }
+    setup.pace(20_000);
     const res = await rater.submit(page.res.text, { choice });
     page = await rater.follow(String(res.headers.location));
   }
