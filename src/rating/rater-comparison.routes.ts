@@ -18,171 +18,182 @@ type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHa
 
 const NOTICES = ['full', 'late', 'reported'];
 
-/** The next comparison, the comparison page and its answer, and content reports. */
-export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
+function comparisonUrl(pages: RaterPages, b: BatchRow, rater: RaterRow, assignmentPublicId: string): string {
+  return pages.withToken(`${pages.base(b)}/c/${encodeURIComponent(assignmentPublicId)}`, rater);
+}
+
+/**
+ * A batch that is not open hands out nothing new, but strands nobody: a comparison whose lease is running can
+ * still be answered; after that, a closed batch ends the session with the `partial` code, and a paused one
+ * offers to wait or to finish now with it.
+ */
+function whenNotOpen(pages: RaterPages, res: Response, b: BatchRow, rater: RaterRow): void {
+  const { db, clock } = pages.deps;
+  const live = liveLeaseOf(db, rater.id);
+  if (live && live.expires_at > clock().toISOString()) {
+    seeOther(res, comparisonUrl(pages, b, rater, live.public_id));
+    return;
+  }
+  if (b.state === 'closed') {
+    completeRater(db, rater, 'closed', clock());
+    seeOther(res, pages.withToken(`${pages.base(b)}/done`, rater));
+    return;
+  }
+  res.status(503).render('rater/notice', {
+    ...pages.pageLocals(res, rater, 'This study is paused'),
+    message:
+      'This study is paused for a moment. You can wait and reload this page a little later to go on (your place is kept), ' +
+      'or finish now: you then get your completion code for the work you have done.',
+    finishAction: `${pages.base(b)}/finish`,
+  });
+}
+
+/**
+ * The answer's transaction (answer-and-lease.ts): on the answer thread when the server runs one, else here. When
+ * the thread gives no reply (it ended or is restarting), it runs here: an answer the thread stored is then a duplicate.
+ */
+async function answer(pages: RaterPages, rater: RaterRow, input: JudgmentInput, step: AnswerStep): Promise<RecordOutcome> {
   const { db, clock, random, answerThread } = pages.deps;
-  const { base, withToken, pageLocals } = pages;
-  const comparisonUrl = (b: BatchRow, rater: RaterRow, assignmentPublicId: string) => withToken(`${base(b)}/c/${encodeURIComponent(assignmentPublicId)}`, rater);
+  const reply = answerThread ? await answerThread.answer(rater, input, clock()) : null;
+  if (!reply) return answerAndLease(db).immediate(rater, input, clock(), random, step);
+  Object.assign(step, reply.step);
+  if (reply.error) throw reply.error;
+  return reply.outcome;
+}
 
-  /**
-   * A batch that is not open hands out nothing new, but strands nobody: a comparison whose lease is running can
-   * still be answered; after that, a closed batch ends the session with the `partial` code, and a paused one
-   * offers to wait or to finish now with it.
-   */
-  function whenNotOpen(res: Response, b: BatchRow, rater: RaterRow): void {
-    const live = liveLeaseOf(db, rater.id);
-    if (live && live.expires_at > clock().toISOString()) {
-      seeOther(res, comparisonUrl(b, rater, live.public_id));
-      return;
-    }
-    if (b.state === 'closed') {
-      completeRater(db, rater, 'closed', clock());
-      seeOther(res, withToken(`${base(b)}/done`, rater));
-      return;
-    }
-    res.status(503).render('rater/notice', {
-      ...pageLocals(res, rater, 'This study is paused'),
-      message:
-        'This study is paused for a moment. You can wait and reload this page a little later to go on (your place is kept), ' +
-        'or finish now: you then get your completion code for the work you have done.',
-      finishAction: `${base(b)}/finish`,
+/**
+ * Hands the rater their next comparison (or their end): the answer's POST does this itself and redirects straight to
+ * the next comparison page, so an answered comparison costs two requests, not three (issue 12); GET /next is the
+ * same step for every other way in (a reload, a return, a notice).
+ */
+async function goToNext(pages: RaterPages, res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): Promise<void> {
+  const { db, clock, random } = pages.deps;
+  const { base, withToken } = pages;
+  // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
+  const page = (show: () => void) => (answering ? seeOther(res, withToken(`${base(b)}/next`, rater)) : show());
+  if (b.state !== 'open') {
+    page(() => whenNotOpen(pages, res, b, rater));
+    return;
+  }
+  if (isHitDone(db, settings, rater)) {
+    seeOther(res, withToken(`${base(b)}/hit-done`, rater));
+    return;
+  }
+  const now = clock();
+  const outcome = assigned ?? (await pages.write('assignNextPair', [rater.id, now, answering], () => assignNextPair(db, rater.id, { now, random, redirecting: answering })));
+  if (outcome.kind === 'assigned') {
+    seeOther(res, `${comparisonUrl(pages, b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
+    return;
+  }
+  if (outcome.kind === 'done') {
+    // Everyone who started is given their code: a rater whose promise ran short (their reservations lapsed while
+    // they were away, or a late answer filled a reserved pair) is thanked as done.
+    await pages.write('completeRater', [rater, outcome.reason, clock()]);
+    seeOther(res, `${withToken(`${base(b)}/done`, rater)}${outcome.reason === 'exhausted' ? '&why=exhausted' : ''}`);
+    return;
+  }
+  if (outcome.kind === 'limited') {
+    page(() => {
+      res.set('Retry-After', '600');
+      pages.notice(
+        res,
+        429,
+        rater,
+        'Please wait a moment',
+        'Too many sessions of this study are open from your internet connection at the moment. Please finish the other sessions, or reload this page in about ten minutes.',
+      );
     });
+    return;
   }
-
-  const hitDone = (settings: BatchSettings, rater: RaterRow) => isHitDone(db, settings, rater);
-
-  /**
-   * The answer's transaction (answer-and-lease.ts): on the answer thread when the server runs one, else here. When
-   * the thread gives no reply (it ended or is restarting), it runs here: an answer the thread stored is then a duplicate.
-   */
-  async function answer(rater: RaterRow, input: JudgmentInput, step: AnswerStep): Promise<RecordOutcome> {
-    const reply = answerThread ? await answerThread.answer(rater, input, clock()) : null;
-    if (!reply) return answerAndLease(db).immediate(rater, input, clock(), random, step);
-    Object.assign(step, reply.step);
-    if (reply.error) throw reply.error;
-    return reply.outcome;
+  if (outcome.kind === 'batch-not-open') {
+    page(() => whenNotOpen(pages, res, b, rater));
+    return;
   }
+  seeOther(res, pages.placeAfterChange(b, rater));
+}
 
-  /**
-   * Hands the rater their next comparison (or their end): the answer's POST does this itself and redirects straight to
-   * the next comparison page, so an answered comparison costs two requests, not three (issue 12); GET /next is the
-   * same step for every other way in (a reload, a return, a notice).
-   */
-  async function goToNext(res: Response, b: BatchRow, settings: BatchSettings, rater: RaterRow, notice: string | null, answering = false, assigned: AssignOutcome | null = null): Promise<void> {
-    // An answer's POST only ever redirects (a reload must not post it again): a page it would show is GET /next's.
-    const page = (show: () => void) => (answering ? seeOther(res, withToken(`${base(b)}/next`, rater)) : show());
-    if (b.state !== 'open') {
-      page(() => whenNotOpen(res, b, rater));
-      return;
-    }
-    if (hitDone(settings, rater)) {
-      seeOther(res, withToken(`${base(b)}/hit-done`, rater));
-      return;
-    }
-    const now = clock();
-    const outcome = assigned ?? (await pages.write('assignNextPair', [rater.id, now, answering], () => assignNextPair(db, rater.id, { now, random, redirecting: answering })));
-    if (outcome.kind === 'assigned') {
-      seeOther(res, `${comparisonUrl(b, rater, outcome.assignment.public_id)}${notice && NOTICES.includes(notice) ? `&notice=${notice}` : ''}`);
-      return;
-    }
-    if (outcome.kind === 'done') {
-      // Everyone who started is given their code: a rater whose promise ran short (their reservations lapsed while
-      // they were away, or a late answer filled a reserved pair) is thanked as done.
-      await pages.write('completeRater', [rater, outcome.reason, clock()]);
-      seeOther(res, `${withToken(`${base(b)}/done`, rater)}${outcome.reason === 'exhausted' ? '&why=exhausted' : ''}`);
-      return;
-    }
-    if (outcome.kind === 'limited') {
-      page(() => {
-        res.set('Retry-After', '600');
-        pages.notice(
-          res,
-          429,
-          rater,
-          'Please wait a moment',
-          'Too many sessions of this study are open from your internet connection at the moment. Please finish the other sessions, or reload this page in about ten minutes.',
-        );
-      });
-      return;
-    }
-    if (outcome.kind === 'batch-not-open') {
-      page(() => whenNotOpen(res, b, rater));
-      return;
-    }
-    seeOther(res, pages.placeAfterChange(b, rater));
-  }
+/** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
+async function renderComparison(
+  pages: RaterPages,
+  req: Request,
+  res: Response,
+  rater: RaterRow,
+  assignmentPublicId: string,
+  status: number,
+  error: { message: string; question: number | null } | null,
+  form: { choices: string[]; reasons: string[] },
+  known?: AssignmentRow,
+): Promise<void> {
+  const { db, clock } = pages.deps;
+  const { base, withToken } = pages;
+  const { batch: b, settings } = batchOf(res);
+  const assignment = known ?? getAssignmentByPublicId(db, assignmentPublicId);
+  if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
+  const pair = getPair(db, assignment.pair_id);
+  if (!pair) throw new UserFacingError('This comparison no longer exists. Go back to the study link to continue.', 404);
+  const now = clock();
+  // Serving the page is what turns the short hold of a new lease into the full lease time.
+  const expiresAt = awaitsFirstView(assignment) ? await pages.write('markAssignmentViewed', [assignment, now, settings.leaseMinutes]) : assignment.expires_at;
+  // The rater's row was read at the start of this request, before anything changed it.
+  const progress = progressOf(rater);
+  const expiresIn = Math.round((Date.parse(expiresAt) - now.getTime()) / 1000);
+  const notice = typeof req.query.notice === 'string' ? req.query.notice : null;
+  // In a multi-HIT study, pages are counted within the current HIT.
+  const k = progress.judged + 1 - (pages.hitWindow(settings, rater)?.judgedAtStart ?? 0);
+  const n = Math.max(k, pages.comparisonsPerRater(b, settings, rater));
+  res.status(status).render('rater/comparison', {
+    ...pages.pageLocals(res, rater, `Comparison ${k} of ${n}`),
+    action: `${base(b)}/c/${encodeURIComponent(assignment.public_id)}`,
+    reportUrl: withToken(`${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`, rater),
+    k,
+    n,
+    view: pages.comparisonView(pair, assignment.left_side, settings.context),
+    questions: buildQuestionViews(settings),
+    reasonMax: REASON_MAX,
+    leaseMinutes: settings.leaseMinutes,
+    expiresIn,
+    practice: pair.kind === 'onboarding',
+    notice: notice === 'full' ? 'Your previous answer arrived after enough answers had been collected for that comparison, so it was not needed. Thank you!' : notice === 'reported' ? 'Thank you for your report. We will review it.' : null,
+    error: error?.message ?? null,
+    errorQuestion: error?.question ?? null,
+    form,
+  });
+}
 
-  router.get('/r/:batchId/next', mw.batch, mw.csrf, async (req, res) => {
+function showNext(pages: RaterPages): RequestHandler {
+  return async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
-    await goToNext(res, b, settings, rater, typeof req.query.notice === 'string' ? req.query.notice : null);
-  });
+    await goToNext(pages, res, b, settings, rater, typeof req.query.notice === 'string' ? req.query.notice : null);
+  };
+}
 
-  /** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
-  async function renderComparison(
-    req: Request,
-    res: Response,
-    rater: RaterRow,
-    assignmentPublicId: string,
-    status: number,
-    error: { message: string; question: number | null } | null,
-    form: { choices: string[]; reasons: string[] },
-    known?: AssignmentRow,
-  ): Promise<void> {
-    const { batch: b, settings } = batchOf(res);
-    const assignment = known ?? getAssignmentByPublicId(db, assignmentPublicId);
-    if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
-    const pair = getPair(db, assignment.pair_id);
-    if (!pair) throw new UserFacingError('This comparison no longer exists. Go back to the study link to continue.', 404);
-    const now = clock();
-    // Serving the page is what turns the short hold of a new lease into the full lease time.
-    const expiresAt = awaitsFirstView(assignment) ? await pages.write('markAssignmentViewed', [assignment, now, settings.leaseMinutes]) : assignment.expires_at;
-    // The rater's row was read at the start of this request, before anything changed it.
-    const progress = progressOf(rater);
-    const expiresIn = Math.round((Date.parse(expiresAt) - now.getTime()) / 1000);
-    const notice = typeof req.query.notice === 'string' ? req.query.notice : null;
-    // In a multi-HIT study, pages are counted within the current HIT.
-    const k = progress.judged + 1 - (pages.hitWindow(settings, rater)?.judgedAtStart ?? 0);
-    const n = Math.max(k, pages.comparisonsPerRater(b, settings, rater));
-    res.status(status).render('rater/comparison', {
-      ...pageLocals(res, rater, `Comparison ${k} of ${n}`),
-      action: `${base(b)}/c/${encodeURIComponent(assignment.public_id)}`,
-      reportUrl: withToken(`${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`, rater),
-      k,
-      n,
-      view: pages.comparisonView(pair, assignment.left_side, settings.context),
-      questions: buildQuestionViews(settings),
-      reasonMax: REASON_MAX,
-      leaseMinutes: settings.leaseMinutes,
-      expiresIn,
-      practice: pair.kind === 'onboarding',
-      notice: notice === 'full' ? 'Your previous answer arrived after enough answers had been collected for that comparison, so it was not needed. Thank you!' : notice === 'reported' ? 'Thank you for your report. We will review it.' : null,
-      error: error?.message ?? null,
-      errorQuestion: error?.question ?? null,
-      form,
-    });
-  }
-
-  // The end of one HIT of a multi-HIT study: submit it to MTurk, then accept another to go on.
-  router.get('/r/:batchId/hit-done', mw.batch, mw.csrf, (req, res) => {
+// The end of one HIT of a multi-HIT study: submit it to MTurk, then accept another to go on.
+function showHitDone(pages: RaterPages): RequestHandler {
+  const { db } = pages.deps;
+  return (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
-    if (!hitDone(settings, rater) || !rater.submit_to || !rater.session_id) {
+    if (!isHitDone(db, settings, rater) || !rater.submit_to || !rater.session_id) {
       seeOther(res, pages.placeOf(b, rater));
       return;
     }
     const progress = raterProgress(db, rater.id);
     const code = completionCodeFor(settings, 'completed');
     res.render('rater/hit-done', {
-      ...pageLocals(res, rater, 'This HIT is done'),
+      ...pages.pageLocals(res, rater, 'This HIT is done'),
       remaining: Math.min(settings.perRaterCap, rater.promised ?? settings.perRaterCap) - progress.regularJudged,
       code,
       mturk: { action: mturkSubmitUrl(rater.submit_to), assignmentId: rater.session_id, outcome: 'completed', code: code ?? '' },
     });
-  });
+  };
+}
 
-  router.get('/r/:batchId/c/:assignmentId', mw.batch, mw.csrf, async (req, res) => {
+function showComparison(pages: RaterPages): RequestHandler {
+  const { db, clock } = pages.deps;
+  const { base, withToken } = pages;
+  return async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
@@ -193,10 +204,14 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       seeOther(res, withToken(`${base(b)}/next`, rater));
       return;
     }
-    await renderComparison(req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
-  });
+    await renderComparison(pages, req, res, rater, String(req.params.assignmentId), 200, null, { choices: [], reasons: [] }, assignment);
+  };
+}
 
-  router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, async (req, res) => {
+function submitAnswer(pages: RaterPages): RequestHandler {
+  const { db, clock } = pages.deps;
+  const { base, withToken } = pages;
+  return async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);
@@ -208,12 +223,12 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       if (hasUnknownChoice(raw)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
       const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
       const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
-      await renderComparison(req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
       return;
     }
     const read = readAnswers(parsed.data, count);
     if ('missing' in read) {
-      await renderComparison(req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
       return;
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
@@ -223,7 +238,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     let nextFailed = false;
     let outcome: RecordOutcome;
     try {
-      outcome = await answer(rater, input, step);
+      outcome = await answer(pages, rater, input, step);
     } catch (error) {
       if (!step.leasing) throw error;
       nextFailed = true;
@@ -237,7 +252,7 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
     }
     if (outcome.kind === 'rejected') {
       if (outcome.status === 400) {
-        await renderComparison(req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
+        await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
         return;
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
@@ -254,33 +269,41 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       seeOther(res, withToken(`${base(b)}/next`, after));
       return;
     }
-    await goToNext(res, b, batchOf(res).settings, after, null, true, step.next);
-  });
+    await goToNext(pages, res, b, batchOf(res).settings, after, null, true, step.next);
+  };
+}
 
-  // Content reports ------------------------------------------------------------------------
-  router.get('/r/:batchId/c/:assignmentId/report', mw.batch, mw.csrf, (req, res) => {
+// Content reports ------------------------------------------------------------------------
+function showReportForm(pages: RaterPages): RequestHandler {
+  const { db } = pages.deps;
+  const { base } = pages;
+  return (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignment = getAssignmentByPublicId(db, String(req.params.assignmentId));
     if (!assignment || assignment.rater_id !== rater.id) throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     res.render('rater/report', {
-      ...pageLocals(res, rater, 'Report a problem'),
+      ...pages.pageLocals(res, rater, 'Report a problem'),
       action: `${base(b)}/c/${encodeURIComponent(assignment.public_id)}/report`,
-      backUrl: comparisonUrl(b, rater, assignment.public_id),
+      backUrl: comparisonUrl(pages, b, rater, assignment.public_id),
       error: null,
       form: {},
     });
-  });
+  };
+}
 
-  router.post('/r/:batchId/c/:assignmentId/report', mw.batch, mw.body, mw.csrf, (req, res) => {
+function submitReport(pages: RaterPages): RequestHandler {
+  const { db, clock } = pages.deps;
+  const { base } = pages;
+  return (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     const assignmentPublicId = String(req.params.assignmentId);
     const parsed = reportFormSchema.safeParse(req.body);
-    const back = comparisonUrl(b, rater, assignmentPublicId);
+    const back = comparisonUrl(pages, b, rater, assignmentPublicId);
     if (!parsed.success) {
       res.status(400).render('rater/report', {
-        ...pageLocals(res, rater, 'Report a problem'),
+        ...pages.pageLocals(res, rater, 'Report a problem'),
         action: `${base(b)}/c/${encodeURIComponent(assignmentPublicId)}/report`,
         backUrl: back,
         error: describeIssues(parsed.error).replace(/^[a-z_]+: /, ''),
@@ -292,5 +315,15 @@ export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middlew
       throw new UserFacingError('This comparison is not one of yours. Go back to your current comparison.', 404, 'no_assignment');
     }
     seeOther(res, `${back}&notice=reported`);
-  });
+  };
+}
+
+/** The next comparison, the comparison page and its answer, and content reports. */
+export function comparisonRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
+  router.get('/r/:batchId/next', mw.batch, mw.csrf, showNext(pages));
+  router.get('/r/:batchId/hit-done', mw.batch, mw.csrf, showHitDone(pages));
+  router.get('/r/:batchId/c/:assignmentId', mw.batch, mw.csrf, showComparison(pages));
+  router.post('/r/:batchId/c/:assignmentId', mw.batch, mw.body, mw.csrf, submitAnswer(pages));
+  router.get('/r/:batchId/c/:assignmentId/report', mw.batch, mw.csrf, showReportForm(pages));
+  router.post('/r/:batchId/c/:assignmentId/report', mw.batch, mw.body, mw.csrf, submitReport(pages));
 }

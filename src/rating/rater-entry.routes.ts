@@ -20,71 +20,74 @@ import { seeOther } from '../web/see-other.js';
 
 type Middleware = { batch: RequestHandler; previewBatch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
-/** Entry, preview, consent and instructions: the steps before the first comparison. */
-export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
-  const { db, sessionSecret: secret, clock, random } = pages.deps;
-  const { base, pageLocals, notice } = pages;
+function hashOf(pages: RaterPages, req: Request, b: BatchRow): string | null {
+  return addressHash(pages.deps.sessionSecret, b.public_id, req.ip);
+}
 
-  const hashOf = (req: Request, b: BatchRow) => addressHash(secret, b.public_id, req.ip);
-
-  /** Every answer an entry decision can have but "open" (consent) and "returning" (their place). */
-  function renderRefusal(res: Response, settings: BatchSettings, decision: Exclude<EntryDecision, { kind: 'open' | 'returning' }>): void {
-    if (decision.kind === 'full') {
-      pages.studyFull(res, settings);
-    } else if (decision.kind === 'limited') {
-      res.set('Retry-After', String(decision.retryAfterMinutes * 60));
-      notice(res, 429, null, 'Please try again later', decision.message);
-    } else if (decision.kind === 'blocked') {
-      notice(res, 403, null, 'You have already taken part', decision.message);
-    } else if (decision.kind === 'refused') {
-      notice(res, 403, null, 'This session belongs to someone else', decision.message);
-    } else {
-      notice(
-        res,
-        200,
-        null,
-        'You have already done this study',
-        'You have already done all the comparisons this study has for you, in an earlier HIT. Thank you! There is nothing to do in this HIT: ' +
-          returnAdvice('mturk'),
-      );
-    }
+/** Every answer an entry decision can have but "open" (consent) and "returning" (their place). */
+function renderRefusal(pages: RaterPages, res: Response, settings: BatchSettings, decision: Exclude<EntryDecision, { kind: 'open' | 'returning' }>): void {
+  const { notice } = pages;
+  if (decision.kind === 'full') {
+    pages.studyFull(res, settings);
+  } else if (decision.kind === 'limited') {
+    res.set('Retry-After', String(decision.retryAfterMinutes * 60));
+    notice(res, 429, null, 'Please try again later', decision.message);
+  } else if (decision.kind === 'blocked') {
+    notice(res, 403, null, 'You have already taken part', decision.message);
+  } else if (decision.kind === 'refused') {
+    notice(res, 403, null, 'This session belongs to someone else', decision.message);
+  } else {
+    notice(
+      res,
+      200,
+      null,
+      'You have already done this study',
+      'You have already done all the comparisons this study has for you, in an earlier HIT. Thank you! There is nothing to do in this HIT: ' +
+        returnAdvice('mturk'),
+    );
   }
+}
 
-  function renderConsent(res: Response, b: BatchRow, settings: BatchSettings, entry: EntryIdentity, promise: number): void {
-    const raterPublicId = newPublicId();
-    const et = entryToken(secret, b.public_id, { entry, raterPublicId }, clock());
-    res.render('rater/consent', {
-      ...pageLocals(res, null, 'Consent'),
-      et,
-      // The form is bound to its entry token, as a rater's forms are bound to their rater token.
-      csrfToken: csrfTokenFor(secret, `entry:${et}`),
-      action: `${base(b)}/consent`,
-      consentHtml: pages.markdown(settings.consent),
-      facts: pages.studyFacts(b, settings, null, { count: promise, raterPublicId }),
-    });
-  }
+function renderConsent(pages: RaterPages, res: Response, b: BatchRow, settings: BatchSettings, entry: EntryIdentity, promise: number): void {
+  const { sessionSecret: secret, clock } = pages.deps;
+  const raterPublicId = newPublicId();
+  const et = entryToken(secret, b.public_id, { entry, raterPublicId }, clock());
+  res.render('rater/consent', {
+    ...pages.pageLocals(res, null, 'Consent'),
+    et,
+    // The form is bound to its entry token, as a rater's forms are bound to their rater token.
+    csrfToken: csrfTokenFor(secret, `entry:${et}`),
+    action: `${pages.base(b)}/consent`,
+    consentHtml: pages.markdown(settings.consent),
+    facts: pages.studyFacts(b, settings, null, { count: promise, raterPublicId }),
+  });
+}
 
-  // Preview: the pages of a batch as a rater sees them, for the console and MTurk's preview; records nothing.
-  function renderPreview(res: Response, b: BatchRow, settings: BatchSettings, kind: 'mturk' | 'console'): void {
-    const pairId = firstRegularPairId(db, b.id);
-    const pairRow = pairId === undefined ? undefined : getPair(db, pairId);
-    res.render('rater/preview', {
-      ...pageLocals(res, null, kind === 'mturk' ? 'Preview of this task' : 'Preview'),
-      kind,
-      facts: pages.studyFacts(b, settings, null),
-      consentHtml: pages.markdown(settings.consent),
-      instructionsHtml: pages.markdown(settings.instructions),
-      allowTie: settings.allowTie,
-      reasonMode: settings.reason,
-      questions: buildQuestionViews(settings),
-      // The example's sides are drawn like an assignment's, so Conversation 1 of the preview is not always condition a.
-      view: pairRow ? buildComparisonView(db, pairRow, random() < 0.5 ? 'a' : 'b', settings.context) : null,
-    });
-  }
+// Preview: the pages of a batch as a rater sees them, for the console and MTurk's preview; records nothing.
+function renderPreview(pages: RaterPages, res: Response, b: BatchRow, settings: BatchSettings, kind: 'mturk' | 'console'): void {
+  const { db, random } = pages.deps;
+  const pairId = firstRegularPairId(db, b.id);
+  const pairRow = pairId === undefined ? undefined : getPair(db, pairId);
+  res.render('rater/preview', {
+    ...pages.pageLocals(res, null, kind === 'mturk' ? 'Preview of this task' : 'Preview'),
+    kind,
+    facts: pages.studyFacts(b, settings, null),
+    consentHtml: pages.markdown(settings.consent),
+    instructionsHtml: pages.markdown(settings.instructions),
+    allowTie: settings.allowTie,
+    reasonMode: settings.reason,
+    questions: buildQuestionViews(settings),
+    // The example's sides are drawn like an assignment's, so Conversation 1 of the preview is not always condition a.
+    view: pairRow ? buildComparisonView(db, pairRow, random() < 0.5 ? 'a' : 'b', settings.context) : null,
+  });
+}
 
-  // Entry: reads the provider's ids, continues the person's rater if they have one, and otherwise shows consent.
-  // Nothing is created here (issue 10): a GET of the link costs the study nothing.
-  router.get('/r/:batchId', mw.batch, mw.csrf, async (req, res) => {
+// Entry: reads the provider's ids, continues the person's rater if they have one, and otherwise shows consent.
+// Nothing is created here (issue 10): a GET of the link costs the study nothing.
+function showEntry(pages: RaterPages): RequestHandler {
+  const { db, clock } = pages.deps;
+  const { notice } = pages;
+  return async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const params = readEntryParams(settings.provider, req.query as Record<string, unknown>);
     const platform = settings.provider.kind === 'mturk' ? 'MTurk' : 'Prolific';
@@ -108,7 +111,7 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
         notice(res, 200, null, 'This study is full', 'Thank you for your interest. Every comparison of this study is taken at the moment. Please do not accept this HIT.');
         return;
       }
-      renderPreview(res, b, settings, 'mturk');
+      renderPreview(pages, res, b, settings, 'mturk');
       return;
     }
     const entry: EntryIdentity = params.kind === 'link' ? { kind: 'link', nonce: newPublicId() } : params;
@@ -120,33 +123,41 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
       else pages.notOpen(res, b, settings);
       return;
     }
-    const decision = await pages.write('decideEntry', [b, settings, entry, hashOf(req, b), now]);
+    const decision = await pages.write('decideEntry', [b, settings, entry, hashOf(pages, req, b), now]);
     if (decision.kind === 'returning') seeOther(res, pages.placeOf(b, decision.rater));
-    else if (decision.kind === 'open') renderConsent(res, b, settings, entry, decision.promise);
-    else renderRefusal(res, settings, decision);
-  });
+    else if (decision.kind === 'open') renderConsent(pages, res, b, settings, entry, decision.promise);
+    else renderRefusal(pages, res, settings, decision);
+  };
+}
 
-  router.get('/r/:batchId/preview', mw.previewBatch, mw.csrf, (req, res) => {
+function showPreview(pages: RaterPages): RequestHandler {
+  const { sessionSecret: secret } = pages.deps;
+  return (req, res) => {
     const { batch: b, settings } = batchOf(res);
     if (!isPreviewToken(secret, b.public_id, req.query.pt)) throw new UserFacingError('This preview link is not valid. Open the preview again from the console.', 403, 'bad_preview_token');
-    renderPreview(res, b, settings, 'console');
-  });
+    renderPreview(pages, res, b, settings, 'console');
+  };
+}
 
-  // Consent ------------------------------------------------------------------------------
-  // Raters made before consent moved to the POST (status "consent") still see their consent page here.
-  router.get('/r/:batchId/consent', mw.batch, mw.csrf, (req, res) => {
+// Consent ------------------------------------------------------------------------------
+// Raters made before consent moved to the POST (status "consent") still see their consent page here.
+function showConsent(pages: RaterPages): RequestHandler {
+  return (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'consent')) return;
     res.render('rater/consent', {
-      ...pageLocals(res, rater, 'Consent'),
-      action: `${base(b)}/consent`,
+      ...pages.pageLocals(res, rater, 'Consent'),
+      action: `${pages.base(b)}/consent`,
       consentHtml: pages.markdown(settings.consent),
       facts: pages.studyFacts(b, settings, rater),
     });
-  });
+  };
+}
 
-  router.post('/r/:batchId/consent', mw.batch, mw.body, mw.csrf, async (req, res) => {
+function submitConsent(pages: RaterPages): RequestHandler {
+  const { db, sessionSecret: secret, clock } = pages.deps;
+  return async (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const parsed = consentFormSchema.safeParse(req.body);
     if (!parsed.success) throw new UserFacingError(`${describeIssues(parsed.error).replace(/^[a-z_]+: /, '')} Go back and choose one of the buttons.`, 400);
@@ -167,19 +178,22 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
       else pages.notOpen(res, b, settings);
       return;
     }
-    const admission = await pages.write('admitRater', [b, settings, entry, { agree, raterPublicId, userAgent: req.get('user-agent') ?? null, addressHash: hashOf(req, b), now }]);
+    const admission = await pages.write('admitRater', [b, settings, entry, { agree, raterPublicId, userAgent: req.get('user-agent') ?? null, addressHash: hashOf(pages, req, b), now }]);
     if (admission.kind === 'admitted' || admission.kind === 'returning') seeOther(res, pages.placeOf(b, admission.rater));
-    else renderRefusal(res, settings, admission);
-  });
+    else renderRefusal(pages, res, settings, admission);
+  };
+}
 
-  // Instructions ---------------------------------------------------------------------------
-  router.get('/r/:batchId/instructions', mw.batch, mw.csrf, (req, res) => {
+// Instructions ---------------------------------------------------------------------------
+function showInstructions(pages: RaterPages): RequestHandler {
+  const { db } = pages.deps;
+  return (req, res) => {
     const { batch: b, settings } = batchOf(res);
     const rater = pages.requireRater(req, res);
     if (pages.redirectUnlessAt(res, b, rater, 'instructions')) return;
     res.render('rater/instructions', {
-      ...pageLocals(res, rater, 'Instructions'),
-      action: `${base(b)}/instructions`,
+      ...pages.pageLocals(res, rater, 'Instructions'),
+      action: `${pages.base(b)}/instructions`,
       instructionsHtml: pages.markdown(settings.instructions),
       facts: pages.studyFacts(b, settings, rater),
       allowTie: settings.allowTie,
@@ -187,12 +201,25 @@ export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware):
       questions: buildQuestionViews(settings),
       onboarding: onboardingSize(db, b.id),
     });
-  });
+  };
+}
 
-  router.post('/r/:batchId/instructions', mw.batch, mw.body, mw.csrf, async (req, res) => {
+function submitInstructions(pages: RaterPages): RequestHandler {
+  const { clock } = pages.deps;
+  return async (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = pages.requireRater(req, res);
     await pages.write('finishInstructions', [rater, clock()]);
     seeOther(res, pages.placeAfterChange(b, rater));
-  });
+  };
+}
+
+/** Entry, preview, consent and instructions: the steps before the first comparison. */
+export function entryRoutes(router: IRouter, pages: RaterPages, mw: Middleware): void {
+  router.get('/r/:batchId', mw.batch, mw.csrf, showEntry(pages));
+  router.get('/r/:batchId/preview', mw.previewBatch, mw.csrf, showPreview(pages));
+  router.get('/r/:batchId/consent', mw.batch, mw.csrf, showConsent(pages));
+  router.post('/r/:batchId/consent', mw.batch, mw.body, mw.csrf, submitConsent(pages));
+  router.get('/r/:batchId/instructions', mw.batch, mw.csrf, showInstructions(pages));
+  router.post('/r/:batchId/instructions', mw.batch, mw.body, mw.csrf, submitInstructions(pages));
 }
