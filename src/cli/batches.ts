@@ -34,6 +34,126 @@ function launchChecklistOf(ctx: CliContext, id: number): ChecklistItem[] {
   return batchLaunchChecklist(ctx.db(), id, { minutes, minPayPerHour: ctx.config().minPayPerHour, publicUrl: publicUrl?.url });
 }
 
+type JsonOption = { json?: boolean };
+
+/** batches create: a draft batch from a settings file, with what was skipped and the raters it needs. */
+function createFromFile(ctx: CliContext, options: { from: string; json?: boolean }): void {
+  const result = createBatch(ctx.db(), readJsonFile(options.from), { actor: 'cli', now: ctx.now() });
+  if (options.json) {
+    printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity });
+    return;
+  }
+  ctx.out(`Created batch ${result.batchId} (draft) with ${result.pairs.length} pair(s)${result.goldPairs > 0 ? ` and ${result.goldPairs} gold pair(s)` : ''}.`);
+  if (result.skipped.length > 0) {
+    ctx.out(`Skipped ${result.skipped.length} scenario sample(s):`);
+    for (const s of result.skipped) ctx.out(`  ${s.scenarioId} cast ${s.castId} sample ${s.sampleIndex} [${s.comparison.join(' vs ')}]: ${s.reason}`);
+  }
+  ctx.out(describeCapacity(result.capacity));
+  ctx.out(`Open it with: simarena batches open ${result.batchId}`);
+}
+
+/** batches list: every batch with its state and progress, as a table or JSON. */
+function printBatchList(ctx: CliContext, options: JsonOption): void {
+  const rows = listBatches(ctx.db());
+  if (options.json) {
+    printJson(
+      ctx,
+      rows.map((b) => ({
+        id: b.id,
+        name: b.name,
+        state: b.state,
+        provider: b.settings.provider.kind,
+        comparisons: b.settings.comparisons,
+        judgmentsPerPair: b.settings.judgmentsPerPair,
+        pairs: b.counts.pairs,
+        completedPairs: b.counts.completedPairs,
+        judgments: b.counts.regular,
+        goldAnswers: b.counts.judgments - b.counts.regular,
+        raters: b.counts.raters,
+        createdAt: b.createdAt,
+      })),
+    );
+    return;
+  }
+  printTable(
+    ctx,
+    ['ID', 'STATE', 'PROVIDER', 'PAIRS', 'DONE', 'JUDGMENTS', 'GOLD', 'NAME'],
+    rows.map((b) => [b.id, b.state, b.settings.provider.kind, b.counts.pairs, b.counts.completedPairs, b.counts.regular, b.counts.judgments - b.counts.regular, b.name]),
+  );
+}
+
+/** batches open|pause|close: the launch checklist before opening, then the state, then the platform when asked. */
+async function changeBatchState(ctx: CliContext, action: BatchAction, ref: string, options: { onPlatform?: boolean }): Promise<void> {
+  const id = resolveBatchRef(ctx.db(), ref);
+  if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), id)?.state ?? '')) {
+    // The launch checklist first: every failing item on its own line with the setting that fixes it.
+    const checklist = launchChecklistOf(ctx, id);
+    const failing = describeFailures(checklist);
+    if (blockingFailures(checklist).length > 0) {
+      for (const line of failing) ctx.err(line);
+      throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
+    }
+    for (const line of failing) ctx.err(line);
+  }
+  const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
+  ctx.out(`Batch ${view.id} is ${view.state}.`);
+  if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
+  if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
+    const state = await transitionProlificStudy(platformDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
+    ctx.out(`Prolific study is ${state}.`);
+  } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
+    ctx.out(`Expired ${await expireMturkHits(platformDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
+  } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
+}
+
+/** batches show: state and progress, and where each comparison of a sequential batch stands. */
+function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
+  const db = ctx.db();
+  const id = resolveBatchRef(db, ref);
+  const batch = getBatch(db, id);
+  if (!batch) throw new CliError(`No batch with id ${id}`);
+  const stops = listComparisonStops(db, batch.id);
+  const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
+  const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
+  if (options.json) {
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential });
+    return;
+  }
+  ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
+  ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
+  for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
+}
+
+/** batches link: the rater entry URL (and MTurk's ExternalQuestion), with the address it was built from. */
+function printBatchLink(ctx: CliContext, ref: string): void {
+  const id = resolveBatchRef(ctx.db(), ref);
+  const batch = getBatch(ctx.db(), id);
+  if (!batch) throw new CliError(`No batch with id ${id}`);
+  const publicUrl = cliPublicUrl(ctx);
+  if (!publicUrl) throw new CliError(NO_PUBLIC_URL);
+  const links = raterLinks(batch, publicUrl.url);
+  ctx.out(links.providerUrl);
+  ctx.err(`note: the link uses ${publicUrl.url}, ${publicUrl.source}.`);
+  if (links.externalQuestionXml) ctx.out(links.externalQuestionXml);
+  if (batch.state !== 'open') ctx.err(`note: batch ${batch.id} is ${batch.state}; raters can use the link once it is open.`);
+}
+
+/** batches edit: the settings of --from and the --name replace a draft batch's own. */
+function editBatch(ctx: CliContext, ref: string, options: { from?: string; name?: string }): void {
+  if (options.from === undefined && options.name === undefined) throw new CliError('batches edit needs --from FILE.json or --name NAME');
+  const changes = options.from === undefined ? {} : readJsonFile(options.from);
+  if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) throw new CliError(`${options.from}: must hold a JSON object of batch settings`);
+  const id = resolveBatchRef(ctx.db(), ref);
+  const view = editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() });
+  ctx.out(`Batch ${view.id} (${view.name}) is updated: ${view.counts.pairs} pair(s).`);
+}
+
+/** batches delete: a draft batch and its pairs. */
+function deleteBatch(ctx: CliContext, ref: string): void {
+  const deleted = deleteDraftBatch(ctx.db(), resolveBatchRef(ctx.db(), ref), { actor: 'cli', now: ctx.now() });
+  ctx.out(`Batch ${deleted.id} (${deleted.name}) is deleted.`);
+}
+
 export function registerBatches(program: Command, ctx: CliContext): void {
   const batches = program.command('batches').description('rating batches: pairs of dialogues judged by raters');
 
@@ -42,20 +162,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .description('create a draft batch from a JSON settings file (see docs/researcher/rating-batches.md)')
     .requiredOption('--from <file>', 'batch settings JSON file')
     .option('--json', 'print the result as JSON')
-    .action((options: { from: string; json?: boolean }) => {
-      const result = createBatch(ctx.db(), readJsonFile(options.from), { actor: 'cli', now: ctx.now() });
-      if (options.json) {
-        printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity });
-        return;
-      }
-      ctx.out(`Created batch ${result.batchId} (draft) with ${result.pairs.length} pair(s)${result.goldPairs > 0 ? ` and ${result.goldPairs} gold pair(s)` : ''}.`);
-      if (result.skipped.length > 0) {
-        ctx.out(`Skipped ${result.skipped.length} scenario sample(s):`);
-        for (const s of result.skipped) ctx.out(`  ${s.scenarioId} cast ${s.castId} sample ${s.sampleIndex} [${s.comparison.join(' vs ')}]: ${s.reason}`);
-      }
-      ctx.out(describeCapacity(result.capacity));
-      ctx.out(`Open it with: simarena batches open ${result.batchId}`);
-    });
+    .action((options: { from: string; json?: boolean }) => createFromFile(ctx, options));
 
   batches
     .command('list')
@@ -63,34 +170,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
       'list batches with their state and progress; JUDGMENTS counts answers to regular pairs (as the console and the analysis do, before exclusions), GOLD the onboarding and attention-check answers',
     )
     .option('--json', 'print a JSON array')
-    .action((options: { json?: boolean }) => {
-      const rows = listBatches(ctx.db());
-      if (options.json) {
-        printJson(
-          ctx,
-          rows.map((b) => ({
-            id: b.id,
-            name: b.name,
-            state: b.state,
-            provider: b.settings.provider.kind,
-            comparisons: b.settings.comparisons,
-            judgmentsPerPair: b.settings.judgmentsPerPair,
-            pairs: b.counts.pairs,
-            completedPairs: b.counts.completedPairs,
-            judgments: b.counts.regular,
-            goldAnswers: b.counts.judgments - b.counts.regular,
-            raters: b.counts.raters,
-            createdAt: b.createdAt,
-          })),
-        );
-        return;
-      }
-      printTable(
-        ctx,
-        ['ID', 'STATE', 'PROVIDER', 'PAIRS', 'DONE', 'JUDGMENTS', 'GOLD', 'NAME'],
-        rows.map((b) => [b.id, b.state, b.settings.provider.kind, b.counts.pairs, b.counts.completedPairs, b.counts.regular, b.counts.judgments - b.counts.regular, b.name]),
-      );
-    });
+    .action((options: JsonOption) => printBatchList(ctx, options));
 
   const transitions: [BatchAction, string][] = [
     ['open', 'open a batch to raters (from draft or paused)'],
@@ -100,28 +180,7 @@ export function registerBatches(program: Command, ctx: CliContext): void {
   for (const [action, description] of transitions) {
     const command = batches.command(action).description(description).argument('<id>', BATCH_ARGUMENT);
     if (action !== 'open') command.option('--on-platform', `also ${action === 'pause' ? 'pause' : 'stop'} the batch's Prolific study${action === 'close' ? ' or expire its MTurk HITs' : ''}`);
-    command.action(async (ref: string, options: { onPlatform?: boolean }) => {
-      const id = resolveBatchRef(ctx.db(), ref);
-      if (action === 'open' && ['draft', 'paused'].includes(getBatch(ctx.db(), id)?.state ?? '')) {
-        // The launch checklist first: every failing item on its own line with the setting that fixes it.
-        const checklist = launchChecklistOf(ctx, id);
-        const failing = describeFailures(checklist);
-        if (blockingFailures(checklist).length > 0) {
-          for (const line of failing) ctx.err(line);
-          throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
-        }
-        for (const line of failing) ctx.err(line);
-      }
-      const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
-      ctx.out(`Batch ${view.id} is ${view.state}.`);
-      if (action === 'open') for (const p of checkBatchCapacity(ctx.db(), view.id).problems) ctx.err(`${p.level}: ${p.message}`);
-      if (options.onPlatform && findProlificStudyId(ctx.db(), view.id)) {
-        const state = await transitionProlificStudy(platformDeps(ctx), view.id, action === 'pause' ? 'PAUSE' : 'STOP');
-        ctx.out(`Prolific study is ${state}.`);
-      } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
-        ctx.out(`Expired ${await expireMturkHits(platformDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
-      } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
-    });
+    command.action((ref: string, options: { onPlatform?: boolean }) => changeBatchState(ctx, action, ref, options));
   }
 
   batches
@@ -129,39 +188,13 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .description('a batch\'s state and progress, and where each comparison of a sequential batch stands')
     .argument('<id>', BATCH_ARGUMENT)
     .option('--json', 'print JSON')
-    .action((ref: string, options: { json?: boolean }) => {
-      const db = ctx.db();
-      const id = resolveBatchRef(db, ref);
-      const batch = getBatch(db, id);
-      if (!batch) throw new CliError(`No batch with id ${id}`);
-      const stops = listComparisonStops(db, batch.id);
-      const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
-      const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
-      if (options.json) {
-        printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential });
-        return;
-      }
-      ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
-      ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
-      for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
-    });
+    .action((ref: string, options: JsonOption) => printBatch(ctx, ref, options));
 
   batches
     .command('link')
     .description('print the rater entry URL of a batch (for its provider)')
     .argument('<id>', BATCH_ARGUMENT)
-    .action((ref: string) => {
-      const id = resolveBatchRef(ctx.db(), ref);
-      const batch = getBatch(ctx.db(), id);
-      if (!batch) throw new CliError(`No batch with id ${id}`);
-      const publicUrl = cliPublicUrl(ctx);
-      if (!publicUrl) throw new CliError(NO_PUBLIC_URL);
-      const links = raterLinks(batch, publicUrl.url);
-      ctx.out(links.providerUrl);
-      ctx.err(`note: the link uses ${publicUrl.url}, ${publicUrl.source}.`);
-      if (links.externalQuestionXml) ctx.out(links.externalQuestionXml);
-      if (batch.state !== 'open') ctx.err(`note: batch ${batch.id} is ${batch.state}; raters can use the link once it is open.`);
-    });
+    .action((ref: string) => printBatchLink(ctx, ref));
 
   batches
     .command('edit')
@@ -169,21 +202,11 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .argument('<id>', BATCH_ARGUMENT)
     .option('--from <file>', 'JSON file with the settings to change')
     .option('--name <name>', 'a new name')
-    .action((ref: string, options: { from?: string; name?: string }) => {
-      if (options.from === undefined && options.name === undefined) throw new CliError('batches edit needs --from FILE.json or --name NAME');
-      const changes = options.from === undefined ? {} : readJsonFile(options.from);
-      if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) throw new CliError(`${options.from}: must hold a JSON object of batch settings`);
-      const id = resolveBatchRef(ctx.db(), ref);
-      const view = editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() });
-      ctx.out(`Batch ${view.id} (${view.name}) is updated: ${view.counts.pairs} pair(s).`);
-    });
+    .action((ref: string, options: { from?: string; name?: string }) => editBatch(ctx, ref, options));
 
   batches
     .command('delete')
     .description('delete a draft batch and its pairs (audited); refused once opened')
     .argument('<id>', BATCH_ARGUMENT)
-    .action((ref: string) => {
-      const deleted = deleteDraftBatch(ctx.db(), resolveBatchRef(ctx.db(), ref), { actor: 'cli', now: ctx.now() });
-      ctx.out(`Batch ${deleted.id} (${deleted.name}) is deleted.`);
-    });
+    .action((ref: string) => deleteBatch(ctx, ref));
 }
