@@ -68,6 +68,9 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // Short functions: a handler that outgrows a screen splits into named steps. A declarative table (paths, roles and
+  // named handlers only) that needs more would be named here, with its reason; none does today.
+  { files: ['src/**/*.ts'], rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] } },
   { files: ['public/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['scripts/**'], rules: { 'no-console': 'off' } },
   ...Object.keys(LOWER).map(importDirection),
