@@ -302,10 +302,9 @@ describe('the console pages read the stored page parts of the analysis, not the 
       all.filter((m) => m.version < 32),
     );
     const batch = makeBatchWithJudgments(old, { votes: [['a', 'b', 'a'], ['b', 'a', null]] });
-    // Today's analysis stands in for the older version's report; it reads the quality signals' table (migration 035),
-    // made here for the computation alone and made again by the migrations below.
-    const signals = all.find((m) => m.version === 35);
-    old.exec(signals?.sql ?? '');
+    // Today's analysis stands in for the older version's report; it reads the quality signals' table (migrations 035
+    // and 040), made here for the computation alone and made again by the migrations below.
+    for (const m of all.filter((m) => m.version === 35 || m.version === 40)) old.exec(m.sql);
     const report = computeBatchAnalysis(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05, now: NOW })!;
     old.exec('DROP TABLE answer_signals');
     const version = analysisVersion(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 });
