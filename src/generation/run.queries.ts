@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { processAlive } from '../db/process-alive.js';
 
 export type RunKind = 'generation' | 'import' | 'demo';
 export type RunState = 'pending' | 'running' | 'paused' | 'interrupted' | 'complete' | 'failed' | 'cancelled';
@@ -166,16 +167,6 @@ export function listRunSummaries(db: Db): RunSummaryRow[] {
        FROM runs r LEFT JOIN run_totals t ON t.run_id = r.id ORDER BY r.id`,
     )
     .all();
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A running run's process beats every HEARTBEAT_MS (src/generation/execute-run.ts); silence this long means it is gone. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../db/connection.js';
+import { processAlive } from '../db/process-alive.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { Platform } from './platform-operations.queries.js';
 
@@ -11,16 +12,6 @@ import type { Platform } from './platform-operations.queries.js';
 export const LOCK_MAX_MINUTES = 60;
 
 type LockRow = { holder: string; host: string; pid: number; what: string; acquired_at: string };
-
-/** Whether a process of this host is alive (a lock of a killed process is free at once). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function stale(lock: LockRow, now: Date): boolean {
   if (now.getTime() - Date.parse(lock.acquired_at) > LOCK_MAX_MINUTES * 60_000) return true;
