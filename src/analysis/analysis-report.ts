@@ -2,7 +2,6 @@
 // returns. Documented field by field in docs/reference/analysis-report.md.
 import type { BootstrapResult, QualifiedInterval } from './bootstrap.js';
 import type { CohenPair } from './cohen.js';
-import type { SensitivitySection } from './sensitivity.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
 import type { LengthControl } from './length-control.js';
 import type { PaperSection } from './paper-table.js';
@@ -144,4 +143,26 @@ export type AnalysisReport = {
   question?: { id: string; text: string; index: number };
   questions?: QuestionReport[];
   cross_question?: CrossQuestionAgreement | null;
+};
+
+/** Does the result depend on the raters the quality signals flag? (computed in sensitivity.ts) */
+export type SensitivityComparison = {
+  a: string;
+  b: string;
+  n: number;
+  win_rate_a: number | null;
+  ci95: [number, number] | null;
+  krippendorff_alpha: number | null;
+  without: { n: number; win_rate_a: number | null; ci95: [number, number] | null; krippendorff_alpha: number | null };
+  conclusion: string;
+  conclusion_without: string;
+};
+
+export type SensitivitySection = {
+  /** Raters (export pseudonyms) with at least one quality-signal flag, left out below. */
+  flagged_raters: string[];
+  flagged_judgments: number;
+  comparisons: SensitivityComparison[];
+  /** Whether the conclusion of any comparison changes, in a sentence. */
+  sentence: string;
 };

@@ -1,29 +1,8 @@
 // Does the result depend on the raters the quality signals flag (issue 43)? Each comparison's win rate and agreement
 // with those raters left out, next to the full result: the same analysis run again on the judgments without them, so
 // the section equals the analysis of the batch with those raters excluded.
-import type { AnalysisReport, ComparisonReport } from './analysis-report.js';
+import type { AnalysisReport, ComparisonReport, SensitivitySection } from './analysis-report.js';
 import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
-
-export type SensitivityComparison = {
-  a: string;
-  b: string;
-  n: number;
-  win_rate_a: number | null;
-  ci95: [number, number] | null;
-  krippendorff_alpha: number | null;
-  without: { n: number; win_rate_a: number | null; ci95: [number, number] | null; krippendorff_alpha: number | null };
-  conclusion: string;
-  conclusion_without: string;
-};
-
-export type SensitivitySection = {
-  /** Raters (export pseudonyms) with at least one quality-signal flag, left out below. */
-  flagged_raters: string[];
-  flagged_judgments: number;
-  comparisons: SensitivityComparison[];
-  /** Whether the conclusion of any comparison changes, in a sentence. */
-  sentence: string;
-};
 
 /** The judgments of `t` whose rater is not in `drop`, in the same order (as a batch with them excluded is read). */
 export function withoutRaters(t: JudgmentTable, drop: ReadonlySet<string>): JudgmentTable {

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { type CallColumns, type CallRecord, responseJson } from '../generation/call.queries.js';
-import type { CallLedger } from '../generation/model-call.js';
+import type { CallLedger } from '../generation/call.queries.js';
 import type { Dimension } from './episode-output.schema.js';
 
 export type EvaluationKind = 'episode' | 'pairwise';

@@ -3,7 +3,8 @@ import type { Db } from '../db/connection.js';
 import { type BatchApiClient, type BatchInfo, type BatchInputLine, type BatchOutputLine, batchCallOutcome, isTerminal, readBatchOutputLine } from './batch-api-client.js';
 import { hashRequestJson, requestJson } from './call.queries.js';
 import type { ChatRequest } from './llm-client.js';
-import { type CallLedger, type CallStats, reuseStoredAnswer } from './model-call.js';
+import type { CallLedger } from './call.queries.js';
+import { type CallStats, reuseStoredAnswer } from './model-call.js';
 import type { Parsed } from './model-output.schema.js';
 import { sleep } from './retry-delay.js';
 

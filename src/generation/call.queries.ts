@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/connection.js';
 import type { ChatRequest } from './llm-client.js';
-import type { CallLedger } from './model-call.js';
 
 /** A place of a dialogue where a call is made: one turn (0 for a SCRIPT dialogue) of one generation. */
 export type CallPlace = { runId: number; dialogueId: number; turnIdx: number; speaker: 1 | 2 | null; generation: number };
@@ -44,6 +43,23 @@ export type CallRecord = {
   providerBatchId: string | null;
   /** The endpoint's base URL the call was sent to, as endpointAddress shows it. */
   baseUrl: string | null;
+};
+
+export type StoredCall = Pick<CallColumns, 'id' | 'attempt' | 'status' | 'request_hash' | 'response' | 'provider_batch_id'> & {
+  /** The generation of the dialogue the call belongs to; evaluation calls have one generation. */
+  generation?: number;
+};
+
+/**
+ * The provenance rows of one place: generation keeps them in llm_calls, evaluation in evaluation_calls. The runner
+ * reads and writes calls through this alone, so that both tables get the same rows by the same code.
+ */
+export type CallLedger = {
+  /** Named in the message when a stored answer cannot be read. */
+  table: string;
+  /** Every call stored at this place, by attempt (earlier generations included: attempt numbers go on). */
+  list(): StoredCall[];
+  insert(record: CallRecord, now: Date): number;
 };
 
 /** The stored text of an answer: its JSON, or NULL when there was none. */

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import { seedFrom } from '../scenarios/seeded-random.js';
-import { type CallColumns, type CallRecord, type CallStatus, hashRequestJson, requestJson } from './call.queries.js';
+import { type CallLedger, type CallStatus, hashRequestJson, requestJson, type StoredCall } from './call.queries.js';
 import { type ChatOutcome, type ChatRequest, isLastingRefusal, type LlmClient, outcomeColumns } from './llm-client.js';
 import type { Parsed } from './model-output.schema.js';
 import { retryDelayMs, sleep } from './retry-delay.js';
@@ -15,22 +15,6 @@ import { readStoredAnswer } from './stored-answer.js';
 // item, or stops everything when nothing else would fare better (wrong key, unknown model, wrong address or format).
 
 /** A call already stored at a place (a turn of a dialogue, an item of an evaluation), as the runner reads it. */
-export type StoredCall = Pick<CallColumns, 'id' | 'attempt' | 'status' | 'request_hash' | 'response' | 'provider_batch_id'> & {
-  /** The generation of the dialogue the call belongs to; evaluation calls have one generation. */
-  generation?: number;
-};
-
-/**
- * The provenance rows of one place: generation keeps them in llm_calls, evaluation in evaluation_calls. The runner
- * reads and writes calls through this alone, so that both tables get the same rows by the same code.
- */
-export type CallLedger = {
-  /** Named in the message when a stored answer cannot be read. */
-  table: string;
-  /** Every call stored at this place, by attempt (earlier generations included: attempt numbers go on). */
-  list(): StoredCall[];
-  insert(record: CallRecord, now: Date): number;
-};
 
 /** What the caller says in a stop: where, what to fix, how to resume. Each channel words its own flags. */
 export type StopWording = {
