@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import type { BatchRow } from '../batches/batch.queries.js';
-import { setBatchState } from '../batches/batch.queries.js';
+import { getBatchRow, setBatchState } from '../batches/batch.queries.js';
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
 import { comparisonAlpha, decideLook, lookDue, lookSchedule, pairMajority } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
@@ -11,6 +11,7 @@ import {
   getComparisonStop,
   insertLook,
   listComparisonStops,
+  listOpenBatchesAllStopped,
   listLooks,
   stopComparison,
 } from './sequential.queries.js';
@@ -29,7 +30,7 @@ export function applyStoppingRule(db: Db, batch: BatchRow, settings: BatchSettin
     if (!completedPair) return;
     takeLookIfDue(db, batch, settings, rule, comparisonId, now);
   }
-  closeWhenAllStopped(db, batch, now);
+  closeWhenAllStopped(db, batch.id, batch.state, now);
 }
 
 function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: StoppingRule, comparisonId: number, now: Date): void {
@@ -92,21 +93,42 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
  * When every comparison has stopped and no lease or promise is outstanding, the batch closes itself: nobody who
  * consented is left waiting for comparisons they were promised, and no new rater is let in.
  */
-function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): void {
-  if (batch.state !== 'open') return;
-  const comparisons = listComparisonStops(db, batch.id);
-  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return;
-  if (countOutstandingHolds(db, batch.id, now) > 0) return;
-  setBatchState(db, batch.id, 'closed', now);
+function closeWhenAllStopped(db: Db, batchId: number, state: BatchRow['state'], now: Date): boolean {
+  if (state !== 'open') return false;
+  const comparisons = listComparisonStops(db, batchId);
+  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  if (countOutstandingHolds(db, batchId, now) > 0) return false;
+  setBatchState(db, batchId, 'closed', now);
   recordAudit(
     db,
     {
       actor: 'system',
       action: 'batch.close',
       targetType: 'batch',
-      targetId: batch.id,
-      details: { from: batch.state, reason: 'sequential-stopping', comparisons: comparisons.map((c) => ({ id: c.id, reason: c.stop_reason })) },
+      targetId: batchId,
+      details: { from: state, reason: 'sequential-stopping', comparisons: comparisons.map((c) => ({ id: c.id, reason: c.stop_reason })) },
     },
     now,
   );
+  return true;
+}
+
+/**
+ * Closes the batch if every comparison has stopped and no hold is left, for the moments a hold ends without an
+ * answer (src/rating/lapsed-holds.ts). Batches without a stopping rule have no stopped comparison: one small read.
+ */
+export function closeIfAllStopped(db: Db, batchId: number, now: Date): boolean {
+  const comparisons = listComparisonStops(db, batchId);
+  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  const row = getBatchRow(db, batchId);
+  return row ? closeWhenAllStopped(db, batchId, row.state, now) : false;
+}
+
+/**
+ * Closes every open batch whose comparisons have all stopped and whose last hold lapsed, for batches nobody visits
+ * any more (the server runs it periodically; it keeps no state, so a restart loses nothing). Returns the batches closed.
+ */
+export function closeStoppedBatches(db: Db, now: Date): number[] {
+  const ids = listOpenBatchesAllStopped(db);
+  return ids.filter((id) => db.transaction(() => closeIfAllStopped(db, id, now)).immediate());
 }
