@@ -2,6 +2,7 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { getBatchRow, setBatchState } from '../batches/batch.queries.js';
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
+import { decideReallocatedLook, maximumChanged } from '../batches/reallocated-look.js';
 import { comparisonAlpha, decideLook, lookDue, lookSchedule, pairMajority } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
 import {
@@ -15,6 +16,7 @@ import {
   listLooks,
   stopComparison,
 } from './sequential.queries.js';
+import { reallocateAfterStop } from './sequential-reallocation.js';
 
 // Group-sequential stopping on the answer path (issue 44). A look is considered only when an answer completes a pair
 // (gives it its K-th judgment), never on other requests: counting the comparison's completed pairs reads one index
@@ -52,7 +54,10 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
   }
   const alpha = comparisonAlpha(rule, settings.comparisons.length);
   const final = completed >= pairs;
-  const decision = decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
+  // A maximum raised by reallocation since the earlier looks: bounds over the new maximum (src/batches/reallocated-look.ts).
+  const decision = maximumChanged(earlier.map((l) => ({ maxPairs: l.max_pairs })), pairs)
+    ? decideReallocatedLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs, critical: l.critical_z })), winsA, winsB, final })
+    : decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
   if (!decision) return;
   const look = earlier.length + 1;
   insertLook(db, {
@@ -87,6 +92,7 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
     },
     now,
   );
+  reallocateAfterStop(db, batch.id, settings, comparisonId, decision.decision, now);
 }
 
 /**
