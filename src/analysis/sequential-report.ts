@@ -88,8 +88,9 @@ const pairsText = (n: number) => `${n} pair${n === 1 ? '' : 's'}`;
 export function reallocationLines(rows: readonly ReallocationRow[]): string[] {
   return rows.map((r) => {
     const head = `reallocation after ${r.stopped} stopped (${r.stop_reason}): `;
-    if (r.freed_pairs === 0) return `${head}no pair was left unstarted, so nothing moved`;
-    const freed = `${pairsText(r.freed_pairs)} not started`;
+    const bought = Math.floor(r.freed_judgments / r.judgments_per_pair);
+    if (bought === 0) return `${head}${r.freed_judgments === 0 ? 'no judgment was left unbought' : `only ${r.freed_judgments} judgment(s) left unbought, fewer than one pair's ${r.judgments_per_pair}`}, so nothing moved`;
+    const freed = `${r.freed_judgments} judgments no longer needed (${pairsText(bought)} of ${r.judgments_per_pair})`;
     const given = r.receivers.map((x) => `${pairsText(x.pairs)} to ${x.comparison}`).join(', ');
     const raters = `raters paid for: at most ${r.raters_after} of the budget's ${r.budget_raters}`;
     const why =
@@ -99,13 +100,13 @@ export function reallocationLines(rows: readonly ReallocationRow[]): string[] {
           ? 'the open comparisons have no unused scenario sample left (more samples in the batch runs would give them pairs)'
           : `more pairs would need more raters than the batch pays for (${r.budget_raters})`;
     if (r.added_pairs === 0) return `${head}${freed}, but nothing moved: ${why}`;
-    const part = r.limited_by === null ? '' : `; only ${r.added_pairs} of ${r.freed_pairs} moved: ${why}`;
+    const part = r.limited_by === null ? '' : `; only ${r.added_pairs} of ${bought} moved: ${why}`;
     return `${head}${freed}; new pairs given: ${given} (their later looks spend alpha over the raised maximum)${part}; ${raters}`;
   });
 }
 
 const REALLOCATION_METHODS =
-  ' When a comparison stopped, the pairs it had not started were replaced by as many new pairs for the comparisons still open (from scenario samples of the same runs not yet paired in that comparison), within the raters the batch paid for and never beyond K judgments a pair. ' +
+  ' When a comparison stopped, the judgments it no longer needed (the places of its pairs nobody had judged or held) bought new pairs of K judgments for the comparisons still open (from scenario samples of the same runs not yet paired in that comparison), within the raters the batch paid for and never beyond K judgments a pair. ' +
   "A receiving comparison's maximum rose: the looks already taken kept their bounds and the alpha they had spent, and later looks read the spending function at the information fraction over the new maximum (Lan & DeMets 1983; Jennison & Turnbull 2000, 7.2), with the looks' correlations from the information actually reached. " +
   "This preserves the receiving comparison's error rate because the change of its maximum depended on another comparison's stop, not on its own data; where comparisons share a condition's dialogues or raters, the two are not fully independent and the control is approximate.";
 

@@ -242,7 +242,7 @@ const batchSettingsObject = z.strictObject({
 
 export const batchSettingsSchema = batchSettingsObject
   .refine((s) => !s.stopping?.reallocate || s.comparisons.length >= 2, {
-    message: 'stopping.reallocate needs at least two comparisons: a stopped comparison gives its pairs to the others',
+    message: 'needs at least two comparisons: a stopped comparison gives its unused judgments to the others',
     path: ['stopping', 'reallocate'],
   })
   .transform((settings) => {

@@ -4,7 +4,7 @@ import { fewestRaters } from './capacity-check.js';
 // docs/researcher/sequential-batches.md, "Reallocation"). Pure: the caller reads the numbers and writes the pairs.
 
 export type ReallocationInput<T extends { sample: string }> = {
-  /** Pairs of the stopped comparison nobody started or holds: the budget, K judgments each. */
+  /** Judgments the stopped comparison will no longer buy: the budget, K for each pair added. */
   freed: number;
   judgmentsPerPair: number;
   perRaterCap: number;
@@ -20,6 +20,11 @@ export type ReallocationInput<T extends { sample: string }> = {
 };
 
 export type ReallocationChoice<T> = { chosen: T[]; limitedBy: 'no-unused-pair' | 'raters' | null; ratersAfter: number };
+
+/** Pairs of K judgments the freed judgments pay for. */
+export function pairsBought(freed: number, judgmentsPerPair: number): number {
+  return Math.floor(freed / judgmentsPerPair);
+}
 
 /**
  * The fewest raters, each at most `perRaterCap` pairs and (unless allowed) one pair per scenario sample, with whom the
@@ -39,22 +44,23 @@ function sumBySample(demands: readonly { sample: string; demand: number }[]): Ma
 }
 
 /**
- * Adds unused pairs one at a time, taking the open comparisons in turn, while fewer than `freed` were added. A pair is
+ * Adds unused pairs one at a time, taking the open comparisons in turn, while the freed judgments pay for more. A pair is
  * added only if the raters admitted plus the fewest still needed for every open pair (the new ones at K judgments)
  * stay within the budget, so no pair is added that the rater pool cannot reach within what the batch pays for, and the
  * judgments to buy never exceed those the stopped comparison gave up.
  */
 export function chooseReallocation<T extends { sample: string }>(input: ReallocationInput<T>): ReallocationChoice<T> {
   const demands = [...input.openDemands];
+  const wanted = pairsBought(input.freed, input.judgmentsPerPair);
   const chosen: T[] = [];
   const next = input.candidates.map(() => 0);
   let refusedForRaters = false;
   const fits = () => input.admitted + ratersFor(demands, input.perRaterCap, input.allowSameSample) <= input.budgetRaters;
   let progressed = true;
-  while (chosen.length < input.freed && progressed) {
+  while (chosen.length < wanted && progressed) {
     progressed = false;
     for (const [c, list] of input.candidates.entries()) {
-      if (chosen.length >= input.freed) break;
+      if (chosen.length >= wanted) break;
       // This comparison's next candidate that fits, if any (one that does not fit may be followed by one that does:
       // a fresh sample is easier to reach than one whose other pairs already need raters).
       while ((next[c] as number) < list.length) {
@@ -71,7 +77,7 @@ export function chooseReallocation<T extends { sample: string }>(input: Realloca
       }
     }
   }
-  const limitedBy = chosen.length >= input.freed ? null : refusedForRaters ? 'raters' : 'no-unused-pair';
+  const limitedBy = chosen.length >= wanted ? null : refusedForRaters ? 'raters' : 'no-unused-pair';
   return { chosen, limitedBy, ratersAfter: input.admitted + ratersFor(demands, input.perRaterCap, input.allowSameSample) };
 }
 

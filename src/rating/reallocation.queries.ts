@@ -3,17 +3,19 @@ import type { Db } from '../db/connection.js';
 // Reallocation in sequential batches (migration 042; docs/researcher/sequential-batches.md, "Reallocation"): what a
 // stop frees, what the open pairs still need, and the record of each reallocation with the pairs it added.
 
-/** Pairs of a stopped comparison nobody started or holds (no judgment, lease or reservation): its unused budget. */
-export function countFreedPairs(db: Db, comparisonId: number): number {
+/**
+ * Judgments a stopped comparison will no longer buy: the places of its stopped pairs that nobody judged or holds (a
+ * lease or reservation is still served). A pair nobody started gives all K.
+ */
+export function countFreedJudgments(db: Db, comparisonId: number, k: number): number {
   return (
     db
-      .prepare<{ id: number }, number>(
-        `SELECT count(*) FROM pairs INDEXED BY pairs_by_comparison
-         WHERE comparison_id = :id AND kind = 'regular' AND removed_at IS NULL AND stopped_at IS NOT NULL
-           AND accepted = 0 AND leased = 0 AND reserved = 0`,
+      .prepare<{ id: number; k: number }, number>(
+        `SELECT coalesce(sum(max(0, :k - accepted - leased - reserved)), 0) FROM pairs INDEXED BY pairs_by_comparison
+         WHERE comparison_id = :id AND kind = 'regular' AND removed_at IS NULL AND stopped_at IS NOT NULL AND accepted < :k`,
       )
       .pluck()
-      .get({ id: comparisonId }) ?? 0
+      .get({ id: comparisonId, k }) ?? 0
   );
 }
 
@@ -54,8 +56,9 @@ export type NewReallocation = {
   batch_id: number;
   stopped_comparison_id: number;
   stop_reason: string;
-  freed_pairs: number;
+  freed_judgments: number;
   added_pairs: number;
+  judgments_per_pair: number;
   limited_by: LimitedBy | null;
   budget_raters: number;
   raters_after: number;
@@ -66,8 +69,8 @@ export function insertReallocation(db: Db, row: NewReallocation): number {
   return Number(
     db
       .prepare(
-        `INSERT INTO sequential_reallocations (batch_id, stopped_comparison_id, stop_reason, freed_pairs, added_pairs, limited_by, budget_raters, raters_after, taken_at)
-         VALUES (:batch_id, :stopped_comparison_id, :stop_reason, :freed_pairs, :added_pairs, :limited_by, :budget_raters, :raters_after, :taken_at)`,
+        `INSERT INTO sequential_reallocations (batch_id, stopped_comparison_id, stop_reason, freed_judgments, added_pairs, judgments_per_pair, limited_by, budget_raters, raters_after, taken_at)
+         VALUES (:batch_id, :stopped_comparison_id, :stop_reason, :freed_judgments, :added_pairs, :judgments_per_pair, :limited_by, :budget_raters, :raters_after, :taken_at)`,
       )
       .run(row).lastInsertRowid,
   );
@@ -88,7 +91,7 @@ export type ReallocationRow = NewReallocation & {
 export function listReallocations(db: Db, batchId: number): ReallocationRow[] {
   const rows = db
     .prepare<{ batchId: number }, NewReallocation & { id: number; stopped: string }>(
-      `SELECT r.*, c.condition_a || ' vs ' || c.condition_b AS stopped
+      `SELECT r.id, r.batch_id, r.stopped_comparison_id, r.stop_reason, r.freed_judgments, r.added_pairs, r.judgments_per_pair, r.limited_by, r.budget_raters, r.raters_after, r.taken_at, c.condition_a || ' vs ' || c.condition_b AS stopped
        FROM sequential_reallocations r JOIN comparisons c ON c.id = r.stopped_comparison_id
        WHERE r.batch_id = :batchId ORDER BY r.id`,
     )

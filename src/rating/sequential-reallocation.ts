@@ -1,12 +1,12 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import { insertPair } from '../batches/batch.queries.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
-import { chooseReallocation, ratersForDesign } from '../batches/reallocation-plan.js';
+import { chooseReallocation, pairsBought, ratersForDesign } from '../batches/reallocation-plan.js';
 import { listUnusedPairs, type UnusedPair } from '../batches/unused-pairs.js';
 import type { Db } from '../db/connection.js';
 import {
   countAdmittedRaters,
-  countFreedPairs,
+  countFreedJudgments,
   insertReallocation,
   type LimitedBy,
   listOpenDemands,
@@ -16,8 +16,8 @@ import {
 import { listComparisonStops } from './sequential.queries.js';
 
 // Reallocation (issue 44; docs/researcher/sequential-batches.md, "Reallocation"): when a comparison of a batch with
-// `stopping.reallocate` stops, for whatever reason, the pairs it had not started buy new pairs for the comparisons
-// still open. Run in the transaction of the answer whose look stopped it, right after the stop.
+// `stopping.reallocate` stops, for whatever reason, the judgments it will no longer buy (the places of its pairs that
+// nobody judged or holds; all K of a pair nobody started) buy new pairs of K judgments for the comparisons still open. Run in the transaction of the answer whose look stopped it, right after the stop.
 
 export type ReallocationOutcome = { id: number; freed: number; added: number; limitedBy: LimitedBy | null; budgetRaters: number; ratersAfter: number };
 
@@ -25,10 +25,10 @@ export type ReallocationOutcome = { id: number; freed: number; added: number; li
 export function reallocateAfterStop(db: Db, batchId: number, settings: BatchSettings, stoppedId: number, reason: string, now: Date): ReallocationOutcome | null {
   if (!settings.stopping?.reallocate) return null;
   const k = settings.judgmentsPerPair;
-  const freed = countFreedPairs(db, stoppedId);
+  const freed = countFreedJudgments(db, stoppedId, k);
   const open = listComparisonStops(db, batchId).filter((c) => c.stopped_at === null);
   const budgetRaters = settings.plannedRaters ?? ratersForDesign(listOriginalPairSamples(db, batchId), k, settings.perRaterCap, settings.allowSameSample);
-  const unused = freed > 0 && open.length > 0 ? listUnusedPairs(db, batchId, settings) : [];
+  const unused = pairsBought(freed, k) > 0 && open.length > 0 ? listUnusedPairs(db, batchId, settings) : [];
   const choice = chooseReallocation<UnusedPair & { comparisonId: number }>({
     freed,
     judgmentsPerPair: k,
@@ -44,8 +44,9 @@ export function reallocateAfterStop(db: Db, batchId: number, settings: BatchSett
     batch_id: batchId,
     stopped_comparison_id: stoppedId,
     stop_reason: reason,
-    freed_pairs: freed,
+    freed_judgments: freed,
     added_pairs: choice.chosen.length,
+    judgments_per_pair: k,
     limited_by: limitedBy,
     budget_raters: budgetRaters,
     raters_after: choice.ratersAfter,
@@ -75,7 +76,7 @@ export function reallocateAfterStop(db: Db, batchId: number, settings: BatchSett
       action: 'comparison.reallocate',
       targetType: 'batch',
       targetId: batchId,
-      details: { comparisonId: stoppedId, reason, pairsFreed: freed, pairsAdded: choice.chosen.length, added, limitedBy, budgetRaters, ratersAfter: choice.ratersAfter },
+      details: { comparisonId: stoppedId, reason, judgmentsFreed: freed, pairsAdded: choice.chosen.length, added, limitedBy, budgetRaters, ratersAfter: choice.ratersAfter },
     },
     now,
   );

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
+import { transitionBatch } from '../../src/batches/batch.commands.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import type { Db } from '../../src/db/connection.js';
+import { signIn } from '../auth/session-helpers.js';
+import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+import { cli } from '../helpers/run-cli.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp } from './rating-fixtures.js';
+
+// Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
+// SCRIPT: it stops early) and AGENTS vs MINDREADERS (decided by the pair, half each way: it runs to its end). Ten more
+// scenario samples were generated after the batch was formed: with `reallocate`, the judgments the stopped
+// comparison no longer needs buy pairs of them for the open one. Raters arrive one after another and each does every
+// comparison they were promised, until the study is full.
+
+const SAMPLES = 24;
+const EXTRA = 10;
+
+function seed(db: Db, stopping: BatchSettingsInput['stopping']) {
+  const runName = `realloc-${Math.random().toString(36).slice(2, 8)}`;
+  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
+  const sample = () => {
+    const scenario = makeScenario(db);
+    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
+    return scenario.scenarioId;
+  };
+  for (let i = 0; i < SAMPLES; i++) sample();
+  const at = new Date('2026-01-15T12:00:00.000Z');
+  const created = createBatch(
+    db,
+    launchReady({
+      name: 'two comparisons, one decided early',
+      runs: [runName],
+      comparisons: [
+        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+      ],
+      judgmentsPerPair: 2,
+      perRaterCap: 8,
+      plannedRaters: 12,
+      stopping,
+      provider: { kind: 'link', completionCodes: { completed: 'DONE-RE', partial: 'PARTIAL-RE' } },
+    } satisfies BatchSettingsInput),
+    { actor: 'test', now: at },
+  );
+  transitionBatch(db, created.batchId, 'open', 'test', at);
+  // Generated after the batch was formed: samples no comparison has a pair of.
+  const extra = Array.from({ length: EXTRA }, sample);
+  return { ...created, extra };
+}
+
+type Page = { url: string; res: { text: string } };
+
+/** SCRIPT vs AGENTS: SCRIPT; AGENTS vs MINDREADERS: dialogue a on even pair ids, b on odd ones (no real preference). */
+async function answer(db: Db, rater: ReturnType<typeof raterClient>, page: Page): Promise<Page> {
+  const assignment = assignmentOf(db, page.url);
+  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
+  const position = db.prepare('SELECT c.position FROM pairs p JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id').pluck().get({ id: assignment.pair_id });
+  const pick = position === 0 || assignment.pair_id % 2 === 0 ? 'a' : 'b';
+  const res = await rater.submit(page.res.text, { choice: assignment.left_side === pick ? 'left' : 'right' });
+  expect(res.status).toBe(303);
+  return rater.follow(String(res.headers.location));
+}
+
+/** Raters one after another, each through every comparison promised, until a newcomer finds the study full or closed. */
+async function rateUntilFull(app: Parameters<typeof raterClient>[0], db: Db, publicId: string): Promise<number> {
+  for (let raters = 0; raters < 40; raters++) {
+    const rater = raterClient(app);
+    const entry = await rater.follow(`/r/${publicId}`);
+    if (!/name="decision"/.test(entry.res.text)) return raters;
+    let page: Page = await rater.startRating(publicId);
+    while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+    expect(page.url).toMatch(/\/done\?rt=/);
+    expect(page.res.text).toContain('DONE-RE');
+  }
+  throw new Error('the study never filled');
+}
+
+describe('reallocation in a sequential batch over HTTP', () => {
+  it('POST /r/:batch/c/:assignment, when one comparison stops early under reallocate, gives the open comparison new reachable pairs within K and the budget', async () => {
+    const { app, db, dbPath } = testApp();
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
+    const raters = await rateUntilFull(app, db, batch.publicId);
+
+    const comparisons = db.prepare('SELECT id, position, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string }[];
+    expect(comparisons.map((c) => c.stop_reason)).toEqual(['efficacy', 'final']);
+    const moves = db.prepare('SELECT * FROM sequential_reallocations WHERE batch_id = :b ORDER BY id').all({ b: batch.batchId }) as Record<string, unknown>[];
+    expect(moves).toHaveLength(2);
+    const [first, second] = moves;
+    expect(first).toMatchObject({ stopped_comparison_id: comparisons[0]?.id, stop_reason: 'efficacy', judgments_per_pair: 2, limited_by: null, budget_raters: 12 });
+    const added = first?.added_pairs as number;
+    expect(added).toBeGreaterThan(0);
+    expect(added * 2).toBeLessThanOrEqual(first?.freed_judgments as number);
+    expect(first?.raters_after as number).toBeLessThanOrEqual(12);
+    // The open comparison's own stop, at its last look, had nowhere to give anything: recorded as such.
+    expect(second).toMatchObject({ stopped_comparison_id: comparisons[1]?.id, stop_reason: 'final', added_pairs: 0 });
+
+    // The added pairs belong to the open comparison, are made of the extra samples, and each reached exactly K
+    // distinct raters (reachable); no pair anywhere has more than K judgments, none was judged twice by one rater.
+    const newPairs = db.prepare('SELECT id, comparison_id, scenario_id, accepted FROM pairs WHERE reallocation_id = :r').all({ r: first?.id }) as { comparison_id: number; scenario_id: string; accepted: number }[];
+    expect(newPairs).toHaveLength(added);
+    for (const pair of newPairs) {
+      expect(pair.comparison_id).toBe(comparisons[1]?.id);
+      expect(batch.extra).toContain(pair.scenario_id);
+      expect(pair.accepted).toBe(2);
+    }
+    expect(count(db, 'SELECT count(DISTINCT rater_id) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE p.reallocation_id = :r', { r: first?.id })).toBeGreaterThanOrEqual(2);
+    checkInvariants(db, batch.batchId, 2);
+
+    // Money: no more raters than planned (£3.00 each: £36.00 at most), and no more judgments than the batch was formed for.
+    expect(raters).toBeLessThanOrEqual(12);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(raters);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBeLessThanOrEqual(SAMPLES * 2 * 2);
+
+    // The open comparison's later looks were taken over its new maximum.
+    const maxima = db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks WHERE comparison_id = :c ORDER BY look').pluck().all({ c: comparisons[1]?.id });
+    expect(maxima).toContain(SAMPLES + added);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+
+    // Audit, `batches show`, the analysis report and the console say what moved.
+    const audit = db.prepare("SELECT details FROM audit_log WHERE action = 'comparison.reallocate' ORDER BY id").pluck().all() as string[];
+    expect(audit).toHaveLength(2);
+    expect(JSON.parse(audit[0] ?? '{}')).toMatchObject({ reason: 'efficacy', pairsAdded: added, added: { [`AGENTS:${MODEL} vs MINDREADERS:${MODEL}`]: added } });
+    const line = `reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy): ${first?.freed_judgments} judgments no longer needed`;
+    const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.stdout).toContain(line);
+    expect(shown.stdout).toContain(`new pairs given: ${added} pairs to AGENTS:${MODEL} vs MINDREADERS:${MODEL}`);
+    expect(shown.stdout).toContain(`reallocation after AGENTS:${MODEL} vs MINDREADERS:${MODEL} stopped (final): no judgment was left unbought, so nothing moved`);
+    const analysis = await cli(['analyze', '--batch', String(batch.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(analysis.stdout).toContain(`Sequential ${line}`);
+    expect(analysis.stdout).toContain("depended on another comparison's stop, not on its own data");
+    const researcher = await signIn(app, db, 'researcher');
+    const page = (await researcher.agent.get(`/console/batches/${batch.batchId}`).expect(200)).text;
+    expect(page).toContain(`Reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy)`);
+  });
+
+  it('POST /r/:batch/c/:assignment, when one comparison stops early without reallocate, adds no pair and records nothing', async () => {
+    const { app, db } = testApp();
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock' });
+    await rateUntilFull(app, db, batch.publicId);
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').pluck().all({ b: batch.batchId })).toEqual(['efficacy', 'final']);
+    expect(count(db, 'SELECT count(*) FROM sequential_reallocations')).toBe(0);
+    expect(count(db, "SELECT count(*) FROM pairs WHERE batch_id = :b AND kind = 'regular'", { b: batch.batchId })).toBe(SAMPLES * 2);
+    expect(count(db, "SELECT count(*) FROM audit_log WHERE action = 'comparison.reallocate'")).toBe(0);
+    expect(db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks').pluck().all()).toEqual([SAMPLES]);
+    checkInvariants(db, batch.batchId, 2);
+  });
+});
