@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { createBatch } from '../../src/batches/create-batch.js';
+import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
 import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
@@ -17,7 +18,7 @@ import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp } fro
 const SAMPLES = 24;
 const EXTRA = 10;
 
-function seed(db: Db, stopping: BatchSettingsInput['stopping']) {
+function seed(db: Db, stopping: BatchSettingsInput['stopping'], overrides: Partial<BatchSettingsInput> = {}) {
   const runName = `realloc-${Math.random().toString(36).slice(2, 8)}`;
   const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
   const sample = () => {
@@ -41,6 +42,7 @@ function seed(db: Db, stopping: BatchSettingsInput['stopping']) {
       plannedRaters: 12,
       stopping,
       provider: { kind: 'link', completionCodes: { completed: 'DONE-RE', partial: 'PARTIAL-RE' } },
+      ...overrides,
     } satisfies BatchSettingsInput),
     { actor: 'test', now: at },
   );
@@ -56,8 +58,8 @@ type Page = { url: string; res: { text: string } };
 async function answer(db: Db, rater: ReturnType<typeof raterClient>, page: Page): Promise<Page> {
   const assignment = assignmentOf(db, page.url);
   if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
-  const position = db.prepare('SELECT c.position FROM pairs p JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id').pluck().get({ id: assignment.pair_id });
-  const pick = position === 0 || assignment.pair_id % 2 === 0 ? 'a' : 'b';
+  const conditionA = db.prepare('SELECT c.condition_a FROM pairs p JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id').pluck().get({ id: assignment.pair_id });
+  const pick = conditionA === `SCRIPT:${MODEL}` || assignment.pair_id % 2 === 0 ? 'a' : 'b';
   const res = await rater.submit(page.res.text, { choice: assignment.left_side === pick ? 'left' : 'right' });
   expect(res.status).toBe(303);
   return rater.follow(String(res.headers.location));
@@ -133,6 +135,63 @@ describe('reallocation in a sequential batch over HTTP', () => {
     const researcher = await signIn(app, db, 'researcher');
     const page = (await researcher.agent.get(`/console/batches/${batch.batchId}`).expect(200)).text;
     expect(page).toContain(`Reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy)`);
+  });
+
+  it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, holds its later looks to bounds over the new maximum', async () => {
+    const { app, db, dbPath } = testApp();
+    // The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need).
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true }, {
+      comparisons: [
+        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+      ],
+      judgmentsPerPair: 1,
+      plannedRaters: null,
+    });
+    // Three raters consent: every undecided pair is promised to one of them. The first does theirs (one look, 6 of 24).
+    const [a, b, c] = [raterClient(app), raterClient(app), raterClient(app)];
+    const pages: Page[] = [];
+    for (const rater of [a, b, c]) pages.push(await rater.startRating(batch.publicId));
+    const finish = async (rater: ReturnType<typeof raterClient>, start: Page) => {
+      let page = start;
+      while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+      expect(page.res.text).toContain('DONE-RE');
+    };
+    await finish(a, pages[0] as Page);
+    // New raters can only be given SCRIPT vs AGENTS pairs: two of them, and it stops at 12 of 24; its 8 pairs nobody
+    // holds are freed and buy 8 pairs for the undecided comparison, which a third new rater takes.
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
+    const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
+    expect(decided?.stop_reason).toBe('efficacy');
+    expect(undecided?.stop_reason).toBeNull();
+    const move = db.prepare('SELECT freed_judgments, added_pairs, limited_by, budget_raters, raters_after FROM sequential_reallocations').get();
+    expect(move).toEqual({ freed_judgments: 8, added_pairs: 8, limited_by: null, budget_raters: 6, raters_after: 6 });
+
+    // The two holding the rest of the undecided pairs finish, and the batch closes: six raters, the budget.
+    await finish(b, pages[1] as Page);
+    await finish(c, pages[2] as Page);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 1')).toBe(8);
+    const looks = db
+      .prepare('SELECT look, max_pairs, completed_pairs, wins_a, wins_b, information_fraction, critical_z, nominal_alpha, decision FROM sequential_looks WHERE comparison_id = :c ORDER BY look')
+      .all({ c: undecided?.id }) as { look: number; max_pairs: number; completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; critical_z: number | null; nominal_alpha: number; decision: string }[];
+    expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, completed_pairs: 6, information_fraction: 0.25 });
+    expect(looks.slice(1).every((l) => l.max_pairs === 32)).toBe(true);
+    expect(looks[looks.length - 1]).toMatchObject({ completed_pairs: 32, information_fraction: 1, decision: 'final' });
+    // Look 2 over the new maximum: 12 of 32 pairs (t = 0.375), spending alpha(0.375) - alpha(0.25) of the comparison's
+    // 0.025, its bound found with look 1's bound fixed (src/batches/reallocated-look.ts, checked against rpact).
+    const second = looks[1] as { completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; nominal_alpha: number };
+    expect(second.completed_pairs).toBe(12);
+    expect(second.information_fraction).toBeCloseTo(12 / 32, 12);
+    const expected = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 32, earlier: [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }], winsA: second.wins_a, winsB: second.wins_b, final: false });
+    expect(second.nominal_alpha).toBeCloseTo(expected?.nominal ?? -1, 12);
+    checkInvariants(db, batch.batchId, 1);
+    // The report's stage-wise p-value is computed on the same information scale (earlier fractions rescaled to 32).
+    const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`AGENTS:${MODEL} vs MINDREADERS:${MODEL}: stopped at look ${looks.length} of`);
+    expect(shown.stdout).toMatch(/sequential p-value \(stage-wise ordering\): 1\.0000|sequential p-value \(stage-wise ordering\): 0\.\d{4}/);
   });
 
   it('POST /r/:batch/c/:assignment, when one comparison stops early without reallocate, adds no pair and records nothing', async () => {
