@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
+import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
 import type { Db } from '../../src/db/connection.js';
@@ -114,6 +115,10 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(raters).toBeLessThanOrEqual(12);
     expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(raters);
     expect(count(db, 'SELECT count(*) FROM judgments')).toBeLessThanOrEqual(SAMPLES * 2 * 2);
+
+    // The capacity check counts the pairs not stopped short (completed ones and the new ones), within plannedRaters:
+    // the 12 SCRIPT vs AGENTS pairs completed before the stop and the other comparison's 24 + the new ones.
+    expect(checkBatchCapacity(db, batch.batchId)).toMatchObject({ ok: true, pairs: 12 + SAMPLES + added });
 
     // The open comparison's later looks were taken over its new maximum.
     const maxima = db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks WHERE comparison_id = :c ORDER BY look').pluck().all({ c: comparisons[1]?.id });
