@@ -8,7 +8,7 @@ import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
-import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp } from './rating-fixtures.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp, threadedApp } from './rating-fixtures.js';
 
 // Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
 // SCRIPT: it stops early) and AGENTS vs MINDREADERS (decided by the pair, half each way: it runs to its end). Ten more
@@ -197,6 +197,20 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`AGENTS:${MODEL} vs MINDREADERS:${MODEL}: stopped at look ${looks.length} of`);
     expect(shown.stdout).toMatch(/sequential p-value \(stage-wise ordering\): 1\.0000|sequential p-value \(stage-wise ordering\): 0\.\d{4}/);
+  });
+
+  it('POST /r/:batch/c/:assignment, when answers are stored on the bundled answer thread, reallocates there as well', async () => {
+    const { app, db, problems } = await threadedApp({ bundled: true });
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(12);
+    expect(problems).toEqual([]);
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').pluck().all({ b: batch.batchId })).toEqual(['efficacy', 'final']);
+    expect(db.prepare('SELECT freed_judgments, added_pairs FROM sequential_reallocations ORDER BY id').all()).toEqual([
+      { freed_judgments: 8, added_pairs: 4 },
+      { freed_judgments: 0, added_pairs: 0 },
+    ]);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 2')).toBe(4);
+    checkInvariants(db, batch.batchId, 2);
   });
 
   it('POST /r/:batch/c/:assignment, when one comparison stops early without reallocate, adds no pair and records nothing', async () => {
