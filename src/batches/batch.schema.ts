@@ -175,7 +175,7 @@ export const stoppingSchema = z
     spending: z.enum(SPENDING_FAMILIES).default('obrien-fleming'),
     futility: z.null({ message: 'futility stopping is not available yet: leave futility out or set it to null' }).default(null),
     /**
-     * When a comparison stops, give the budget of its pairs not started to the comparisons still open, as new pairs
+     * When a comparison stops, give the judgments its pairs no longer need to the comparisons still open, as new pairs
      * from their unused scenario samples (docs/researcher/sequential-batches.md, "Reallocation").
      */
     reallocate: z.boolean({ message: 'reallocate must be true or false' }).optional(),

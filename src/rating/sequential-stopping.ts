@@ -32,7 +32,7 @@ export function applyStoppingRule(db: Db, batch: BatchRow, settings: BatchSettin
     if (!completedPair) return;
     takeLookIfDue(db, batch, settings, rule, comparisonId, now);
   }
-  closeWhenAllStopped(db, batch.id, batch.state, now);
+  closeWhenAllStopped(db, batch, now);
 }
 
 function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: StoppingRule, comparisonId: number, now: Date): void {
@@ -99,20 +99,20 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
  * When every comparison has stopped and no lease or promise is outstanding, the batch closes itself: nobody who
  * consented is left waiting for comparisons they were promised, and no new rater is let in.
  */
-function closeWhenAllStopped(db: Db, batchId: number, state: BatchRow['state'], now: Date): boolean {
-  if (state !== 'open') return false;
-  const comparisons = listComparisonStops(db, batchId);
+function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): boolean {
+  if (batch.state !== 'open') return false;
+  const comparisons = listComparisonStops(db, batch.id);
   if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
-  if (countOutstandingHolds(db, batchId, now) > 0) return false;
-  setBatchState(db, batchId, 'closed', now);
+  if (countOutstandingHolds(db, batch.id, now) > 0) return false;
+  setBatchState(db, batch.id, 'closed', now);
   recordAudit(
     db,
     {
       actor: 'system',
       action: 'batch.close',
       targetType: 'batch',
-      targetId: batchId,
-      details: { from: state, reason: 'sequential-stopping', comparisons: comparisons.map((c) => ({ id: c.id, reason: c.stop_reason })) },
+      targetId: batch.id,
+      details: { from: batch.state, reason: 'sequential-stopping', comparisons: comparisons.map((c) => ({ id: c.id, reason: c.stop_reason })) },
     },
     now,
   );
@@ -127,7 +127,7 @@ export function closeIfAllStopped(db: Db, batchId: number, now: Date): boolean {
   const comparisons = listComparisonStops(db, batchId);
   if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
   const row = getBatchRow(db, batchId);
-  return row ? closeWhenAllStopped(db, batchId, row.state, now) : false;
+  return row ? closeWhenAllStopped(db, row, now) : false;
 }
 
 /**
