@@ -20,6 +20,7 @@ import { pruneExpiredSessions } from './web/session-store.js';
 import { forgetOldLoginFailures } from './auth/login-throttle.js';
 import { startBackgroundCheckpoints } from './db/background-checkpoint.js';
 import { startAnswerThread } from './rating/answer-thread.js';
+import { closeStoppedBatches } from './rating/sequential-stopping.js';
 
 function fail(message: string): never {
   process.stderr.write(`simarena: ${message}\n`);
@@ -95,6 +96,18 @@ function pruneStale(): void {
 }
 pruneStale();
 setInterval(pruneStale, 3_600_000).unref();
+
+// A sequential batch closes itself when its last hold ends (an answer, or a lapse noticed by the next rater request);
+// one that nobody visits any more is closed here. The check reads only the database: a restart loses nothing.
+function closeFinishedSequentialBatches(): void {
+  try {
+    const closed = closeStoppedBatches(db, systemClock());
+    if (closed.length > 0) logger.info({ batches: closed }, 'closed sequential batches whose comparisons all stopped and whose last hold lapsed');
+  } catch (error) {
+    logger.error({ err: error }, 'could not close finished sequential batches');
+  }
+}
+setInterval(closeFinishedSequentialBatches, 60_000).unref();
 
 // A run left 'running' by a process that died (crash, kill, reboot) becomes 'interrupted': resumable, never half-counted.
 const interrupted = markInterruptedRuns(db, systemClock(), { atStart: true });

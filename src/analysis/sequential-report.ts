@@ -1,8 +1,10 @@
 import { getBatchRow } from '../batches/batch.queries.js';
 import type { StoppingRule } from '../batches/batch.schema.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
+import { informationScale } from '../batches/reallocated-look.js';
 import type { Db } from '../db/connection.js';
 import { stagewisePValue } from '../numbers/group-sequential.js';
+import { listReallocations, type ReallocationRow } from '../rating/reallocation.queries.js';
 import { type ComparisonStopRow, listComparisonStops, listLooks, type SequentialLookRow } from '../rating/sequential.queries.js';
 import { wilsonInterval } from './wilson.js';
 
@@ -38,7 +40,11 @@ export function summariseComparison(comparison: ComparisonStopRow, looks: readon
     return { comparison: name, state: stopped ? 'stopped' : 'running', reason: comparison.stop_reason, look: 0, plannedLooks: 0, pairsUsed: 0, maxPairs: 0, ties: 0, winsA: 0, winsB: 0, alpha: 0, naive: { winRate: null, ci95: null }, sequentialP: null, repeatedCi: null };
   }
   const decisive = last.wins_a + last.wins_b;
-  const fractions = looks.map((l) => l.information_fraction);
+  // On the scale of the last maximum: a maximum raised by reallocation changes the spending, not the looks' correlation.
+  const fractions = informationScale(
+    looks.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs })),
+    last.max_pairs,
+  );
   const critical = looks.map((l) => l.critical_z ?? Infinity);
   const bound = last.critical_z;
   return {
@@ -76,6 +82,34 @@ export function sequentialLines(summary: SequentialSummary): string[] {
   return lines;
 }
 
+const pairsText = (n: number) => `${n} pair${n === 1 ? '' : 's'}`;
+
+/** One line per reallocation (a comparison stopped under `stopping.reallocate`): what moved where, or why nothing did. */
+export function reallocationLines(rows: readonly ReallocationRow[]): string[] {
+  return rows.map((r) => {
+    const head = `reallocation after ${r.stopped} stopped (${r.stop_reason}): `;
+    const bought = Math.floor(r.freed_judgments / r.judgments_per_pair);
+    if (bought === 0) return `${head}${r.freed_judgments === 0 ? 'no judgment was left unbought' : `only ${r.freed_judgments} judgment(s) left unbought, fewer than one pair's ${r.judgments_per_pair}`}, so nothing moved`;
+    const freed = `${r.freed_judgments} judgments no longer needed (${pairsText(bought)} of ${r.judgments_per_pair})`;
+    const given = r.receivers.map((x) => `${pairsText(x.pairs)} to ${x.comparison}`).join(', ');
+    const raters = `raters paid for: at most ${r.raters_after} of the budget's ${r.budget_raters}`;
+    const why =
+      r.limited_by === 'no-open-comparison'
+        ? 'no comparison is still open'
+        : r.limited_by === 'no-unused-pair'
+          ? 'the open comparisons have no unused scenario sample left (more samples in the batch runs would give them pairs)'
+          : `more pairs would need more raters than the batch pays for (${r.budget_raters})`;
+    if (r.added_pairs === 0) return `${head}${freed}, but nothing moved: ${why}`;
+    const part = r.limited_by === null ? '' : `; only ${r.added_pairs} of ${bought} moved: ${why}`;
+    return `${head}${freed}; new pairs given: ${given} (their later looks spend alpha over the raised maximum)${part}; ${raters}`;
+  });
+}
+
+const REALLOCATION_METHODS =
+  ' When a comparison stopped, the judgments it no longer needed (the places of its pairs nobody had judged or held) bought new pairs of K judgments for the comparisons still open (from scenario samples of the same runs not yet paired in that comparison), within the raters the batch paid for and never beyond K judgments a pair. ' +
+  "A receiving comparison's maximum rose: the looks already taken kept their bounds and the alpha they had spent, and later looks read the spending function at the information fraction over the new maximum (Lan & DeMets 1983; Jennison & Turnbull 2000, 7.2), with the looks' correlations from the information actually reached. " +
+  "This preserves the receiving comparison's error rate because the change of its maximum depended on another comparison's stop, not on its own data; where comparisons share a condition's dialogues or raters, the two are not fully independent and the control is approximate.";
+
 /** The methods paragraph of a sequential batch's report. */
 export function sequentialMethods(rule: StoppingRule, comparisons: number): string {
   const schedule = rule.looks !== undefined ? `${rule.looks} looks equally spaced over each comparison's pairs` : `a look every ${rule.lookEvery} completed pairs`;
@@ -84,7 +118,8 @@ export function sequentialMethods(rule: StoppingRule, comparisons: number): stri
   return (
     `Each comparison followed a group-sequential design with ${schedule}, two-sided alpha ${rule.alpha}, and ${family} Lan-DeMets alpha-spending function (Lan & DeMets 1983; ${rule.spending === 'pocock' ? 'Pocock 1977' : "O'Brien & Fleming 1979"}), with bounds computed by recursive numerical integration at the information fractions actually reached (Jennison & Turnbull 2000, ch. 7 and 19).${split} ` +
     'A pair entered once it had all its judgments; its outcome was its majority, and tied pairs were left out of the information. At each look the exact two-sided binomial test of pair majorities against 1/2 was applied at the nominal level of the z-scale bound, which is conservative for a discrete statistic. ' +
-    'Reported beside the naive win rate are the stage-wise ordering p-value and the repeated confidence interval (Jennison & Turnbull 2000, ch. 8-9).'
+    'Reported beside the naive win rate are the stage-wise ordering p-value and the repeated confidence interval (Jennison & Turnbull 2000, ch. 8-9).' +
+    (rule.reallocate ? REALLOCATION_METHODS : '')
   );
 }
 
@@ -95,5 +130,6 @@ export function readSequentialNotes(db: Db, batchId: number): string[] {
   if (!row || !rule) return [];
   const stops = listComparisonStops(db, batchId);
   const lines = stops.map((c) => `Sequential stopping: ${sequentialLines(summariseComparison(c, listLooks(db, c.id))).map((l) => l.trim()).join('; ')}.`);
-  return [...lines, `Methods: ${sequentialMethods(rule, stops.length)}`];
+  const moved = reallocationLines(listReallocations(db, batchId)).map((l) => `Sequential ${l}.`);
+  return [...lines, ...moved, `Methods: ${sequentialMethods(rule, stops.length)}`];
 }

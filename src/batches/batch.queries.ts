@@ -178,12 +178,15 @@ export function listSampleDialogues(db: Db, runIds: number[]): SampleDialogueRow
 
 export type CapacityRows = { pairSamples: string[]; onboardingPairs: number; attentionPairs: number; goldFromRatedSamples: number };
 
-/** What the capacity check reads of a stored batch: its regular pairs' samples and its gold pairs. */
+/**
+ * What the capacity check reads of a stored batch: its regular pairs' samples (without those a sequential rule stopped:
+ * they are served to nobody new, and the pairs reallocation added in their place are counted) and its gold pairs.
+ */
 export function capacityRows(db: Db, batchId: number): CapacityRows {
   const pairSamples = db
     .prepare<{ batchId: number }, string>(
       `SELECT json_array(scenario_id, cast_id, sample_index) FROM pairs
-       WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL ORDER BY id`,
+       WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND stopped_at IS NULL ORDER BY id`,
     )
     .pluck()
     .all({ batchId });

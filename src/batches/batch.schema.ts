@@ -174,6 +174,11 @@ export const stoppingSchema = z
     alpha: z.number().gt(0).max(0.2).default(0.05),
     spending: z.enum(SPENDING_FAMILIES).default('obrien-fleming'),
     futility: z.null({ message: 'futility stopping is not available yet: leave futility out or set it to null' }).default(null),
+    /**
+     * When a comparison stops, give the judgments its pairs no longer need to the comparisons still open, as new pairs
+     * from their unused scenario samples (docs/researcher/sequential-batches.md, "Reallocation").
+     */
+    reallocate: z.boolean({ message: 'reallocate must be true or false' }).optional(),
   })
   .refine((s) => (s.looks === undefined) !== (s.lookEvery === undefined), 'give either looks (a number of looks) or lookEvery (pairs between looks), not both');
 export type StoppingRule = z.infer<typeof stoppingSchema>;
@@ -235,10 +240,15 @@ const batchSettingsObject = z.strictObject({
     .transform((ids) => [...new Set(ids)].sort((a, b) => a - b)),
 });
 
-export const batchSettingsSchema = batchSettingsObject.transform((settings) => {
-  const first = settings.questions?.[0];
-  return first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
-});
+export const batchSettingsSchema = batchSettingsObject
+  .refine((s) => !s.stopping?.reallocate || s.comparisons.length >= 2, {
+    message: 'needs at least two comparisons: a stopped comparison gives its unused judgments to the others',
+    path: ['stopping', 'reallocate'],
+  })
+  .transform((settings) => {
+    const first = settings.questions?.[0];
+    return first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
+  });
 export type BatchSettings = z.infer<typeof batchSettingsSchema>;
 export type BatchSettingsInput = z.input<typeof batchSettingsSchema>;
 

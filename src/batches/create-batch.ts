@@ -55,7 +55,7 @@ function resolveRuns(db: Db, names: string[]): RunRow[] {
   return runs;
 }
 
-function scenarioFilter(db: Db, selector: BatchSettings['scenarios']): (scenarioId: string) => boolean {
+export function scenarioFilter(db: Db, selector: BatchSettings['scenarios']): (scenarioId: string) => boolean {
   if (selector === 'all') return () => true;
   const scenarios = listScenarios(db);
   if (typeof selector === 'string' && (CATEGORIES as readonly string[]).includes(selector)) {

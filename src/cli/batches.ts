@@ -7,8 +7,9 @@ import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
 import { blockingFailures, type ChecklistItem, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
-import { sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
+import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
@@ -115,13 +116,15 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const stops = listComparisonStops(db, batch.id);
   const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
   const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
+  const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential, reallocations });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
   ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
   for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
+  for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
 }
 
 /** batches link: the rater entry URL (and MTurk's ExternalQuestion), with the address it was built from. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
@@ -100,7 +101,8 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   if (!batch.settings.stopping) return null;
   const stops = listComparisonStops(db, batch.id);
   const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
-  return { closedItself, lines: stops.flatMap((c) => sequentialLines(summariseComparison(c, listLooks(db, c.id)))) };
+  const moved = reallocationLines(listReallocations(db, batch.id)).map((l) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`);
+  return { closedItself, lines: [...stops.flatMap((c) => sequentialLines(summariseComparison(c, listLooks(db, c.id)))), ...moved] };
 }
 
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {

@@ -164,6 +164,28 @@ export function twoSidedBoundaries(fractions: readonly number[], alpha: number, 
   return { fractions: [...fractions], critical, cumulativeAlpha, nominal: critical.map((c) => 2 * normalCdf(-c)) };
 }
 
+/**
+ * The bound of the last of `fractions` when the earlier looks' bounds are fixed (they were used) and the alpha this
+ * look may spend is given: for a maximum information that changed between looks (Lan & DeMets 1983; Jennison &
+ * Turnbull 2000, 7.2), where the spending function is read at fractions of the new maximum while the joint law of the
+ * statistics depends only on the ratios of the information levels, which `fractions` carries (any common scale).
+ * Infinity when nothing may be spent.
+ */
+export function boundAfter(fractions: readonly number[], earlierCritical: readonly number[], spend: number): number {
+  checkFractions(fractions);
+  const k = fractions.length - 1;
+  if (earlierCritical.length !== k) throw new RangeError('one fixed bound is needed for each earlier look');
+  if (!(spend > 0)) return Infinity;
+  if (k === 0) {
+    const z = normalQuantile(1 - spend / 2);
+    return z > NO_BOUND_ABOVE ? Infinity : z;
+  }
+  let grid: Grid | null = null;
+  for (let j = 1; j <= k; j++) grid = gridBefore(fractions, earlierCritical, j, grid);
+  const { r, s } = transition(fractions, k);
+  return solveBound(grid as Grid, r, s, spend, Math.min(earlierCritical[k - 1] as number, NO_BOUND_ABOVE));
+}
+
 /** The grid of look k - 1 (its step fitted to the transition to look k), from the grid of look k - 2. */
 function gridBefore(fractions: readonly number[], critical: readonly number[], k: number, older: Grid | null): Grid {
   const step = stepFor(fractions, k - 1);

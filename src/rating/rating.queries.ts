@@ -182,11 +182,11 @@ export function getAssignment(db: Db, id: number): AssignmentRow | undefined {
 }
 
 /** Leases past their time go back to the pool (their late answers are still judged by record-judgment). */
-export function expireLeases(db: Db, batchId: number, now: Date): void {
-  db.prepare("UPDATE assignments SET state = 'expired' WHERE batch_id = :batchId AND state = 'leased' AND expires_at <= :now").run({
+export function expireLeases(db: Db, batchId: number, now: Date): number {
+  return db.prepare("UPDATE assignments SET state = 'expired' WHERE batch_id = :batchId AND state = 'leased' AND expires_at <= :now").run({
     batchId,
     now: now.toISOString(),
-  });
+  }).changes;
 }
 
 export function liveLeaseOf(db: Db, raterId: number): AssignmentRow | undefined {
@@ -570,8 +570,8 @@ export function currentSessionStart(db: Db, rater: Pick<RaterRow, 'id' | 'sessio
 }
 
 /** Reservations past their time free their places (as expireLeases does for leases). */
-export function purgeExpiredReservations(db: Db, batchId: number, now: Date): void {
-  db.prepare('DELETE FROM pair_reservations WHERE batch_id = :batchId AND expires_at <= :now').run({ batchId, now: now.toISOString() });
+export function purgeExpiredReservations(db: Db, batchId: number, now: Date): number {
+  return db.prepare('DELETE FROM pair_reservations WHERE batch_id = :batchId AND expires_at <= :now').run({ batchId, now: now.toISOString() }).changes;
 }
 
 export type ReservablePair = { id: number; load: number; sample: string; met_in_gold: number };

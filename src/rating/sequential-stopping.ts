@@ -1,7 +1,8 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import type { BatchRow } from '../batches/batch.queries.js';
-import { setBatchState } from '../batches/batch.queries.js';
+import { getBatchRow, setBatchState } from '../batches/batch.queries.js';
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
+import { decideReallocatedLook, maximumChanged } from '../batches/reallocated-look.js';
 import { comparisonAlpha, decideLook, lookDue, lookSchedule, pairMajority } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
 import {
@@ -11,9 +12,11 @@ import {
   getComparisonStop,
   insertLook,
   listComparisonStops,
+  listOpenBatchesAllStopped,
   listLooks,
   stopComparison,
 } from './sequential.queries.js';
+import { reallocateAfterStop } from './sequential-reallocation.js';
 
 // Group-sequential stopping on the answer path (issue 44). A look is considered only when an answer completes a pair
 // (gives it its K-th judgment), never on other requests: counting the comparison's completed pairs reads one index
@@ -51,7 +54,10 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
   }
   const alpha = comparisonAlpha(rule, settings.comparisons.length);
   const final = completed >= pairs;
-  const decision = decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
+  // A maximum raised by reallocation since the earlier looks: bounds over the new maximum (src/batches/reallocated-look.ts).
+  const decision = maximumChanged(earlier.map((l) => ({ maxPairs: l.max_pairs })), pairs)
+    ? decideReallocatedLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs, critical: l.critical_z })), winsA, winsB, final })
+    : decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
   if (!decision) return;
   const look = earlier.length + 1;
   insertLook(db, {
@@ -86,17 +92,18 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
     },
     now,
   );
+  reallocateAfterStop(db, batch.id, settings, comparisonId, decision.decision, now);
 }
 
 /**
  * When every comparison has stopped and no lease or promise is outstanding, the batch closes itself: nobody who
  * consented is left waiting for comparisons they were promised, and no new rater is let in.
  */
-function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): void {
-  if (batch.state !== 'open') return;
+function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): boolean {
+  if (batch.state !== 'open') return false;
   const comparisons = listComparisonStops(db, batch.id);
-  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return;
-  if (countOutstandingHolds(db, batch.id, now) > 0) return;
+  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  if (countOutstandingHolds(db, batch.id, now) > 0) return false;
   setBatchState(db, batch.id, 'closed', now);
   recordAudit(
     db,
@@ -109,4 +116,25 @@ function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): void {
     },
     now,
   );
+  return true;
+}
+
+/**
+ * Closes the batch if every comparison has stopped and no hold is left, for the moments a hold ends without an
+ * answer (src/rating/lapsed-holds.ts). Batches without a stopping rule have no stopped comparison: one small read.
+ */
+export function closeIfAllStopped(db: Db, batchId: number, now: Date): boolean {
+  const comparisons = listComparisonStops(db, batchId);
+  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  const row = getBatchRow(db, batchId);
+  return row ? closeWhenAllStopped(db, row, now) : false;
+}
+
+/**
+ * Closes every open batch whose comparisons have all stopped and whose last hold lapsed, for batches nobody visits
+ * any more (the server runs it periodically; it keeps no state, so a restart loses nothing). Returns the batches closed.
+ */
+export function closeStoppedBatches(db: Db, now: Date): number[] {
+  const ids = listOpenBatchesAllStopped(db);
+  return ids.filter((id) => db.transaction(() => closeIfAllStopped(db, id, now)).immediate());
 }

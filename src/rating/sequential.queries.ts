@@ -115,3 +115,16 @@ export function countOutstandingHolds(db: Db, batchId: number, now: Date): numbe
       .get({ batchId, now: now.toISOString() }) ?? 0;
   return leases + reservations;
 }
+
+/** Open batches with comparisons, every one of them stopped: those that may close themselves once no hold is left. */
+export function listOpenBatchesAllStopped(db: Db): number[] {
+  return db
+    .prepare<[], number>(
+      `SELECT b.id FROM batches b
+       WHERE b.state = 'open' AND EXISTS (SELECT 1 FROM comparisons c WHERE c.batch_id = b.id)
+         AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.batch_id = b.id AND c.stopped_at IS NULL)
+       ORDER BY b.id`,
+    )
+    .pluck()
+    .all();
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
+import { closeStoppedBatches } from '../../src/rating/sequential-stopping.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with a stopping rule, rated through the real rater pages by simulated raters who all prefer SCRIPT (the
@@ -98,5 +99,73 @@ describe('sequential stopping over HTTP', () => {
     const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
     expect(page).toContain('This batch closed itself: every comparison stopped under its sequential rule.');
     expect(page).toContain('stopped at look 1 of 4');
+  });
+
+  /** Three raters consent; all answer for SCRIPT until the comparison stops, then the third walks away with a lease. */
+  async function stopWithOneWalkingAway() {
+    const built = testApp();
+    const seeded = seedBatch(built.db, {
+      samples: 40,
+      settings: {
+        judgmentsPerPair: 1,
+        perRaterCap: 5,
+        leaseMinutes: 20,
+        stopping: { lookEvery: 10, alpha: 0.05, spending: 'pocock' },
+        provider: { kind: 'link', completionCodes: { completed: 'DONE-SEQ', partial: 'PARTIAL-SEQ' } },
+      },
+    });
+    const raters = [raterClient(built.app), raterClient(built.app), raterClient(built.app)];
+    const pages = [];
+    for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
+    for (let round = 0; round < 5; round++) {
+      for (const [i, rater] of raters.entries()) {
+        // The third rater's fifth comparison is on their screen (leased) and never answered.
+        if (round === 4 && i === 2) continue;
+        pages[i] = await preferScript(built.db, rater, pages[i] as { url: string; res: { text: string } });
+      }
+    }
+    const walker = { client: raters[2] as Client, page: pages[2] as { url: string; res: { text: string } } };
+    return { ...built, seeded, walker };
+  }
+
+  it('GET /r/:batch, when every comparison stopped and the last promised comparison lapsed unanswered, closes the batch and the walker still gets a code', async () => {
+    const { app, db, seeded, walker, advance } = await stopWithOneWalkingAway();
+    const state = () => db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId });
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('efficacy');
+    // The walker's lease holds the batch open while it lasts.
+    expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(1);
+    expect(state()).toBe('open');
+    await raterClient(app).follow(`/r/${seeded.publicId}`);
+    expect(state()).toBe('open');
+
+    // Past the lease, the next request to the batch notices the lapse and the batch closes itself.
+    advance(21 * 60_000);
+    const visitor = await raterClient(app).follow(`/r/${seeded.publicId}`);
+    expect(visitor.res.status).toBe(200);
+    expect(state()).toBe('closed');
+    expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(0);
+    const audit = db.prepare("SELECT actor, details FROM audit_log WHERE action = 'batch.close'").all() as { actor: string; details: string }[];
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.actor).toBe('system');
+    expect(JSON.parse(audit[0]?.details ?? '{}')).toMatchObject({ from: 'open', reason: 'sequential-stopping' });
+
+    // Nobody is left with unpaid work: the two who finished had their completed code; the walker, coming back, is
+    // sent to the done page with the partial code for the four comparisons they did.
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'cap' AND regular_judged = 5")).toBe(2);
+    const back = await walker.client.follow(walker.page.url);
+    expect(back.url).toMatch(/\/done\?rt=/);
+    expect(back.res.text).toContain('PARTIAL-SEQ');
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND regular_judged = 4")).toBe(1);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(14);
+  });
+
+  it('closeStoppedBatches, when nobody visits a stopped batch after its last promised comparison lapsed, closes it once', async () => {
+    const { db, seeded, advance } = await stopWithOneWalkingAway();
+    const at = (ms: number) => new Date(advance(ms).getTime());
+    expect(closeStoppedBatches(db, at(0))).toEqual([]);
+    expect(closeStoppedBatches(db, at(21 * 60_000))).toEqual([seeded.batchId]);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('closed');
+    expect(closeStoppedBatches(db, at(60_000))).toEqual([]);
+    expect(count(db, "SELECT count(*) FROM audit_log WHERE action = 'batch.close'")).toBe(1);
   });
 });

@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
+import { transitionBatch } from '../../src/batches/batch.commands.js';
+import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
+import type { Db } from '../../src/db/connection.js';
+import { signIn } from '../auth/session-helpers.js';
+import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+import { cli } from '../helpers/run-cli.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp, threadedApp } from './rating-fixtures.js';
+
+// Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
+// SCRIPT: it stops early) and AGENTS vs MINDREADERS (decided by the pair, half each way: it runs to its end). Ten more
+// scenario samples were generated after the batch was formed: with `reallocate`, the judgments the stopped
+// comparison no longer needs buy pairs of them for the open one. Raters arrive one after another and each does every
+// comparison they were promised, until the study is full.
+
+const SAMPLES = 24;
+const EXTRA = 10;
+
+function seed(db: Db, stopping: BatchSettingsInput['stopping'], overrides: Partial<BatchSettingsInput> = {}) {
+  const runName = `realloc-${Math.random().toString(36).slice(2, 8)}`;
+  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
+  const sample = () => {
+    const scenario = makeScenario(db);
+    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
+    return scenario.scenarioId;
+  };
+  for (let i = 0; i < SAMPLES; i++) sample();
+  const at = new Date('2026-01-15T12:00:00.000Z');
+  const created = createBatch(
+    db,
+    launchReady({
+      name: 'two comparisons, one decided early',
+      runs: [runName],
+      comparisons: [
+        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+      ],
+      judgmentsPerPair: 2,
+      perRaterCap: 8,
+      plannedRaters: 12,
+      stopping,
+      provider: { kind: 'link', completionCodes: { completed: 'DONE-RE', partial: 'PARTIAL-RE' } },
+      ...overrides,
+    } satisfies BatchSettingsInput),
+    { actor: 'test', now: at },
+  );
+  transitionBatch(db, created.batchId, 'open', 'test', at);
+  // Generated after the batch was formed: samples no comparison has a pair of.
+  const extra = Array.from({ length: EXTRA }, sample);
+  return { ...created, extra };
+}
+
+type Page = { url: string; res: { text: string } };
+
+/** SCRIPT vs AGENTS: SCRIPT; AGENTS vs MINDREADERS: dialogue a on even pair ids, b on odd ones (no real preference). */
+async function answer(db: Db, rater: ReturnType<typeof raterClient>, page: Page): Promise<Page> {
+  const assignment = assignmentOf(db, page.url);
+  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
+  const conditionA = db.prepare('SELECT c.condition_a FROM pairs p JOIN comparisons c ON c.id = p.comparison_id WHERE p.id = :id').pluck().get({ id: assignment.pair_id });
+  const pick = conditionA === `SCRIPT:${MODEL}` || assignment.pair_id % 2 === 0 ? 'a' : 'b';
+  const res = await rater.submit(page.res.text, { choice: assignment.left_side === pick ? 'left' : 'right' });
+  expect(res.status).toBe(303);
+  return rater.follow(String(res.headers.location));
+}
+
+/** Raters one after another, each through every comparison promised, until a newcomer finds the study full or closed. */
+async function rateUntilFull(app: Parameters<typeof raterClient>[0], db: Db, publicId: string): Promise<number> {
+  for (let raters = 0; raters < 40; raters++) {
+    const rater = raterClient(app);
+    const entry = await rater.follow(`/r/${publicId}`);
+    if (!/name="decision"/.test(entry.res.text)) return raters;
+    let page: Page = await rater.startRating(publicId);
+    while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+    expect(page.url).toMatch(/\/done\?rt=/);
+    expect(page.res.text).toContain('DONE-RE');
+  }
+  throw new Error('the study never filled');
+}
+
+describe('reallocation in a sequential batch over HTTP', () => {
+  it('POST /r/:batch/c/:assignment, when one comparison stops early under reallocate, gives the open comparison new reachable pairs within K and the budget', async () => {
+    const { app, db, dbPath } = testApp();
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
+    const raters = await rateUntilFull(app, db, batch.publicId);
+
+    const comparisons = db.prepare('SELECT id, position, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string }[];
+    expect(comparisons.map((c) => c.stop_reason)).toEqual(['efficacy', 'final']);
+    const moves = db.prepare('SELECT * FROM sequential_reallocations WHERE batch_id = :b ORDER BY id').all({ b: batch.batchId }) as Record<string, unknown>[];
+    expect(moves).toHaveLength(2);
+    const [first, second] = moves;
+    expect(first).toMatchObject({ stopped_comparison_id: comparisons[0]?.id, stop_reason: 'efficacy', judgments_per_pair: 2, limited_by: null, budget_raters: 12 });
+    const added = first?.added_pairs as number;
+    expect(added).toBeGreaterThan(0);
+    expect(added * 2).toBeLessThanOrEqual(first?.freed_judgments as number);
+    expect(first?.raters_after as number).toBeLessThanOrEqual(12);
+    // The open comparison's own stop, at its last look, had nowhere to give anything: recorded as such.
+    expect(second).toMatchObject({ stopped_comparison_id: comparisons[1]?.id, stop_reason: 'final', added_pairs: 0 });
+
+    // The added pairs belong to the open comparison, are made of the extra samples, and each reached exactly K
+    // distinct raters (reachable); no pair anywhere has more than K judgments, none was judged twice by one rater.
+    const newPairs = db.prepare('SELECT id, comparison_id, scenario_id, accepted FROM pairs WHERE reallocation_id = :r').all({ r: first?.id }) as { comparison_id: number; scenario_id: string; accepted: number }[];
+    expect(newPairs).toHaveLength(added);
+    for (const pair of newPairs) {
+      expect(pair.comparison_id).toBe(comparisons[1]?.id);
+      expect(batch.extra).toContain(pair.scenario_id);
+      expect(pair.accepted).toBe(2);
+    }
+    expect(count(db, 'SELECT count(DISTINCT rater_id) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE p.reallocation_id = :r', { r: first?.id })).toBeGreaterThanOrEqual(2);
+    checkInvariants(db, batch.batchId, 2);
+
+    // Money: no more raters than planned (£3.00 each: £36.00 at most), and no more judgments than the batch was formed for.
+    expect(raters).toBeLessThanOrEqual(12);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(raters);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBeLessThanOrEqual(SAMPLES * 2 * 2);
+
+    // The capacity check counts the pairs not stopped short (completed ones and the new ones), within plannedRaters:
+    // the 12 SCRIPT vs AGENTS pairs completed before the stop and the other comparison's 24 + the new ones.
+    expect(checkBatchCapacity(db, batch.batchId)).toMatchObject({ ok: true, pairs: 12 + SAMPLES + added });
+
+    // The open comparison's later looks were taken over its new maximum.
+    const maxima = db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks WHERE comparison_id = :c ORDER BY look').pluck().all({ c: comparisons[1]?.id });
+    expect(maxima).toContain(SAMPLES + added);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+
+    // Audit, `batches show`, the analysis report and the console say what moved.
+    const audit = db.prepare("SELECT details FROM audit_log WHERE action = 'comparison.reallocate' ORDER BY id").pluck().all() as string[];
+    expect(audit).toHaveLength(2);
+    expect(JSON.parse(audit[0] ?? '{}')).toMatchObject({ reason: 'efficacy', pairsAdded: added, added: { [`AGENTS:${MODEL} vs MINDREADERS:${MODEL}`]: added } });
+    const line = `reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy): ${first?.freed_judgments} judgments no longer needed`;
+    const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.stdout).toContain(line);
+    expect(shown.stdout).toContain(`new pairs given: ${added} pairs to AGENTS:${MODEL} vs MINDREADERS:${MODEL}`);
+    expect(shown.stdout).toContain(`reallocation after AGENTS:${MODEL} vs MINDREADERS:${MODEL} stopped (final): no judgment was left unbought, so nothing moved`);
+    const analysis = await cli(['analyze', '--batch', String(batch.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(analysis.stdout).toContain(`Sequential ${line}`);
+    expect(analysis.stdout).toContain("depended on another comparison's stop, not on its own data");
+    const researcher = await signIn(app, db, 'researcher');
+    const page = (await researcher.agent.get(`/console/batches/${batch.batchId}`).expect(200)).text;
+    expect(page).toContain(`Reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy)`);
+  });
+
+  it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, holds its later looks to bounds over the new maximum', async () => {
+    const { app, db, dbPath } = testApp();
+    // The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need).
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true }, {
+      comparisons: [
+        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+      ],
+      judgmentsPerPair: 1,
+      plannedRaters: null,
+    });
+    // Three raters consent: every undecided pair is promised to one of them. The first does theirs (one look, 6 of 24).
+    const [a, b, c] = [raterClient(app), raterClient(app), raterClient(app)];
+    const pages: Page[] = [];
+    for (const rater of [a, b, c]) pages.push(await rater.startRating(batch.publicId));
+    const finish = async (rater: ReturnType<typeof raterClient>, start: Page) => {
+      let page = start;
+      while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+      expect(page.res.text).toContain('DONE-RE');
+    };
+    await finish(a, pages[0] as Page);
+    // New raters can only be given SCRIPT vs AGENTS pairs: two of them, and it stops at 12 of 24; its 8 pairs nobody
+    // holds are freed and buy 8 pairs for the undecided comparison, which a third new rater takes.
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
+    const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
+    expect(decided?.stop_reason).toBe('efficacy');
+    expect(undecided?.stop_reason).toBeNull();
+    const move = db.prepare('SELECT freed_judgments, added_pairs, limited_by, budget_raters, raters_after FROM sequential_reallocations').get();
+    expect(move).toEqual({ freed_judgments: 8, added_pairs: 8, limited_by: null, budget_raters: 6, raters_after: 6 });
+
+    // The two holding the rest of the undecided pairs finish, and the batch closes: six raters, the budget.
+    await finish(b, pages[1] as Page);
+    await finish(c, pages[2] as Page);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 1')).toBe(8);
+    const looks = db
+      .prepare('SELECT look, max_pairs, completed_pairs, wins_a, wins_b, information_fraction, critical_z, nominal_alpha, decision FROM sequential_looks WHERE comparison_id = :c ORDER BY look')
+      .all({ c: undecided?.id }) as { look: number; max_pairs: number; completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; critical_z: number | null; nominal_alpha: number; decision: string }[];
+    expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, completed_pairs: 6, information_fraction: 0.25 });
+    expect(looks.slice(1).every((l) => l.max_pairs === 32)).toBe(true);
+    expect(looks[looks.length - 1]).toMatchObject({ completed_pairs: 32, information_fraction: 1, decision: 'final' });
+    // Look 2 over the new maximum: 12 of 32 pairs (t = 0.375), spending alpha(0.375) - alpha(0.25) of the comparison's
+    // 0.025, its bound found with look 1's bound fixed (src/batches/reallocated-look.ts, checked against rpact).
+    const second = looks[1] as { completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; nominal_alpha: number };
+    expect(second.completed_pairs).toBe(12);
+    expect(second.information_fraction).toBeCloseTo(12 / 32, 12);
+    const expected = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 32, earlier: [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }], winsA: second.wins_a, winsB: second.wins_b, final: false });
+    expect(second.nominal_alpha).toBeCloseTo(expected?.nominal ?? -1, 12);
+    checkInvariants(db, batch.batchId, 1);
+    // The report's stage-wise p-value is computed on the same information scale (earlier fractions rescaled to 32).
+    const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`AGENTS:${MODEL} vs MINDREADERS:${MODEL}: stopped at look ${looks.length} of`);
+    expect(shown.stdout).toMatch(/sequential p-value \(stage-wise ordering\): 1\.0000|sequential p-value \(stage-wise ordering\): 0\.\d{4}/);
+  });
+
+  it('POST /r/:batch/c/:assignment, when answers are stored on the bundled answer thread, reallocates there as well', async () => {
+    const { app, db, problems } = await threadedApp({ bundled: true });
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(12);
+    expect(problems).toEqual([]);
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').pluck().all({ b: batch.batchId })).toEqual(['efficacy', 'final']);
+    expect(db.prepare('SELECT freed_judgments, added_pairs FROM sequential_reallocations ORDER BY id').all()).toEqual([
+      { freed_judgments: 8, added_pairs: 4 },
+      { freed_judgments: 0, added_pairs: 0 },
+    ]);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 2')).toBe(4);
+    checkInvariants(db, batch.batchId, 2);
+  });
+
+  it('POST /r/:batch/c/:assignment, when one comparison stops early without reallocate, adds no pair and records nothing', async () => {
+    const { app, db } = testApp();
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock' });
+    await rateUntilFull(app, db, batch.publicId);
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').pluck().all({ b: batch.batchId })).toEqual(['efficacy', 'final']);
+    expect(count(db, 'SELECT count(*) FROM sequential_reallocations')).toBe(0);
+    expect(count(db, "SELECT count(*) FROM pairs WHERE batch_id = :b AND kind = 'regular'", { b: batch.batchId })).toBe(SAMPLES * 2);
+    expect(count(db, "SELECT count(*) FROM audit_log WHERE action = 'comparison.reallocate'")).toBe(0);
+    expect(db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks').pluck().all()).toEqual([SAMPLES]);
+    checkInvariants(db, batch.batchId, 2);
+  });
+});
