@@ -1,8 +1,7 @@
-import { binomialTestP } from '../numbers/binomial-test.js';
 import { alphaSpent, boundAfter, NO_BOUND_ABOVE } from '../numbers/group-sequential.js';
-import { normalCdf, normalQuantile } from '../numbers/normal.js';
+import { normalCdf } from '../numbers/normal.js';
 import type { StoppingRule } from './batch.schema.js';
-import type { LookDecision } from './sequential-rule.js';
+import { type LookDecision, lookOutcome } from './sequential-rule.js';
 
 // A look at a comparison whose maximum changed since earlier looks (reallocation, issue 44;
 // docs/researcher/sequential-batches.md, "Reallocation"). Pure, like sequential-rule.ts. The looks already taken keep
@@ -55,9 +54,5 @@ export function decideReallocatedLook(input: ReallocatedLookInput): LookDecision
     spend,
   );
   const critical = bound > NO_BOUND_ABOVE ? Infinity : bound;
-  const nominal = 2 * normalCdf(-critical);
-  const pValue = binomialTestP(input.winsA, decisive) ?? 1;
-  const z = Math.min(40, normalQuantile(1 - pValue / 2));
-  const rejects = critical !== Infinity && pValue <= nominal;
-  return { fraction: reached, critical, nominal, pValue, z: Number.isFinite(z) ? z : 40, decision: rejects ? 'efficacy' : input.final ? 'final' : 'continue' };
+  return lookOutcome(input, reached, critical, 2 * normalCdf(-critical));
 }

@@ -69,9 +69,15 @@ export function decideLook(input: LookInput): LookDecision | null {
   if (!(reached > last)) return null;
   const boundaries = boundariesAt([...input.earlier, reached], input.alpha, input.spending);
   const k = boundaries.critical.length - 1;
-  const critical = boundaries.critical[k] as number;
-  const nominal = boundaries.nominal[k] as number;
-  const pValue = binomialTestP(input.winsA, decisive) ?? 1;
+  return lookOutcome(input, reached, boundaries.critical[k] as number, boundaries.nominal[k] as number);
+}
+
+/**
+ * A look's decision once its bound is known: the exact two-sided binomial test of the pair majorities against 1/2
+ * rejects at the bound's nominal level (whichever way the bound was found: decideLook, or decideReallocatedLook).
+ */
+export function lookOutcome(input: Pick<LookInput, 'winsA' | 'winsB' | 'final'>, reached: number, critical: number, nominal: number): LookDecision {
+  const pValue = binomialTestP(input.winsA, input.winsA + input.winsB) ?? 1;
   const z = Math.min(40, normalQuantile(1 - pValue / 2));
   const rejects = critical !== Infinity && pValue <= nominal;
   return { fraction: reached, critical, nominal, pValue, z: Number.isFinite(z) ? z : 40, decision: rejects ? 'efficacy' : input.final ? 'final' : 'continue' };

@@ -99,10 +99,10 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
  * When every comparison has stopped and no lease or promise is outstanding, the batch closes itself: nobody who
  * consented is left waiting for comparisons they were promised, and no new rater is let in.
  */
-function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): boolean {
+function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date, known?: StoppedComparisons): boolean {
   if (batch.state !== 'open') return false;
-  const comparisons = listComparisonStops(db, batch.id);
-  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  const comparisons = known ?? stoppedComparisons(db, batch.id);
+  if (!comparisons) return false;
   if (countOutstandingHolds(db, batch.id, now) > 0) return false;
   setBatchState(db, batch.id, 'closed', now);
   recordAudit(
@@ -124,10 +124,18 @@ function closeWhenAllStopped(db: Db, batch: BatchRow, now: Date): boolean {
  * answer (src/rating/lapsed-holds.ts). Batches without a stopping rule have no stopped comparison: one small read.
  */
 export function closeIfAllStopped(db: Db, batchId: number, now: Date): boolean {
-  const comparisons = listComparisonStops(db, batchId);
-  if (comparisons.length === 0 || comparisons.some((c) => c.stopped_at === null)) return false;
+  const comparisons = stoppedComparisons(db, batchId);
+  if (!comparisons) return false;
   const row = getBatchRow(db, batchId);
-  return row ? closeWhenAllStopped(db, row, now) : false;
+  return row ? closeWhenAllStopped(db, row, now, comparisons) : false;
+}
+
+type StoppedComparisons = ReturnType<typeof listComparisonStops>;
+
+/** The batch's comparisons when it has some and every one has stopped; null otherwise. */
+function stoppedComparisons(db: Db, batchId: number): StoppedComparisons | null {
+  const comparisons = listComparisonStops(db, batchId);
+  return comparisons.length > 0 && comparisons.every((c) => c.stopped_at !== null) ? comparisons : null;
 }
 
 /**
