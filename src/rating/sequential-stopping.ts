@@ -51,7 +51,7 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
   }
   const alpha = comparisonAlpha(rule, settings.comparisons.length);
   const final = completed >= pairs;
-  const decision = decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
+  const decision = decideLook({ alpha, spending: rule.spending, futility: rule.futility, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
   if (!decision) return;
   const look = earlier.length + 1;
   insertLook(db, {
@@ -68,6 +68,7 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
     alpha,
     critical_z: Number.isFinite(decision.critical) ? decision.critical : null,
     nominal_alpha: decision.nominal,
+    futility_z: decision.futility,
     p_value: decision.pValue,
     z: decision.z,
     decision: decision.decision,
