@@ -352,8 +352,9 @@ function adjustedBeta(design: FutilityDesign, fractions: readonly number[], firs
 
 /**
  * Efficacy and futility bounds at the looks' information fractions for a two-sided level-alpha test with beta spent
- * at the design's drift. Look k's bounds depend on the fractions up to k only. The last fraction's futility bound is
- * returned too (the standardized design needs it; a last look decides on the efficacy bound alone).
+ * at the design's drift. Look k's bounds depend on the fractions up to k only (a look short of fraction 1 is an interim
+ * look). The futility bound at fraction 1 is returned too (the standardized design needs it; the last look decides on
+ * the efficacy bound alone).
  */
 export function futilityBoundaries(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries {
   const { shortfall: _shortfall, ...boundaries } = futilityCore(fractions, design);
@@ -381,7 +382,8 @@ function futilityCore(fractions: readonly number[], design: FutilityDesign): Fut
     const c = plain ? (plain.critical[k] as number) : bindingCritical(fractions, k, nullGrid, alphaNow - (cumulativeAlpha[k - 1] ?? 0));
     const rawBeta = betaSpent(design.family, design.beta, t);
     const one = oneSidedFutility(fractions, k, design.drift, oneGrid, spentOne, rawBeta);
-    const last = k === fractions.length - 1;
+    // The last look is the one at full information; a look before it is interim even when it is the last one so far.
+    const last = t >= 1;
     if (!last && firstWithFutility < 0 && one > 0) firstWithFutility = k;
     const target = adjustedBeta(design, fractions, firstWithFutility < 0 && !last ? fractions.length : firstWithFutility, k);
     const f = !last && one < 0 ? 0 : twoSidedFutility(fractions, k, design.drift, altGrid, c, target - spentBeta);
@@ -391,7 +393,7 @@ function futilityCore(fractions: readonly number[], design: FutilityDesign): Fut
     futility.push(f);
     cumulativeAlpha.push(alphaNow);
     cumulativeBeta.push(spentBeta);
-    if (last) {
+    if (last || k === fractions.length - 1) {
       const c0 = Math.min(c, GRID_END);
       shortfall = chanceIn(fractions, k, design.drift, altGrid, -c0, c0) - (target - (cumulativeBeta[k - 1] ?? 0));
       break;
