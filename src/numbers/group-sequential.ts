@@ -316,8 +316,13 @@ export function futilityDrift(effect: number, maxPairs: number): number {
 
 const EVERYWHERE = 40;
 
-/** A null-drift efficacy bound at look k whose crossing chance (after the earlier looks' regions) is `target`. */
-function bindingCritical(fractions: readonly number[], k: number, grid: Grid | null, target: number): number {
+/**
+ * A null-drift efficacy bound at look k whose crossing chance (after the earlier looks' regions) is `target`. When the
+ * null's paths that reach look k hold less than the target (futility bounds that met the efficacy bounds earlier, as
+ * when the maximum is far above what the effect needs), no bound spends it: the look then keeps `fallback`, the bound
+ * without futility, which spends less, rather than rejecting every path that reaches it.
+ */
+function bindingCritical(fractions: readonly number[], k: number, grid: Grid | null, target: number, fallback: number): number {
   if (k === 0) {
     const z = normalQuantile(1 - target / 2);
     return z > NO_BOUND_ABOVE ? Infinity : z;
@@ -325,6 +330,7 @@ function bindingCritical(fractions: readonly number[], k: number, grid: Grid | n
   const reach = chanceIn(fractions, k, 0, grid, -EVERYWHERE, EVERYWHERE);
   const crossingAt = (c: number) => reach - chanceIn(fractions, k, 0, grid, -c, c);
   if (!(target > 0) || crossingAt(NO_BOUND_ABOVE) > target) return Infinity;
+  if (reach <= target) return fallback;
   return increasingRoot((c) => target - crossingAt(c), 0, NO_BOUND_ABOVE);
 }
 
@@ -365,7 +371,7 @@ export function futilityBoundaries(fractions: readonly number[], design: Futilit
 function futilityCore(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries & { shortfall: number } {
   checkFractions(fractions);
   let shortfall = 0;
-  const plain = design.binding ? null : twoSidedBoundaries(fractions, design.alpha, design.family);
+  const plain = twoSidedBoundaries(fractions, design.alpha, design.family);
   const critical: number[] = [];
   const futility: number[] = [];
   const cumulativeAlpha: number[] = [];
@@ -379,7 +385,8 @@ function futilityCore(fractions: readonly number[], design: FutilityDesign): Fut
   for (let k = 0; k < fractions.length; k++) {
     const t = fractions[k] as number;
     const alphaNow = alphaSpent(design.family, design.alpha, t);
-    const c = plain ? (plain.critical[k] as number) : bindingCritical(fractions, k, nullGrid, alphaNow - (cumulativeAlpha[k - 1] ?? 0));
+    const withoutFutility = plain.critical[k] as number;
+    const c = design.binding ? bindingCritical(fractions, k, nullGrid, alphaNow - (cumulativeAlpha[k - 1] ?? 0), withoutFutility) : withoutFutility;
     const rawBeta = betaSpent(design.family, design.beta, t);
     const one = oneSidedFutility(fractions, k, design.drift, oneGrid, spentOne, rawBeta);
     // The last look is the one at full information; a look before it is interim even when it is the last one so far.

@@ -120,4 +120,13 @@ describe('futilityBoundaries', () => {
     const drift = standardizedDrift(design.fractions, { family: design.family, alpha: design.alpha, beta: design.beta, binding: design.binding });
     expect(Math.abs(drift - design.drift)).toBeLessThan(1e-6);
   });
+
+  it('futilityBoundaries, binding, when the futility bound meets the efficacy bound before the last look, keeps the last look\'s bound without futility', () => {
+    // 200 pairs at a win rate of 0.65 (drift 4.24): by the fourth look the futility bound reaches the efficacy bound, so
+    // no null path reaches the last look and its alpha cannot be spent; rejecting every path there would be absurd.
+    const fractions = [0.2, 0.4, 0.6, 0.8, 1];
+    const got = futilityBoundaries(fractions, { family: 'obrien-fleming', alpha: 0.05, beta: 0.2, drift: 0.3 * Math.sqrt(200), binding: true });
+    expect(got.futility[3]).toBeCloseTo(got.critical[3] as number, 12);
+    expect(got.critical[4]).toBeCloseTo(twoSidedBoundaries(fractions, 0.05, 'obrien-fleming').critical[4] as number, 12);
+  });
 });
