@@ -3,7 +3,7 @@
 # Two-sided Lan-DeMets alpha spending (asOF, asP) on a grid of designs: 2-10 equally spaced looks and a set of unequal
 # information fractions, alpha 0.05 and 0.01. rpact's tolerance is tightened to 1e-10 (its default, 1e-8, on the
 # probability scale, leaves bounds above 5 good to only a few decimals). rpact prints bounds above 7.5 as Inf: kept
-# as null here.
+# as null here. The futility designs (below) are described where they are made.
 suppressMessages(library(rpact))
 
 # JSON written by hand (no jsonlite on a plain Debian R): numbers to 17 significant digits, null for no bound.
@@ -35,6 +35,25 @@ designJson <- vapply(designs, function(d) sprintf(
   '    {"family": "%s", "alpha": %s, "fractions": %s, "critical": %s, "cumulativeAlpha": %s}',
   d$family, num(d$alpha), arr(d$fractions), arr(unlist(lapply(d$critical, function(v) if (is.null(v)) Inf else v))),
   arr(d$cumulativeAlpha)), "")
+# Futility (issue 44): two-sided beta spending of the same family (bsOF with asOF, bsP with asP), binding and not.
+# rpact calls it experimental; its nested bisections make a design of 10 looks take minutes, so the grid stops at 5.
+# The drift (rpact's `shift`, on the z scale at full information) comes from rpact's own C++ routine, which returns it.
+futility <- list()
+addFutility <- function(k, alpha, beta, type, binding) {
+  rates <- (1:k) / k
+  d <- suppressWarnings(getDesignGroupSequential(kMax = k, alpha = alpha, sided = 2, typeOfDesign = type,
+    typeBetaSpending = sub("as", "bs", type), beta = beta, bindingFutility = binding, informationRates = rates, tolerance = 1e-10))
+  plain <- getDesignGroupSequential(kMax = k, alpha = alpha, sided = 2, typeOfDesign = type, informationRates = rates, tolerance = 1e-10)
+  r <- suppressWarnings(rpact:::getDesignGroupSequentialBetaSpendingCpp(pmin(plain$criticalValues, 8), k, d$userAlphaSpending,
+    d$userBetaSpending, rates, binding, 1e-10, type, d$typeBetaSpending, d$gammaA, d$gammaB, alpha, beta, 2, d$betaAdjustment,
+    d$twoSidedPower))
+  futility[[length(futility) + 1]] <<- sprintf(
+    '    {"family": "%s", "alpha": %s, "beta": %s, "binding": %s, "fractions": %s, "critical": %s, "futility": %s, "drift": %s, "betaSpent": %s}',
+    if (type == "asOF") "obrien-fleming" else "pocock", num(alpha), num(beta), if (binding) "true" else "false", arr(rates),
+    arr(d$criticalValues), arr(ifelse(is.na(d$futilityBounds), Inf, d$futilityBounds)), num(r$shift), arr(d$betaSpent))
+}
+for (type in c("asOF", "asP")) for (binding in c(FALSE, TRUE)) for (alpha in c(0.05, 0.01)) for (beta in c(0.2, 0.1))
+  for (k in 2:as.integer(Sys.getenv("FUTILITY_MAX_LOOKS", "5"))) addFutility(k, alpha, beta, type, binding)
 x <- c(-7, -3.2, -1, 0, 0.5, 1.959964, 4.1, 6.3)
 p <- c(1e-12, 1e-6, 0.0125, 0.3, 0.5, 0.975, 0.999999)
 cat("{\n")
@@ -43,4 +62,8 @@ cat(sprintf('  "source": "R %s.%s, rpact %s: getDesignGroupSequential(sided = 2,
 cat(sprintf('  "normal": {"x": %s, "cdf": %s, "p": %s, "quantile": %s},\n', arr(x), arr(pnorm(x)), arr(p), arr(qnorm(p))))
 cat('  "designs": [\n')
 cat(paste(designJson, collapse = ",\n"))
+cat("\n  ],\n")
+cat('  "futilitySource": "rpact getDesignGroupSequential(sided = 2, typeOfDesign = asOF | asP, typeBetaSpending = bsOF | bsP, beta, bindingFutility, tolerance = 1e-10); futility null where rpact gives NA (no futility bound at that look); drift: getDesignGroupSequentialBetaSpendingCpp()$shift",\n')
+cat('  "futilityDesigns": [\n')
+cat(paste(unlist(futility), collapse = ",\n"))
 cat("\n  ]\n}\n")

@@ -1,6 +1,6 @@
 // Runs the real stopping rule (src/batches/sequential-rule.ts, through src/analysis/sequential-simulation.ts) on
 // simulated comparisons: the type I error under the null with and without late looks, and power and pairs used at
-// win rates 0.6, 0.65 and 0.7 against the fixed design. Prints a Markdown table (docs/researcher/sequential-batches.md).
+// win rates 0.6, 0.65 and 0.7 against the fixed design; then the same with futility stopping, binding and not. Prints a Markdown table (docs/researcher/sequential-batches.md).
 // Run: npx tsx scripts/sequential-simulation.ts [studies=20000] [seed=44]
 import { simulateSequential } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
@@ -47,5 +47,24 @@ for (const spending of ['obrien-fleming', 'pocock'] as const) {
     `| ${spending} | 5 | no, 10% ties | 0.5 | ${tieStudies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${limit.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
   );
 }
+// Futility (beta 0.2 at a win rate of 0.65 over the 200 pairs), binding and not, on time and without ties.
+const futilityRows: string[] = [];
+futilityRows.push('| spending | futility | win rate | studies | stopped for efficacy (MC s.e.) | limit alpha + 3 s.e. | stopped for futility | fixed design | mean pairs used | pairs saved |');
+futilityRows.push('|---|---|---|---|---|---|---|---|---|---|');
+for (const spending of ['obrien-fleming', 'pocock'] as const) {
+  for (const binding of [false, true]) {
+    for (const winRate of [0.5, 0.55, 0.6, 0.65, 0.7]) {
+      const futility = { beta: 0.2, effect: 0.65, binding };
+      const result = simulateSequential({ pairs: PAIRS, rule: { looks: 5, alpha: ALPHA, spending, futility }, comparisons: 1, winRate, tieShare: TIES, lateBy: 0, studies, random: seededRandom(seed + Math.round(winRate * 100) + (binding ? 500 : 0) + (spending === 'pocock' ? 7 : 0)) });
+      const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / studies);
+      futilityRows.push(
+        `| ${spending} | beta 0.2 at 0.65, ${binding ? 'binding' : 'non-binding'} | ${winRate} | ${studies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${winRate === 0.5 ? limit.toFixed(4) : ''} | ${result.futilityRate.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
+      );
+      if (winRate === 0.5 && result.rejectRate > limit) futilityRows.push(`<!-- type I error above the limit: ${result.rejectRate} > ${limit} -->`);
+    }
+  }
+}
 console.log(`${PAIRS} pairs, alpha ${ALPHA}, 5 looks (every 40 completed pairs); late looks are taken 0, 10 or 20 pairs late at random; seed ${seed}.\n`);
 console.log(rows.join('\n'));
+console.log('\nWith futility stopping:\n');
+console.log(futilityRows.join('\n'));

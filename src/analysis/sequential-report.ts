@@ -5,7 +5,7 @@ import { informationScale } from '../batches/reallocated-look.js';
 import type { Db } from '../db/connection.js';
 import { stagewisePValue } from '../numbers/group-sequential.js';
 import { listReallocations, type ReallocationRow } from '../rating/reallocation.queries.js';
-import { type ComparisonStopRow, listComparisonStops, listLooks, type SequentialLookRow } from '../rating/sequential.queries.js';
+import { type ComparisonStopRow, listComparisonStops, listLooks, type SequentialLookRow, type StopReason } from '../rating/sequential.queries.js';
 import { wilsonInterval } from './wilson.js';
 
 // What a sequential batch's report says of each comparison (issue 44): where it stopped and why, the sequential
@@ -15,8 +15,10 @@ import { wilsonInterval } from './wilson.js';
 export type SequentialSummary = {
   comparison: string;
   state: 'running' | 'stopped';
-  reason: 'efficacy' | 'final' | null;
+  reason: StopReason | null;
   look: number;
+  /** The last look's bounds on |z|: efficacy (null: none at that look) and futility (null: none), and its |z|. */
+  bounds: { efficacy: number | null; futility: number | null; z: number } | null;
   plannedLooks: number;
   pairsUsed: number;
   maxPairs: number;
@@ -37,7 +39,7 @@ export function summariseComparison(comparison: ComparisonStopRow, looks: readon
   const name = `${comparison.condition_a} vs ${comparison.condition_b}`;
   const stopped = comparison.stopped_at !== null;
   if (!last) {
-    return { comparison: name, state: stopped ? 'stopped' : 'running', reason: comparison.stop_reason, look: 0, plannedLooks: 0, pairsUsed: 0, maxPairs: 0, ties: 0, winsA: 0, winsB: 0, alpha: 0, naive: { winRate: null, ci95: null }, sequentialP: null, repeatedCi: null };
+    return { comparison: name, state: stopped ? 'stopped' : 'running', reason: comparison.stop_reason, look: 0, bounds: null, plannedLooks: 0, pairsUsed: 0, maxPairs: 0, ties: 0, winsA: 0, winsB: 0, alpha: 0, naive: { winRate: null, ci95: null }, sequentialP: null, repeatedCi: null };
   }
   const decisive = last.wins_a + last.wins_b;
   // On the scale of the last maximum: a maximum raised by reallocation changes the spending, not the looks' correlation.
@@ -52,6 +54,7 @@ export function summariseComparison(comparison: ComparisonStopRow, looks: readon
     state: stopped ? 'stopped' : 'running',
     reason: comparison.stop_reason,
     look: last.look,
+    bounds: { efficacy: last.critical_z, futility: last.futility_z, z: last.z },
     plannedLooks: last.planned_looks,
     pairsUsed: last.completed_pairs,
     maxPairs: last.max_pairs,
@@ -67,13 +70,26 @@ export function summariseComparison(comparison: ComparisonStopRow, looks: readon
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
+const STOP_WORDS: Record<StopReason, string> = {
+  efficacy: 'a bound was crossed: the conditions differ',
+  futility: 'futility: a difference of the planned size is unlikely to be shown',
+  final: 'last look: every pair complete, no bound crossed',
+};
+
+function boundWords(bounds: NonNullable<SequentialSummary['bounds']>): string {
+  const efficacy = bounds.efficacy === null ? 'no efficacy bound' : `efficacy |z| >= ${bounds.efficacy.toFixed(3)}`;
+  const futility = bounds.futility === null ? 'no futility bound' : `futility |z| < ${bounds.futility.toFixed(3)}`;
+  return `${efficacy}, ${futility}; observed |z| = ${bounds.z.toFixed(3)}`;
+}
+
 /** Lines for the CLI and the report: one paragraph per comparison. */
 export function sequentialLines(summary: SequentialSummary): string[] {
   const where =
     summary.state === 'stopped'
-      ? `stopped at look ${summary.look} of ${summary.plannedLooks} (${summary.reason === 'efficacy' ? 'a bound was crossed: the conditions differ' : 'last look: every pair complete, no bound crossed'})`
+      ? `stopped at look ${summary.look} of ${summary.plannedLooks} (${STOP_WORDS[summary.reason ?? 'final']})`
       : `running: ${summary.look} of ${summary.plannedLooks} looks taken, no bound crossed`;
   const lines = [`${summary.comparison}: ${where}; ${summary.pairsUsed} of ${summary.maxPairs} pairs completed, ${summary.ties} tied (left out)`];
+  if (summary.bounds) lines.push(`  bounds at look ${summary.look}: ${boundWords(summary.bounds)}`);
   if (summary.naive.winRate !== null && summary.naive.ci95) {
     lines.push(`  naive win rate of ${summary.comparison.split(' vs ')[0]}: ${pct(summary.naive.winRate)} (95% CI ${pct(summary.naive.ci95[0])}-${pct(summary.naive.ci95[1])}; ignores the sequential design, biased when stopped early)`);
   }
@@ -110,6 +126,15 @@ const REALLOCATION_METHODS =
   "A receiving comparison's maximum rose: the looks already taken kept their bounds and the alpha they had spent, and later looks read the spending function at the information fraction over the new maximum (Lan & DeMets 1983; Jennison & Turnbull 2000, 7.2), with the looks' correlations from the information actually reached. " +
   "This preserves the receiving comparison's error rate because the change of its maximum depended on another comparison's stop, not on its own data; where comparisons share a condition's dialogues or raters, the two are not fully independent and the control is approximate.";
 
+function futilityMethods(rule: StoppingRule): string {
+  const f = rule.futility;
+  if (!f) return '';
+  return (
+    `A comparison also stopped for futility when |z| fell below a two-sided futility bound from ${rule.spending === 'pocock' ? 'Pocock' : "O'Brien-Fleming"}-type beta spending (beta ${f.beta}) at the drift of a pair-majority win rate of ${f.effect} over the comparison's pairs (rpact's bsOF/bsP, sided = 2); ` +
+    (f.binding ? 'the futility bounds were binding, and the efficacy bounds were computed accounting for them. ' : 'the futility bounds were non-binding: the efficacy bounds were computed ignoring them, so the type I error holds whether or not a futility stop is obeyed. ')
+  );
+}
+
 /** The methods paragraph of a sequential batch's report. */
 export function sequentialMethods(rule: StoppingRule, comparisons: number): string {
   const schedule = rule.looks !== undefined ? `${rule.looks} looks equally spaced over each comparison's pairs` : `a look every ${rule.lookEvery} completed pairs`;
@@ -118,6 +143,7 @@ export function sequentialMethods(rule: StoppingRule, comparisons: number): stri
   return (
     `Each comparison followed a group-sequential design with ${schedule}, two-sided alpha ${rule.alpha}, and ${family} Lan-DeMets alpha-spending function (Lan & DeMets 1983; ${rule.spending === 'pocock' ? 'Pocock 1977' : "O'Brien & Fleming 1979"}), with bounds computed by recursive numerical integration at the information fractions actually reached (Jennison & Turnbull 2000, ch. 7 and 19).${split} ` +
     'A pair entered once it had all its judgments; its outcome was its majority, and tied pairs were left out of the information. At each look the exact two-sided binomial test of pair majorities against 1/2 was applied at the nominal level of the z-scale bound, which is conservative for a discrete statistic. ' +
+    futilityMethods(rule) +
     'Reported beside the naive win rate are the stage-wise ordering p-value and the repeated confidence interval (Jennison & Turnbull 2000, ch. 8-9).' +
     (rule.reallocate ? REALLOCATION_METHODS : '')
   );

@@ -8,7 +8,7 @@ import { binomialTestP } from '../numbers/binomial-test.js';
 
 export type SimulationInput = {
   pairs: number;
-  rule: Pick<StoppingRule, 'looks' | 'lookEvery' | 'alpha' | 'spending'>;
+  rule: Pick<StoppingRule, 'looks' | 'lookEvery' | 'alpha' | 'spending'> & { futility?: StoppingRule['futility'] };
   comparisons: number;
   winRate: number;
   tieShare: number;
@@ -27,13 +27,15 @@ export type SimulationResult = {
   rejectRate: number;
   /** Its Monte Carlo standard error. */
   standardError: number;
+  /** Share of studies stopped for futility (0 without futility stopping). */
+  futilityRate: number;
   meanPairs: number;
   meanLooks: number;
   /** The fixed design's rejection rate: the exact binomial test of every pair's majority at the comparison's alpha. */
   fixedRejectRate: number;
 };
 
-type Study = { rejected: boolean; pairsUsed: number; looks: number; fixedRejected: boolean };
+type Study = { rejected: boolean; futile: boolean; pairsUsed: number; looks: number; fixedRejected: boolean };
 
 function simulateStudy(input: SimulationInput, alpha: number, schedule: readonly number[]): Study {
   const outcomes: ('a' | 'b' | 'tie')[] = [];
@@ -53,26 +55,29 @@ function simulateStudy(input: SimulationInput, alpha: number, schedule: readonly
     const final = n === input.pairs;
     const at = schedule[next];
     if (!final && (at === undefined || n < at + (delays[next] as number))) continue;
-    const decision = decideLook({ alpha, spending: input.rule.spending, maxPairs: input.pairs, earlier, completed: n, winsA, winsB, final });
+    const decision = decideLook({ alpha, spending: input.rule.spending, futility: input.rule.futility ?? null, maxPairs: input.pairs, earlier, completed: n, winsA, winsB, final });
     if (!decision) continue;
     earlier.push(decision.fraction);
     while (next < schedule.length && (schedule[next] as number) <= n) next++;
-    if (decision.decision === 'efficacy') return { rejected: true, pairsUsed: n, looks: earlier.length, fixedRejected };
+    if (decision.decision === 'efficacy') return { rejected: true, futile: false, pairsUsed: n, looks: earlier.length, fixedRejected };
+    if (decision.decision === 'futility') return { rejected: false, futile: true, pairsUsed: n, looks: earlier.length, fixedRejected };
     if (decision.decision === 'final') break;
   }
-  return { rejected: false, pairsUsed: input.pairs, looks: earlier.length, fixedRejected };
+  return { rejected: false, futile: false, pairsUsed: input.pairs, looks: earlier.length, fixedRejected };
 }
 
 export function simulateSequential(input: SimulationInput): SimulationResult {
   const alpha = comparisonAlpha(input.rule, input.comparisons);
   const schedule = lookSchedule(input.rule, input.pairs);
   let rejected = 0;
+  let futile = 0;
   let fixed = 0;
   let pairs = 0;
   let looks = 0;
   for (let s = 0; s < input.studies; s++) {
     const study = simulateStudy(input, alpha, schedule);
     if (study.rejected) rejected++;
+    if (study.futile) futile++;
     if (study.fixedRejected) fixed++;
     pairs += study.pairsUsed;
     looks += study.looks;
@@ -82,6 +87,7 @@ export function simulateSequential(input: SimulationInput): SimulationResult {
     studies: input.studies,
     rejectRate: rate,
     standardError: Math.sqrt((rate * (1 - rate)) / input.studies),
+    futilityRate: futile / input.studies,
     meanPairs: pairs / input.studies,
     meanLooks: looks / input.studies,
     fixedRejectRate: fixed / input.studies,

@@ -160,6 +160,20 @@ export const questionSchema = z.strictObject({
 export type Question = z.infer<typeof questionSchema>;
 
 /**
+ * Futility stopping (issue 44): beta spent by the family of the alpha spending, at the drift of a pair-majority win
+ * rate of `effect` over the comparison's pairs; `binding` lowers the efficacy bounds (the futility stop must then be
+ * obeyed), non-binding leaves them as without futility (docs/researcher/sequential-batches.md).
+ */
+export const futilitySchema = z.strictObject({
+  beta: z.number({ message: 'must be a number such as 0.2' }).gt(0, 'must be above 0 (0.2 is usual)').lt(0.5, 'must be below 0.5 (0.2 is usual)'),
+  effect: z
+    .number({ message: 'must be a win rate such as 0.65' })
+    .gt(0.5, 'must be the win rate of pair majorities under the alternative, above 0.5 (e.g. 0.65)')
+    .lt(1, 'must be below 1 (e.g. 0.65)'),
+  binding: z.boolean().default(false),
+});
+
+/**
  * A group-sequential stopping rule applied to each comparison of the batch (issue 44; docs/researcher/sequential-batches.md):
  * looks at completed pairs (a pair counts once it has its K judgments; its outcome is its majority), each tested by the
  * exact binomial test of pair majorities at the nominal level of a Lan-DeMets alpha-spending bound. `alpha` is the
@@ -172,8 +186,8 @@ export const stoppingSchema = z
     /** Or a look every M completed pairs of the comparison (and one when every pair is complete). */
     lookEvery: z.number().int().min(1).max(1_000_000).optional(),
     alpha: z.number().gt(0).max(0.2).default(0.05),
-    spending: z.enum(SPENDING_FAMILIES).default('obrien-fleming'),
-    futility: z.null({ message: 'futility stopping is not available yet: leave futility out or set it to null' }).default(null),
+    spending: z.enum(SPENDING_FAMILIES, { message: `must be ${SPENDING_FAMILIES.join(' or ')} (futility spends beta by the same family)` }).default('obrien-fleming'),
+    futility: futilitySchema.nullable().default(null),
     /**
      * When a comparison stops, give the judgments its pairs no longer need to the comparisons still open, as new pairs
      * from their unused scenario samples (docs/researcher/sequential-batches.md, "Reallocation").

@@ -1,4 +1,4 @@
-import { alphaSpent, boundAfter, NO_BOUND_ABOVE } from '../numbers/group-sequential.js';
+import { alphaSpent, boundAfter, futilityBoundaries, futilityDrift, NO_BOUND_ABOVE } from '../numbers/group-sequential.js';
 import { normalCdf } from '../numbers/normal.js';
 import type { StoppingRule } from './batch.schema.js';
 import { type LookDecision, lookOutcome } from './sequential-rule.js';
@@ -30,6 +30,7 @@ export function maximumChanged(looks: readonly Pick<PastLook, 'maxPairs'>[], max
 export type ReallocatedLookInput = {
   alpha: number;
   spending: StoppingRule['spending'];
+  futility?: StoppingRule['futility'];
   /** The comparison's pairs now, with those reallocation added. */
   maxPairs: number;
   earlier: readonly PastLook[];
@@ -54,5 +55,18 @@ export function decideReallocatedLook(input: ReallocatedLookInput): LookDecision
     spend,
   );
   const critical = bound > NO_BOUND_ABOVE ? Infinity : bound;
-  return lookOutcome(input, reached, critical, 2 * normalCdf(-critical));
+  return lookOutcome(input, reached, critical, 2 * normalCdf(-critical), input.final ? null : futilityAt([...scale, reached], input));
+}
+
+/**
+ * The futility bound at the newest look, from beta spending over the new maximum (its drift follows the new number of
+ * pairs). The efficacy bound above ignores futility stops, earlier ones included, so from a reallocation on futility is
+ * non-binding whatever the rule says: type I error holds whether or not the researcher stops.
+ */
+function futilityAt(fractions: readonly number[], input: ReallocatedLookInput): number | null {
+  if (!input.futility) return null;
+  const { beta, effect } = input.futility;
+  const bounds = futilityBoundaries(fractions, { family: input.spending, alpha: input.alpha, beta, drift: futilityDrift(effect, input.maxPairs), binding: false });
+  const f = bounds.futility[fractions.length - 1] ?? 0;
+  return f > 0 ? f : null;
 }

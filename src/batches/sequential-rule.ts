@@ -1,5 +1,5 @@
 import { binomialTestP } from '../numbers/binomial-test.js';
-import { type TwoSidedBoundaries, twoSidedBoundaries } from '../numbers/group-sequential.js';
+import { futilityBoundaries, futilityDrift, type TwoSidedBoundaries, twoSidedBoundaries } from '../numbers/group-sequential.js';
 import { normalQuantile } from '../numbers/normal.js';
 import type { StoppingRule } from './batch.schema.js';
 
@@ -36,6 +36,8 @@ export function lookDue(schedule: readonly number[], completed: number, lastLook
 export type LookInput = {
   alpha: number;
   spending: StoppingRule['spending'];
+  /** Futility stopping, or null; its drift follows from its effect and maxPairs. */
+  futility?: StoppingRule['futility'];
   maxPairs: number;
   /** Information fractions of the looks taken before, in order. */
   earlier: readonly number[];
@@ -50,9 +52,11 @@ export type LookDecision = {
   fraction: number;
   critical: number;
   nominal: number;
+  /** |z| below this stops for futility; null without futility stopping, at the last look, or where the look has none. */
+  futility: number | null;
   pValue: number;
   z: number;
-  decision: 'continue' | 'efficacy' | 'final';
+  decision: 'continue' | 'efficacy' | 'futility' | 'final';
 };
 
 /**
@@ -67,32 +71,49 @@ export function decideLook(input: LookInput): LookDecision | null {
   const last = input.earlier[input.earlier.length - 1] ?? 0;
   const reached = input.final ? 1 : Math.min(1, decisive / input.maxPairs);
   if (!(reached > last)) return null;
-  const boundaries = boundariesAt([...input.earlier, reached], input.alpha, input.spending);
+  const boundaries = boundariesAt([...input.earlier, reached], input, input.futility ?? null);
   const k = boundaries.critical.length - 1;
-  return lookOutcome(input, reached, boundaries.critical[k] as number, boundaries.nominal[k] as number);
+  const bound = input.final ? 0 : (boundaries.futility?.[k] ?? 0);
+  return lookOutcome(input, reached, boundaries.critical[k] as number, boundaries.nominal[k] as number, bound > 0 ? bound : null);
 }
 
 /**
- * A look's decision once its bound is known: the exact two-sided binomial test of the pair majorities against 1/2
- * rejects at the bound's nominal level (whichever way the bound was found: decideLook, or decideReallocatedLook).
+ * A look's decision once its bounds are known: the exact two-sided binomial test of the pair majorities against 1/2
+ * rejects at the efficacy bound's nominal level; failing that, |z| below the futility bound stops for futility
+ * (whichever way the bounds were found: decideLook, or decideReallocatedLook).
  */
-export function lookOutcome(input: Pick<LookInput, 'winsA' | 'winsB' | 'final'>, reached: number, critical: number, nominal: number): LookDecision {
+export function lookOutcome(
+  input: Pick<LookInput, 'winsA' | 'winsB' | 'final'>,
+  reached: number,
+  critical: number,
+  nominal: number,
+  futility: number | null,
+): LookDecision {
   const pValue = binomialTestP(input.winsA, input.winsA + input.winsB) ?? 1;
-  const z = Math.min(40, normalQuantile(1 - pValue / 2));
+  const rawZ = Math.min(40, normalQuantile(1 - pValue / 2));
+  const z = Number.isFinite(rawZ) ? rawZ : 40;
   const rejects = critical !== Infinity && pValue <= nominal;
-  return { fraction: reached, critical, nominal, pValue, z: Number.isFinite(z) ? z : 40, decision: rejects ? 'efficacy' : input.final ? 'final' : 'continue' };
+  const futile = !rejects && futility !== null && z < futility;
+  return { fraction: reached, critical, nominal, futility, pValue, z, decision: rejects ? 'efficacy' : futile ? 'futility' : input.final ? 'final' : 'continue' };
 }
 
 // Bounds by design and fractions: a look recomputes every earlier look's bound (the recursion needs them), and the
 // simulation and the plan ask for the same schedules thousands of times. Pure, so one bounded memo per process is safe.
 const MAX_MEMO = 4096;
-const memo = new Map<string, TwoSidedBoundaries>();
+const memo = new Map<string, TwoSidedBoundaries & { futility?: number[] }>();
 
-function boundariesAt(fractions: readonly number[], alpha: number, spending: StoppingRule['spending']): TwoSidedBoundaries {
-  const key = `${spending}|${alpha}|${fractions.join(',')}`;
+/** With futility, the efficacy bounds are the binding design's when it binds, and the futility bounds beside them. */
+function boundariesAt(
+  fractions: readonly number[],
+  { alpha, spending, maxPairs }: Pick<LookInput, 'alpha' | 'spending' | 'maxPairs'>,
+  futility: StoppingRule['futility'],
+): TwoSidedBoundaries & { futility?: number[] } {
+  const key = `${spending}|${alpha}|${futility ? `${futility.beta}|${futility.effect}|${futility.binding}|${maxPairs}` : ''}|${fractions.join(',')}`;
   const known = memo.get(key);
   if (known) return known;
-  const computed = twoSidedBoundaries(fractions, alpha, spending);
+  const computed = futility
+    ? futilityBoundaries(fractions, { family: spending, alpha, beta: futility.beta, drift: futilityDrift(futility.effect, maxPairs), binding: futility.binding })
+    : twoSidedBoundaries(fractions, alpha, spending);
   if (memo.size >= MAX_MEMO) memo.delete(memo.keys().next().value as string);
   memo.set(key, computed);
   return computed;

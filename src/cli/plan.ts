@@ -21,6 +21,8 @@ type PlanFlags = {
   looks: string;
   spending: string;
   comparisons: string;
+  futility?: string;
+  bindingFutility?: boolean;
   json?: boolean;
 };
 
@@ -40,6 +42,8 @@ export function registerPlan(program: Command, ctx: CliContext): void {
     .option('--looks <n>', 'looks of the sequential design', '5')
     .option('--spending <family>', `alpha spending of the sequential design: ${SPENDING_FAMILIES.join(' or ')}`, 'obrien-fleming')
     .option('--comparisons <n>', 'comparisons in the batch (alpha is split over them)', '1')
+    .option('--futility <beta>', 'also stop for futility, spending this beta (e.g. 0.2) by the family of the alpha spending')
+    .option('--binding-futility', 'futility bounds bind: efficacy bounds account for them (default: non-binding)')
     .option('--json', 'print the plan as JSON')
     .action((flags: PlanFlags) => {
       const effect = numberOption('--effect', flags.effect, { min: 0, max: 1 }) as number;
@@ -75,5 +79,7 @@ function sequentialPlanOf(
   const comparisons = numberOption('--comparisons', flags.comparisons, { integer: true, min: 1, max: 100 }) as number;
   if (!(SPENDING_FAMILIES as readonly string[]).includes(flags.spending)) throw new CliError(`--spending must be ${SPENDING_FAMILIES.join(' or ')}, not "${flags.spending}"`);
   const spending = flags.spending as SpendingFamily;
-  return planSequential({ maxPairs: majority.pairs_needed, chances, rule: { looks, alpha, spending }, comparisons, cost: majority.cost, studies: 4000, random: seededRandom(44) });
+  const beta = numberOption('--futility', flags.futility, { min: 0.001, max: 0.499 });
+  const futility = beta === undefined ? null : { beta, binding: flags.bindingFutility === true };
+  return planSequential({ maxPairs: majority.pairs_needed, chances, rule: { looks, alpha, spending }, futility, comparisons, cost: majority.cost, studies: 4000, random: seededRandom(44) });
 }

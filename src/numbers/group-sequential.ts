@@ -216,3 +216,229 @@ export function stagewisePValue(fractions: readonly number[], critical: readonly
   }
   return Math.min(1, total);
 }
+
+// Futility (issue 44): two-sided beta spending as rpact 3.3 does it (getDesignGroupSequential with sided = 2 and
+// typeBetaSpending bsOF / bsP, which rpact marks experimental). Under the alternative Z_k is normal with mean
+// drift sqrt(t_k); at look k a statistic with |Z_k| < f_k stops for futility, and f_k is set so that the chance under
+// the alternative of having stopped for futility by look k is the beta spent by t_k. As in rpact: a look where the
+// one-sided design's futility bound would be negative gets none (f_k = 0), and the beta spending is then rescaled
+// over the looks that remain (rpact's betaAdjustment); f_k is at most c_k; and binding futility lowers the efficacy
+// bounds, because a path that stopped for futility can no longer reject, while non-binding keeps them as without it.
+
+/** Beta spent by information fraction t, rpact's bsOF 2(1 - Phi(z_{1-beta/2}/sqrt t)) and bsP beta ln(1 + (e - 1) t). */
+export function betaSpent(family: SpendingFamily, beta: number, t: number): number {
+  if (t >= 1) return beta;
+  if (family === 'pocock') return beta * Math.log(1 + (Math.E - 1) * t);
+  return 2 * (1 - normalCdf(normalQuantile(1 - beta / 2) / Math.sqrt(t)));
+}
+
+/** A look's continuation region, as intervals of z: the paths that neither crossed a bound nor stopped. */
+type Region = [number, number][];
+
+function regionOf(critical: number, futility: number): Region {
+  const c = Math.min(critical, GRID_END);
+  return futility > 0 ? [[-c, -Math.min(futility, c)], [Math.min(futility, c), c]] : [[-c, c]];
+}
+
+/** The sub-density of Z_k on a look's region (Simpson on each interval), Z_k having mean `mean` given no earlier look. */
+function regionGrid(region: Region, step: number, density: (z: number) => number): Grid {
+  const zs: number[] = [];
+  const mass: number[] = [];
+  for (const [lo, hi] of region) {
+    if (!(hi > lo)) continue;
+    const { z, weight } = simpsonGrid((hi - lo) / 2, step);
+    for (let i = 0; i < z.length; i++) {
+      const at = (z[i] as number) + (lo + hi) / 2;
+      zs.push(at);
+      mass.push((weight[i] as number) * density(at));
+    }
+  }
+  return { z: Float64Array.from(zs), mass: Float64Array.from(mass) };
+}
+
+/** Z_k | Z_{k-1} = z is normal with mean z r + m and sd s under drift theta (J&T 3.1, with the drift's increment). */
+function driftTransition(fractions: readonly number[], k: number, drift: number): { r: number; s: number; m: number } {
+  const { r, s } = transition(fractions, k);
+  const before = fractions[k - 1] as number;
+  const here = fractions[k] as number;
+  return { r, s, m: (drift * (here - before)) / Math.sqrt(here) };
+}
+
+/** Look k's grid on its region from look k - 1's grid (or from the normal at look 0). */
+function advance(fractions: readonly number[], k: number, drift: number, region: Region, older: Grid | null): Grid {
+  const step = stepFor(fractions, k);
+  if (k === 0 || older === null) {
+    const mean = drift * Math.sqrt(fractions[0] as number);
+    return regionGrid(region, step, (z) => normalDensity(z - mean));
+  }
+  const { r, s, m } = driftTransition(fractions, k, drift);
+  return regionGrid(region, step, (y) => {
+    let density = 0;
+    for (let i = 0; i < older.z.length; i++) density += (older.mass[i] as number) * normalDensity((y - (older.z[i] as number) * r - m) / s);
+    return density / s;
+  });
+}
+
+/** P(reach look k, then Z_k in [lo, hi]), from look k - 1's grid (null at the first look). */
+function chanceIn(fractions: readonly number[], k: number, drift: number, grid: Grid | null, lo: number, hi: number): number {
+  if (!(hi > lo)) return 0;
+  if (k === 0 || grid === null) {
+    const mean = drift * Math.sqrt(fractions[0] as number);
+    return normalCdf(hi - mean) - normalCdf(lo - mean);
+  }
+  const { r, s, m } = driftTransition(fractions, k, drift);
+  let total = 0;
+  for (let i = 0; i < grid.z.length; i++) {
+    const mean = (grid.z[i] as number) * r + m;
+    total += (grid.mass[i] as number) * (normalCdf((hi - mean) / s) - normalCdf((lo - mean) / s));
+  }
+  return total;
+}
+
+/** The root of an increasing function on [lo, hi] by bisection with a secant step (f(lo) < 0 < f(hi) assumed). */
+function increasingRoot(f: (x: number) => number, lo: number, hi: number, tolerance = 1e-12): number {
+  let a = lo;
+  let b = hi;
+  let fa = f(a);
+  let fb = f(b);
+  for (let i = 0; i < 200 && b - a > tolerance; i++) {
+    let x = a - (fa * (b - a)) / (fb - fa);
+    if (!(x > a + (b - a) * 0.01 && x < b - (b - a) * 0.01)) x = (a + b) / 2;
+    const fx = f(x);
+    if (fx === 0) return x;
+    if (fx < 0) [a, fa] = [x, fx];
+    else [b, fb] = [x, fx];
+  }
+  return (a + b) / 2;
+}
+
+export type FutilityDesign = {
+  family: SpendingFamily;
+  alpha: number;
+  beta: number;
+  /** The z-scale mean at full information under the alternative (see futilityDrift). */
+  drift: number;
+  binding: boolean;
+};
+
+export type FutilityBoundaries = TwoSidedBoundaries & {
+  /** |Z_k| < f_k stops for futility; 0 where a look has no futility bound (and always at the last look). */
+  futility: number[];
+  /** Cumulative beta spent at each look (after rpact's rescaling), the target of the futility bounds. */
+  cumulativeBeta: number[];
+};
+
+/**
+ * The z-scale drift of a comparison whose decisive pairs' majorities prefer one condition with chance `effect`, at
+ * `maxPairs` pairs: the exact test's z is about (2 wins - n)/sqrt n, whose mean is (2 effect - 1) sqrt n.
+ */
+export function futilityDrift(effect: number, maxPairs: number): number {
+  return (2 * effect - 1) * Math.sqrt(maxPairs);
+}
+
+const EVERYWHERE = 40;
+
+/**
+ * A null-drift efficacy bound at look k whose crossing chance (after the earlier looks' regions) is `target`. When the
+ * null's paths that reach look k hold less than the target (futility bounds that met the efficacy bounds earlier, as
+ * when the maximum is far above what the effect needs), no bound spends it: the look then keeps `fallback`, the bound
+ * without futility, which spends less, rather than rejecting every path that reaches it.
+ */
+function bindingCritical(fractions: readonly number[], k: number, grid: Grid | null, target: number, fallback: number): number {
+  if (k === 0) {
+    const z = normalQuantile(1 - target / 2);
+    return z > NO_BOUND_ABOVE ? Infinity : z;
+  }
+  const reach = chanceIn(fractions, k, 0, grid, -EVERYWHERE, EVERYWHERE);
+  const crossingAt = (c: number) => reach - chanceIn(fractions, k, 0, grid, -c, c);
+  if (!(target > 0) || crossingAt(NO_BOUND_ABOVE) > target) return Infinity;
+  if (reach <= target) return fallback;
+  return increasingRoot((c) => target - crossingAt(c), 0, NO_BOUND_ABOVE);
+}
+
+/** The one-sided futility bound (Z_k < f stops) whose cumulative chance under the drift is `target`: only its sign is used. */
+function oneSidedFutility(fractions: readonly number[], k: number, drift: number, grid: Grid | null, spentBefore: number, target: number): number {
+  return increasingRoot((f) => spentBefore + chanceIn(fractions, k, drift, grid, -EVERYWHERE, f) - target, -6, 5);
+}
+
+/** The two-sided futility bound in [0, c]: |Z_k| < f holds `target` of the alternative's paths that reach look k. */
+function twoSidedFutility(fractions: readonly number[], k: number, drift: number, grid: Grid | null, critical: number, target: number): number {
+  const c = Math.min(critical, GRID_END);
+  if (!(target > 0)) return 0;
+  if (chanceIn(fractions, k, drift, grid, -c, c) <= target) return c;
+  return increasingRoot((f) => chanceIn(fractions, k, drift, grid, -f, f) - target, 0, c);
+}
+
+/** rpact's betaAdjustment: nothing spent before the first look with a futility bound, the rest rescaled to reach beta. */
+function adjustedBeta(design: FutilityDesign, fractions: readonly number[], first: number, k: number): number {
+  const raw = (t: number) => betaSpent(design.family, design.beta, t);
+  if (first <= 0) return raw(fractions[k] as number);
+  if (k < first) return 0;
+  const base = raw(fractions[first - 1] as number);
+  return ((raw(fractions[k] as number) - base) / (design.beta - base)) * design.beta;
+}
+
+/**
+ * Efficacy and futility bounds at the looks' information fractions for a two-sided level-alpha test with beta spent
+ * at the design's drift. Look k's bounds depend on the fractions up to k only (a look short of fraction 1 is an interim
+ * look). The futility bound at fraction 1 is returned too (the standardized design needs it; the last look decides on
+ * the efficacy bound alone).
+ */
+export function futilityBoundaries(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries {
+  const { shortfall: _shortfall, ...boundaries } = futilityCore(fractions, design);
+  return boundaries;
+}
+
+/** The bounds, and at the last look the alternative's chance of |Z| < c_K beyond the beta left (the drift's fit). */
+function futilityCore(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries & { shortfall: number } {
+  checkFractions(fractions);
+  let shortfall = 0;
+  const plain = twoSidedBoundaries(fractions, design.alpha, design.family);
+  const critical: number[] = [];
+  const futility: number[] = [];
+  const cumulativeAlpha: number[] = [];
+  const cumulativeBeta: number[] = [];
+  let nullGrid: Grid | null = null;
+  let altGrid: Grid | null = null;
+  let oneGrid: Grid | null = null;
+  let firstWithFutility = -1;
+  let spentBeta = 0;
+  let spentOne = 0;
+  for (let k = 0; k < fractions.length; k++) {
+    const t = fractions[k] as number;
+    const alphaNow = alphaSpent(design.family, design.alpha, t);
+    const withoutFutility = plain.critical[k] as number;
+    const c = design.binding ? bindingCritical(fractions, k, nullGrid, alphaNow - (cumulativeAlpha[k - 1] ?? 0), withoutFutility) : withoutFutility;
+    const rawBeta = betaSpent(design.family, design.beta, t);
+    const one = oneSidedFutility(fractions, k, design.drift, oneGrid, spentOne, rawBeta);
+    // The last look is the one at full information; a look before it is interim even when it is the last one so far.
+    const last = t >= 1;
+    if (!last && firstWithFutility < 0 && one > 0) firstWithFutility = k;
+    const target = adjustedBeta(design, fractions, firstWithFutility < 0 && !last ? fractions.length : firstWithFutility, k);
+    const f = !last && one < 0 ? 0 : twoSidedFutility(fractions, k, design.drift, altGrid, c, target - spentBeta);
+    spentOne += chanceIn(fractions, k, design.drift, oneGrid, -EVERYWHERE, one);
+    spentBeta += f > 0 ? chanceIn(fractions, k, design.drift, altGrid, -f, f) : 0;
+    critical.push(c);
+    futility.push(f);
+    cumulativeAlpha.push(alphaNow);
+    cumulativeBeta.push(spentBeta);
+    if (last || k === fractions.length - 1) {
+      const c0 = Math.min(c, GRID_END);
+      shortfall = chanceIn(fractions, k, design.drift, altGrid, -c0, c0) - (target - (cumulativeBeta[k - 1] ?? 0));
+      break;
+    }
+    const region = regionOf(c, f);
+    altGrid = advance(fractions, k, design.drift, region, altGrid);
+    oneGrid = advance(fractions, k, design.drift, [[Math.max(one, -GRID_END), Math.min(c, GRID_END)]], oneGrid);
+    if (design.binding) nullGrid = advance(fractions, k, 0, region, nullGrid);
+  }
+  return { fractions: [...fractions], critical, cumulativeAlpha, nominal: critical.map((c) => 2 * normalCdf(-c)), futility, cumulativeBeta, shortfall };
+}
+
+/**
+ * rpact's standardized design: the drift at which the last look's futility bound meets its efficacy bound, so that
+ * the chance of rejecting under the drift is 1 - beta (getDesignGroupSequential's `shift`).
+ */
+export function standardizedDrift(fractions: readonly number[], design: Omit<FutilityDesign, 'drift'>): number {
+  return increasingRoot((drift) => -futilityCore(fractions, { ...design, drift }).shortfall, 0.5, 8, 1e-9);
+}

@@ -56,8 +56,8 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
   const final = completed >= pairs;
   // A maximum raised by reallocation since the earlier looks: bounds over the new maximum (src/batches/reallocated-look.ts).
   const decision = maximumChanged(earlier.map((l) => ({ maxPairs: l.max_pairs })), pairs)
-    ? decideReallocatedLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs, critical: l.critical_z })), winsA, winsB, final })
-    : decideLook({ alpha, spending: rule.spending, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
+    ? decideReallocatedLook({ alpha, spending: rule.spending, futility: rule.futility, maxPairs: pairs, earlier: earlier.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs, critical: l.critical_z })), winsA, winsB, final })
+    : decideLook({ alpha, spending: rule.spending, futility: rule.futility, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
   if (!decision) return;
   const look = earlier.length + 1;
   insertLook(db, {
@@ -74,6 +74,7 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
     alpha,
     critical_z: Number.isFinite(decision.critical) ? decision.critical : null,
     nominal_alpha: decision.nominal,
+    futility_z: decision.futility,
     p_value: decision.pValue,
     z: decision.z,
     decision: decision.decision,

@@ -3,7 +3,9 @@ import type { Db } from '../db/connection.js';
 // The tables of group-sequential stopping (migration 036): comparisons' stop marks, pairs taken out of the pool, and
 // the looks taken.
 
-export type ComparisonStopRow = { id: number; batch_id: number; position: number; condition_a: string; condition_b: string; stopped_at: string | null; stop_reason: 'efficacy' | 'final' | null };
+export type StopReason = 'efficacy' | 'futility' | 'final';
+
+export type ComparisonStopRow = { id: number; batch_id: number; position: number; condition_a: string; condition_b: string; stopped_at: string | null; stop_reason: StopReason | null };
 
 export function getComparisonStop(db: Db, comparisonId: number): ComparisonStopRow | undefined {
   return db
@@ -60,9 +62,11 @@ export type SequentialLookRow = {
   alpha: number;
   critical_z: number | null;
   nominal_alpha: number;
+  /** |z| below it stopped the comparison for futility; null where the look had no futility bound. */
+  futility_z: number | null;
   p_value: number;
   z: number;
-  decision: 'continue' | 'efficacy' | 'final';
+  decision: 'continue' | StopReason;
   taken_at: string;
 };
 
@@ -77,9 +81,9 @@ export function listBatchLooks(db: Db, batchId: number): SequentialLookRow[] {
 export function insertLook(db: Db, row: Omit<SequentialLookRow, 'id'>): void {
   db.prepare(
     `INSERT INTO sequential_looks (batch_id, comparison_id, look, planned_looks, max_pairs, completed_pairs, ties, wins_a, wins_b,
-       information_fraction, alpha, critical_z, nominal_alpha, p_value, z, decision, taken_at)
+       information_fraction, alpha, critical_z, nominal_alpha, futility_z, p_value, z, decision, taken_at)
      VALUES (:batch_id, :comparison_id, :look, :planned_looks, :max_pairs, :completed_pairs, :ties, :wins_a, :wins_b,
-       :information_fraction, :alpha, :critical_z, :nominal_alpha, :p_value, :z, :decision, :taken_at)`,
+       :information_fraction, :alpha, :critical_z, :nominal_alpha, :futility_z, :p_value, :z, :decision, :taken_at)`,
   ).run(row);
 }
 
@@ -87,7 +91,7 @@ export function insertLook(db: Db, row: Omit<SequentialLookRow, 'id'>): void {
  * Stops a comparison: its pairs below K leave the pool new leases and promises are drawn from (the pairs a rater
  * holds by lease or reservation are still served to them: src/rating/rating.queries.ts).
  */
-export function stopComparison(db: Db, comparisonId: number, reason: 'efficacy' | 'final', now: Date, k: number): number {
+export function stopComparison(db: Db, comparisonId: number, reason: StopReason, now: Date, k: number): number {
   const at = now.toISOString();
   db.prepare('UPDATE comparisons SET stopped_at = :at, stop_reason = :reason WHERE id = :id AND stopped_at IS NULL').run({ id: comparisonId, at, reason });
   return db

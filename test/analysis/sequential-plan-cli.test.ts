@@ -30,6 +30,22 @@ describe('simarena plan --sequential', () => {
     expect(plan.sequential.expected_saving_effect).toBeCloseTo(plan.sequential.cost_per_pair * (plan.sequential.max_pairs - plan.sequential.expected_pairs_effect), 8);
   });
 
+  it('simarena plan --effect 0.7 --sequential --futility 0.2 --json, with futility, plans fewer expected pairs under no preference than without it', async () => {
+    const args = ['plan', '--effect', '0.7', '--k', '1', '--per-rater', '10', '--sequential', '--looks', '4', '--spending', 'pocock', '--json'];
+    const without = z.object({ sequential: z.object({ expected_pairs_null: z.number(), type_one_error: z.number() }) }).parse(JSON.parse((await cli(args)).stdout));
+    const run = await cli([...args, '--futility', '0.2']);
+    expect(run.code).toBe(0);
+    const plan = z
+      .object({ sequential: z.object({ expected_pairs_null: z.number(), expected_pairs_effect: z.number(), futility_stops_null: z.number(), futility_stops_effect: z.number(), power: z.number(), type_one_error: z.number(), futility: z.object({ beta: z.number(), binding: z.boolean(), effect: z.number() }) }) })
+      .parse(JSON.parse(run.stdout)).sequential;
+    expect(plan.futility).toMatchObject({ beta: 0.2, binding: false });
+    expect(plan.futility_stops_null).toBeGreaterThan(0.3);
+    expect(plan.expected_pairs_null).toBeLessThan(without.sequential.expected_pairs_null * 0.85);
+    expect(plan.futility_stops_effect).toBeLessThan(0.25);
+    // Non-binding: the efficacy bounds are those without futility, so futility can only lower the type I error.
+    expect(plan.type_one_error).toBeLessThanOrEqual(without.sequential.type_one_error);
+  });
+
   it('simarena plan --sequential --spending wrong, refuses it in one line', async () => {
     const run = await cli(['plan', '--effect', '0.7', '--sequential', '--spending', 'linear']);
     expect(run.code).toBe(1);

@@ -16,6 +16,26 @@ describe('sequential stopping rule, simulated', () => {
     expect(result.rejectRate).toBeLessThanOrEqual(0.05 + 3 * Math.sqrt((0.05 * 0.95) / studies));
   });
 
+  it.each([false, true])('simulateSequential, with futility stopping (binding %s), holds the type I error and stops most null studies for futility', (binding) => {
+    const studies = 2000;
+    const rule = { looks: 5, alpha: 0.05, spending: 'obrien-fleming' as const, futility: { beta: 0.2, effect: 0.65, binding } };
+    const result = simulateSequential({ pairs: 200, rule, comparisons: 1, winRate: 0.5, tieShare: 0, lateBy: 0, studies, random: seededRandom(11) });
+    expect(result.rejectRate).toBeLessThanOrEqual(0.05 + 3 * Math.sqrt((0.05 * 0.95) / studies));
+    expect(result.futilityRate).toBeGreaterThan(0.8);
+    expect(result.meanPairs).toBeLessThan(140);
+  });
+
+  it('simulateSequential, when the planned effect holds, stops for futility about as often as the beta spent before the last look', () => {
+    const rule = { looks: 5, alpha: 0.05, spending: 'pocock' as const, futility: { beta: 0.2, effect: 0.6, binding: false } };
+    const studies = 1000;
+    const result = simulateSequential({ pairs: 200, rule, comparisons: 1, winRate: 0.6, tieShare: 0, lateBy: 0, studies, random: seededRandom(5) });
+    // Pocock-type beta spending at t = 0.8 spends 0.162 of the 0.2 once rescaled (no futility bound at the first
+    // look); the exact test's z runs below the normal z by about a continuity correction, which adds a few points.
+    expect(result.futilityRate).toBeGreaterThan(0.1);
+    expect(result.futilityRate).toBeLessThan(0.25);
+    expect(result.rejectRate).toBeGreaterThan(0.5);
+  });
+
   it('simulateSequential, when one condition wins 70% of pairs, stops early nearly always and uses far fewer pairs than the fixed design', () => {
     const result = simulateSequential({ pairs: 200, rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, comparisons: 1, winRate: 0.7, tieShare: 0, lateBy: 0, studies: 500, random: seededRandom(3) });
     expect(result.rejectRate).toBeGreaterThan(0.98);

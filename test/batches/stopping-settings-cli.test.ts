@@ -27,9 +27,21 @@ describe('simarena batches create with a stopping rule', () => {
     expect(settings.stopping).toEqual({ looks: 4, alpha: 0.05, spending: 'obrien-fleming', futility: null });
   });
 
+  it('batches create --from FILE.json, with futility stopping, stores it with binding off by default', async () => {
+    const { db, env, file } = batchFile({ looks: 4, futility: { beta: 0.2, effect: 0.65 } });
+    const created = await cli(['batches', 'create', '--from', file], env);
+    expect(created.code).toBe(0);
+    const settings = JSON.parse(db.prepare('SELECT settings FROM batches').pluck().get() as string);
+    expect(settings.stopping.futility).toEqual({ beta: 0.2, effect: 0.65, binding: false });
+  });
+
   it.each([
     [{ looks: 4, lookEvery: 10 }, 'give either looks (a number of looks) or lookEvery (pairs between looks), not both'],
-    [{ looks: 4, futility: { beta: 0.2, effect: 0.65, binding: false } }, 'futility stopping is not available yet'],
+    [{ looks: 4, futility: { beta: 0.6, effect: 0.65 } }, 'stopping.futility.beta: must be below 0.5'],
+    [{ looks: 4, futility: { beta: 0, effect: 0.65 } }, 'stopping.futility.beta: must be above 0'],
+    [{ looks: 4, futility: { beta: 0.2, effect: 0.5 } }, 'stopping.futility.effect: must be the win rate of pair majorities under the alternative, above 0.5'],
+    [{ looks: 4, futility: { beta: 0.2, effect: 1 } }, 'stopping.futility.effect: must be below 1'],
+    [{ looks: 4, spending: null, futility: { beta: 0.2, effect: 0.65 } }, 'stopping.spending: must be obrien-fleming or pocock (futility spends beta by the same family)'],
     [{ looks: 4, spending: 'linear' }, 'stopping.spending'],
   ])('batches create --from FILE.json, with stopping %j, refuses it in one line naming the problem', async (stopping, message) => {
     const { db, env, file } = batchFile(stopping);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { stagewisePValue, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { futilityBoundaries, stagewisePValue, standardizedDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
 import { normalCdf, normalQuantile } from '../../src/numbers/normal.js';
 
 // Reference values from R's rpact 3.3.4 (getDesignGroupSequential, sided = 2, asOF/asP, tolerance 1e-10) and R's
@@ -17,6 +17,21 @@ const fixture = z
         fractions: z.array(z.number()),
         critical: z.array(z.number().nullable()),
         cumulativeAlpha: z.array(z.number()),
+      }),
+    ),
+    futilitySource: z.string(),
+    futilityDesigns: z.array(
+      z.object({
+        family: z.enum(['obrien-fleming', 'pocock']),
+        alpha: z.number(),
+        beta: z.number(),
+        binding: z.boolean(),
+        fractions: z.array(z.number()),
+        critical: z.array(z.number().nullable()),
+        /** One per look but the last; null where rpact gives none (NA). */
+        futility: z.array(z.number().nullable()),
+        drift: z.number(),
+        betaSpent: z.array(z.number()),
       }),
     ),
   })
@@ -76,5 +91,42 @@ describe('stagewisePValue', () => {
     const p = stagewisePValue(design.fractions, design.critical, 1, (design.critical[1] as number) + 0.3);
     expect(p).toBeGreaterThan(design.cumulativeAlpha[0] as number);
     expect(p).toBeLessThan(design.cumulativeAlpha[1] as number);
+  });
+});
+
+// Futility: rpact 3.3.4's two-sided beta spending (sided = 2, bsOF with asOF and bsP with asP, binding and not,
+// tolerance 1e-10) on 2-5 equally spaced looks, alpha 0.05 and 0.01, beta 0.2 and 0.1: 64 designs. Given rpact's
+// drift, the efficacy bounds follow the convention above (1e-6 on the z scale below 3.5, nominal levels to 1e-8), the
+// futility bounds agree to 1e-6 on the z scale (where rpact has none, ours is 0), and the beta spent to 1e-6.
+describe('futilityBoundaries', () => {
+  const name = (d: (typeof fixture.futilityDesigns)[number]) =>
+    `${d.family} alpha ${d.alpha} beta ${d.beta} ${d.binding ? 'binding' : 'non-binding'} at ${d.fractions.length} looks`;
+  it.each(fixture.futilityDesigns.map((d) => [name(d), d] as const))('futilityBoundaries, for %s at rpact\'s drift, equals rpact', (_name, design) => {
+    const got = futilityBoundaries(design.fractions, { family: design.family, alpha: design.alpha, beta: design.beta, drift: design.drift, binding: design.binding });
+    design.critical.forEach((c, k) => {
+      const mine = got.critical[k] as number;
+      expect(Math.abs(nominal(mine) - nominal(c))).toBeLessThan(1e-8);
+      if (c !== null && c <= 3.5) expect(Math.abs(mine - c)).toBeLessThan(1e-6);
+    });
+    design.futility.forEach((f, k) => expect(Math.abs((got.futility[k] as number) - (f ?? 0))).toBeLessThan(1e-6));
+    design.betaSpent.forEach((b, k) => expect(Math.abs((got.cumulativeBeta[k] as number) - b)).toBeLessThan(1e-6));
+  });
+
+  it.each(
+    fixture.futilityDesigns
+      .filter((d) => d.alpha === 0.05 && d.beta === 0.2 && (d.fractions.length === 3 || d.fractions.length === 5))
+      .map((d) => [name(d), d] as const),
+  )('standardizedDrift, for %s, finds rpact\'s drift (its shift)', (_name, design) => {
+    const drift = standardizedDrift(design.fractions, { family: design.family, alpha: design.alpha, beta: design.beta, binding: design.binding });
+    expect(Math.abs(drift - design.drift)).toBeLessThan(1e-6);
+  });
+
+  it('futilityBoundaries, binding, when the futility bound meets the efficacy bound before the last look, keeps the last look\'s bound without futility', () => {
+    // 200 pairs at a win rate of 0.65 (drift 4.24): by the fourth look the futility bound reaches the efficacy bound, so
+    // no null path reaches the last look and its alpha cannot be spent; rejecting every path there would be absurd.
+    const fractions = [0.2, 0.4, 0.6, 0.8, 1];
+    const got = futilityBoundaries(fractions, { family: 'obrien-fleming', alpha: 0.05, beta: 0.2, drift: 0.3 * Math.sqrt(200), binding: true });
+    expect(got.futility[3]).toBeCloseTo(got.critical[3] as number, 12);
+    expect(got.critical[4]).toBeCloseTo(twoSidedBoundaries(fractions, 0.05, 'obrien-fleming').critical[4] as number, 12);
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
-import { alphaSpent, boundAfter, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { alphaSpent, boundAfter, futilityBoundaries, futilityDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
 import { normalCdf } from '../../src/numbers/normal.js';
 
 // Bounds of a comparison whose maximum was raised by reallocation, against R's rpact 3.3.4 with user-defined alpha
@@ -86,5 +86,27 @@ describe('decideReallocatedLook', () => {
     const decision = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 80, earlier, winsA: 24, winsB: 0, final: false });
     expect(alphaSpent('pocock', 0.025, 0.3)).toBeLessThan(alphaSpent('pocock', 0.025, 0.5));
     expect(decision).toMatchObject({ decision: 'continue', critical: Infinity, nominal: 0 });
+  });
+
+  it('decideReallocatedLook, with binding futility, checks futility over the new maximum but holds efficacy to the bound that ignores it', () => {
+    // One look at 20 of 40 decisive pairs; the maximum rose to 48; 36 decisive pairs split 18 to 18 (|z| = 0).
+    const futility = { beta: 0.2, effect: 0.65, binding: true };
+    const earlier = [{ fraction: 0.5, maxPairs: 40, critical: 2.21 }];
+    const input = { alpha: 0.05, spending: 'pocock' as const, maxPairs: 48, earlier, winsA: 18, winsB: 18, final: false };
+    const plain = decideReallocatedLook(input);
+    const withFutility = decideReallocatedLook({ ...input, futility });
+    const expected = futilityBoundaries([20 / 48, 36 / 48], { family: 'pocock', alpha: 0.05, beta: 0.2, drift: futilityDrift(0.65, 48), binding: false }).futility[1] as number;
+    expect(expected).toBeGreaterThan(0);
+    expect(withFutility).toMatchObject({ decision: 'futility', critical: plain?.critical, nominal: plain?.nominal });
+    expect(withFutility?.futility).toBeCloseTo(expected, 12);
+    expect(plain).toMatchObject({ decision: 'continue', futility: null });
+    // A split far from even is not futile: 26 to 10 of 36 (|z| about 2.5) rejects or continues.
+    expect(decideReallocatedLook({ ...input, futility, winsA: 26, winsB: 10 })?.decision).not.toBe('futility');
+  });
+
+  it('decideReallocatedLook, at the last look, has no futility bound', () => {
+    const earlier = [{ fraction: 0.25, maxPairs: 40, critical: 2.41 }];
+    const decision = decideReallocatedLook({ alpha: 0.05, spending: 'pocock', futility: { beta: 0.2, effect: 0.65, binding: false }, maxPairs: 48, earlier, winsA: 24, winsB: 24, final: true });
+    expect(decision).toMatchObject({ decision: 'final', futility: null });
   });
 });
