@@ -25,7 +25,8 @@ add <- function(rates, alpha, type) {
 }
 unequal <- list(c(0.2, 0.7, 1), c(0.1, 0.2, 0.5, 0.51, 1), c(0.35, 0.6, 0.9, 1), c(0.15, 0.4, 1), c(0.6, 0.97, 1),
                 c(0.25, 0.45, 0.62, 0.8, 0.93, 1))
-for (type in c("asOF", "asP")) {
+futilityOnly <- Sys.getenv("FUTILITY_ONLY") == "1"
+if (!futilityOnly) for (type in c("asOF", "asP")) {
   for (alpha in c(0.05, 0.01)) {
     for (k in 2:10) add((1:k) / k, alpha, type)
     for (rates in unequal) add(rates, alpha, type)
@@ -36,7 +37,7 @@ designJson <- vapply(designs, function(d) sprintf(
   d$family, num(d$alpha), arr(d$fractions), arr(unlist(lapply(d$critical, function(v) if (is.null(v)) Inf else v))),
   arr(d$cumulativeAlpha)), "")
 # Futility (issue 44): two-sided beta spending of the same family (bsOF with asOF, bsP with asP), binding and not.
-# rpact calls it experimental; its nested bisections make a design of 10 looks take minutes, so the grid stops at 5.
+# rpact calls it experimental; its nested bisections make a design of 10 looks take minutes.
 # The drift (rpact's `shift`, on the z scale at full information) comes from rpact's own C++ routine, which returns it.
 futility <- list()
 addFutility <- function(k, alpha, beta, type, binding) {
@@ -47,13 +48,20 @@ addFutility <- function(k, alpha, beta, type, binding) {
   r <- suppressWarnings(rpact:::getDesignGroupSequentialBetaSpendingCpp(pmin(plain$criticalValues, 8), k, d$userAlphaSpending,
     d$userBetaSpending, rates, binding, 1e-10, type, d$typeBetaSpending, d$gammaA, d$gammaB, alpha, beta, 2, d$betaAdjustment,
     d$twoSidedPower))
-  futility[[length(futility) + 1]] <<- sprintf(
+  line <- sprintf(
     '    {"family": "%s", "alpha": %s, "beta": %s, "binding": %s, "fractions": %s, "critical": %s, "futility": %s, "drift": %s, "betaSpent": %s}',
     if (type == "asOF") "obrien-fleming" else "pocock", num(alpha), num(beta), if (binding) "true" else "false", arr(rates),
     arr(d$criticalValues), arr(ifelse(is.na(d$futilityBounds), Inf, d$futilityBounds)), num(r$shift), arr(d$betaSpent))
+  futility[[length(futility) + 1]] <<- line
+  # Printed as made when only futility designs are asked for: a long run's lines are kept if it is stopped.
+  if (futilityOnly) { cat(line, ",\n", sep = ""); flush(stdout()) }
 }
+# Beyond 5 looks, beta 0.2 only: a design of 10 looks takes rpact minutes. FUTILITY_LOOKS="6:10" with FUTILITY_ONLY=1
+# prints just those designs' lines as each is made (a trailing comma each), to make the long part apart and splice it in.
+looks <- eval(parse(text = Sys.getenv("FUTILITY_LOOKS", "2:10")))
 for (type in c("asOF", "asP")) for (binding in c(FALSE, TRUE)) for (alpha in c(0.05, 0.01)) for (beta in c(0.2, 0.1))
-  for (k in 2:as.integer(Sys.getenv("FUTILITY_MAX_LOOKS", "5"))) addFutility(k, alpha, beta, type, binding)
+  for (k in looks) if (k <= 5 || beta == 0.2) addFutility(k, alpha, beta, type, binding)
+if (futilityOnly) quit(save = "no")
 x <- c(-7, -3.2, -1, 0, 0.5, 1.959964, 4.1, 6.3)
 p <- c(1e-12, 1e-6, 0.0125, 0.3, 0.5, 0.975, 0.999999)
 cat("{\n")

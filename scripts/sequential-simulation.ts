@@ -47,20 +47,24 @@ for (const spending of ['obrien-fleming', 'pocock'] as const) {
     `| ${spending} | 5 | no, 10% ties | 0.5 | ${tieStudies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${limit.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
   );
 }
-// Futility (beta 0.2 at a win rate of 0.65 over the 200 pairs), binding and not, on time and without ties.
+// Futility (beta 0.2 at a win rate of 0.65 over the 200 pairs), binding and not, without ties; late looks under the
+// null and at the planned effect.
 const futilityRows: string[] = [];
-futilityRows.push('| spending | futility | win rate | studies | stopped for efficacy (MC s.e.) | limit alpha + 3 s.e. | stopped for futility | fixed design | mean pairs used | pairs saved |');
-futilityRows.push('|---|---|---|---|---|---|---|---|---|---|');
+futilityRows.push('| spending | futility | late looks | win rate | studies | stopped for efficacy (MC s.e.) | limit alpha + 3 s.e. | stopped for futility | fixed design | mean pairs used | pairs saved |');
+futilityRows.push('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const spending of ['obrien-fleming', 'pocock'] as const) {
   for (const binding of [false, true]) {
-    for (const winRate of [0.5, 0.55, 0.6, 0.65, 0.7]) {
-      const futility = { beta: 0.2, effect: 0.65, binding };
-      const result = simulateSequential({ pairs: PAIRS, rule: { looks: 5, alpha: ALPHA, spending, futility }, comparisons: 1, winRate, tieShare: TIES, lateBy: 0, studies, random: seededRandom(seed + Math.round(winRate * 100) + (binding ? 500 : 0) + (spending === 'pocock' ? 7 : 0)) });
-      const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / studies);
-      futilityRows.push(
-        `| ${spending} | beta 0.2 at 0.65, ${binding ? 'binding' : 'non-binding'} | ${winRate} | ${studies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${winRate === 0.5 ? limit.toFixed(4) : ''} | ${result.futilityRate.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
-      );
-      if (winRate === 0.5 && result.rejectRate > limit) futilityRows.push(`<!-- type I error above the limit: ${result.rejectRate} > ${limit} -->`);
+    for (const lateBy of [0, 20]) {
+      for (const winRate of lateBy === 0 ? [0.5, 0.55, 0.6, 0.65, 0.7] : [0.5, 0.65]) {
+        const futility = { beta: 0.2, effect: 0.65, binding };
+        const random = seededRandom(seed + Math.round(winRate * 100) + (binding ? 500 : 0) + lateBy * 1000 + (spending === 'pocock' ? 7 : 0));
+        const result = simulateSequential({ pairs: PAIRS, rule: { looks: 5, alpha: ALPHA, spending, futility }, comparisons: 1, winRate, tieShare: TIES, lateBy, studies, random });
+        const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / studies);
+        futilityRows.push(
+          `| ${spending} | beta 0.2 at 0.65, ${binding ? 'binding' : 'non-binding'} | ${lateBy === 0 ? 'no' : `0/${lateBy / 2}/${lateBy} pairs`} | ${winRate} | ${studies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${winRate === 0.5 ? limit.toFixed(4) : ''} | ${result.futilityRate.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
+        );
+        if (winRate === 0.5 && result.rejectRate > limit) futilityRows.push(`<!-- type I error above the limit: ${result.rejectRate} > ${limit} -->`);
+      }
     }
   }
 }

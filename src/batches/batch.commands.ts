@@ -25,6 +25,7 @@ import {
   createBatch,
   parseBatchSettings,
   planFromSettings,
+  requireLookSchedule,
   requirePairsForEveryComparison,
   writePairSet,
 } from './create-batch.js';
@@ -128,9 +129,12 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     if (pairSetChanged && hasJudgments) {
       throw new BatchError(`Batch ${batchId} has judgments; its onboarding and attention-check pairs can no longer change.`, 409);
     }
+    // A new stopping rule is held to the pairs the batch would have (those it has, unless the pair set changes too).
+    if (changed.includes('stopping') && !pairSetChanged) requireLookSchedule(next, planFromSettings(db, next));
     if (pairSetChanged) {
       const plan = planFromSettings(db, next);
       requirePairsForEveryComparison(next, plan);
+      requireLookSchedule(next, plan);
       deletePairSet(db, batchId);
       writePairSet(db, batchId, next, plan, random, deps.now);
     }

@@ -179,10 +179,16 @@ export const futilitySchema = z.strictObject({
  * exact binomial test of pair majorities at the nominal level of a Lan-DeMets alpha-spending bound. `alpha` is the
  * batch's family-wise level, split equally over its comparisons (Bonferroni).
  */
+/**
+ * The most looks a comparison may have: each look's bound is computed over every look before it, inside the answer's
+ * write transaction (scripts/bench/sequential-looks.ts).
+ */
+export const MAX_LOOKS = 20;
+
 export const stoppingSchema = z
   .strictObject({
     /** Looks planned over the comparison's pairs: at 1/N, 2/N, ... of them (the last when every pair is complete). */
-    looks: z.number().int().min(2).max(20).optional(),
+    looks: z.number().int().min(2).max(MAX_LOOKS).optional(),
     /** Or a look every M completed pairs of the comparison (and one when every pair is complete). */
     lookEvery: z.number().int().min(1).max(1_000_000).optional(),
     alpha: z.number().gt(0).max(0.2).default(0.05),

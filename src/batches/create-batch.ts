@@ -17,10 +17,11 @@ import {
   listSampleDialogues,
   type SampleDialogueRow,
 } from './batch.queries.js';
-import { type BatchSettings, batchSettingsSchema } from './batch.schema.js';
+import { type BatchSettings, batchSettingsSchema, MAX_LOOKS } from './batch.schema.js';
 import { deriveGoldVariant } from './derive-gold-variant.js';
 import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
 import { chooseGoldSources, sampleKeyOf } from './gold-sources.js';
+import { lookSchedule } from './sequential-rule.js';
 
 export type { PlannedPair, SkippedSample } from './form-pairs.js';
 
@@ -105,6 +106,24 @@ export function requirePairsForEveryComparison(settings: BatchSettings, plan: Pa
   const none = plan.pairs.length === 0 ? `No pairs (${plan.skipped.length} sample(s) skipped)` : 'Some comparisons have no pair';
   throw new BatchError(
     `${none}: no scenario sample has a completed dialogue in both conditions of ${which}. The runs ${plan.runs.map((r) => r.name).join(', ')} hold these conditions: ${held}. Conditions are written MODE:model, as listed.`,
+  );
+}
+
+/**
+ * A `lookEvery` schedule is refused when it would give a comparison more than MAX_LOOKS looks over its pairs (the pairs
+ * are known only once formed); `looks` is held to the same number by the schema.
+ */
+export function requireLookSchedule(settings: BatchSettings, plan: PairPlan): void {
+  const rule = settings.stopping;
+  if (!rule || rule.lookEvery === undefined) return;
+  const tooMany = settings.comparisons.flatMap(([a, b], index) => {
+    const pairs = plan.pairs.filter((p) => p.comparisonIndex === index).length;
+    const looks = lookSchedule(rule, pairs).length;
+    return looks > MAX_LOOKS ? [`${looks} looks over the ${pairs} pairs of ${a} vs ${b} (set lookEvery to at least ${Math.ceil(pairs / MAX_LOOKS)})`] : [];
+  });
+  if (tooMany.length === 0) return;
+  throw new BatchError(
+    `stopping.lookEvery ${rule.lookEvery} gives ${tooMany.join('; ')}. A comparison may have at most ${MAX_LOOKS} looks: each look's bound is computed over every look before it while raters' answers wait. Give a larger lookEvery, or looks instead.`,
   );
 }
 
@@ -231,6 +250,7 @@ export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { 
     checkBlockedBatches(db, settings);
     const plan = planFromSettings(db, settings);
     requirePairsForEveryComparison(settings, plan);
+    requireLookSchedule(settings, plan);
     const publicId = newPublicId();
     const batchId = insertBatch(
       db,

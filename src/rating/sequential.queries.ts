@@ -33,18 +33,20 @@ export function countComparisonPairs(db: Db, comparisonId: number, k: number): {
   );
 }
 
-/** Each completed pair's valid votes on the first question (excluded and screened-out raters' answers left out). */
+/**
+ * Each completed pair's valid votes on the first question (excluded and screened-out raters' answers left out). From
+ * the comparison's pairs to their judgments, in that order (CROSS JOIN): left to itself, SQLite scanned every
+ * judgment of the database through the question-0 partial index, inside the answer's transaction.
+ */
+export const COMPLETED_PAIR_VOTES_SQL = `SELECT count(*) FILTER (WHERE j.winner = 'a') AS a, count(*) FILTER (WHERE j.winner = 'b') AS b
+  FROM pairs p INDEXED BY pairs_by_comparison
+  CROSS JOIN judgments j INDEXED BY judgments_by_batch ON j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0
+  CROSS JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
+  WHERE p.comparison_id = :id AND p.kind = 'regular' AND p.removed_at IS NULL AND p.accepted >= :k
+  GROUP BY p.id`;
+
 export function completedPairVotes(db: Db, comparisonId: number, k: number): { a: number; b: number }[] {
-  return db
-    .prepare<{ id: number; k: number }, { a: number; b: number }>(
-      `SELECT count(*) FILTER (WHERE j.winner = 'a') AS a, count(*) FILTER (WHERE j.winner = 'b') AS b
-       FROM pairs p INDEXED BY pairs_by_comparison
-       JOIN judgments j ON j.pair_id = p.id AND j.question_index = 0
-       JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
-       WHERE p.comparison_id = :id AND p.kind = 'regular' AND p.removed_at IS NULL AND p.accepted >= :k
-       GROUP BY p.id`,
-    )
-    .all({ id: comparisonId, k });
+  return db.prepare<{ id: number; k: number }, { a: number; b: number }>(COMPLETED_PAIR_VOTES_SQL).all({ id: comparisonId, k });
 }
 
 export type SequentialLookRow = {

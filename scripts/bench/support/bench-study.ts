@@ -7,6 +7,7 @@ import { createApiToken } from '../../../src/auth/api-tokens.js';
 import { hashPassword } from '../../../src/auth/password.js';
 import { insertUser } from '../../../src/auth/user.queries.js';
 import { transitionBatch } from '../../../src/batches/batch.commands.js';
+import type { BatchSettingsInput } from '../../../src/batches/batch.schema.js';
 import { createBatch } from '../../../src/batches/create-batch.js';
 import { insertDialogue, replaceTurns } from '../../../src/generation/dialogue.queries.js';
 import { countTurnWords } from '../../../src/generation/dialogue-words.js';
@@ -40,8 +41,32 @@ export function benchDialogueTurns(i: number, mode: 'SCRIPT' | 'AGENTS'): { spea
 
 export type BenchStudy = { batchId: number; publicId: string; apiToken: string; pairs: number };
 
-/** A migrated database with the built-in library, an import run of 2 × pairs dialogues and an open batch over them. */
-export async function buildStudy(db: Db, pairs: number): Promise<BenchStudy> {
+/** The bench batch's settings (a Prolific batch of SCRIPT vs AGENTS over the bench import), with `overrides` replacing any. */
+export function benchBatchSettings(overrides: Partial<BatchSettingsInput> = {}): BatchSettingsInput {
+  return {
+    name: 'Rater-load benchmark',
+    runs: ['bench-import'],
+    comparisons: [[CONDITION_A, CONDITION_B]],
+    judgmentsPerPair: JUDGMENTS_PER_PAIR,
+    allowTie: true,
+    reason: 'optional',
+    perRaterCap: PER_RATER_CAP,
+    // What the launch checklist (src/batches/batch-launch.ts) requires before a Prolific batch opens.
+    provider: { kind: 'prolific', completionCodes: { completed: 'BENCHDONE', screenedOut: 'BENCHOUT', noConsent: 'BENCHNOCONSENT' } },
+    pay: '£2.00',
+    // Every virtual rater comes from 127.0.0.1: the per-address limits (issue 10) would turn most of them away.
+    addressLimits: { ratersPerWindow: 10_000, windowMinutes: 60, activeRaters: 10_000 },
+    consent: 'A benchmark study.',
+    instructions: 'Choose the more natural conversation.',
+    ...overrides,
+  };
+}
+
+/**
+ * A migrated database with the built-in library, an import run of 2 × pairs dialogues and an open batch over them;
+ * `settings` replaces the batch settings named (K, the cap, a stopping rule, ...).
+ */
+export async function buildStudy(db: Db, pairs: number, settings: Partial<BatchSettingsInput> = {}): Promise<BenchStudy> {
   const now = new Date();
   installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', now.toISOString());
   const userId = insertUser(db, { email: ADMIN.email, passwordHash: await hashPassword(ADMIN.password), role: 'admin' }, now);
@@ -61,26 +86,7 @@ export async function buildStudy(db: Db, pairs: number): Promise<BenchStudy> {
       }
     }
   })();
-  const created = createBatch(
-    db,
-    {
-      name: 'Rater-load benchmark',
-      runs: ['bench-import'],
-      comparisons: [[CONDITION_A, CONDITION_B]],
-      judgmentsPerPair: JUDGMENTS_PER_PAIR,
-      allowTie: true,
-      reason: 'optional',
-      perRaterCap: PER_RATER_CAP,
-      // What the launch checklist (src/batches/batch-launch.ts) requires before a Prolific batch opens.
-      provider: { kind: 'prolific', completionCodes: { completed: 'BENCHDONE', screenedOut: 'BENCHOUT', noConsent: 'BENCHNOCONSENT' } },
-      pay: '£2.00',
-      // Every virtual rater comes from 127.0.0.1: the per-address limits (issue 10) would turn most of them away.
-      addressLimits: { ratersPerWindow: 10_000, windowMinutes: 60, activeRaters: 10_000 },
-      consent: 'A benchmark study.',
-      instructions: 'Choose the more natural conversation.',
-    },
-    { actor: 'bench', now },
-  );
+  const created = createBatch(db, benchBatchSettings(settings), { actor: 'bench', now });
   transitionBatch(db, created.batchId, 'open', 'bench', now);
   const token = createApiToken(db, { id: userId, email: ADMIN.email }, 'bench', 'bench', now);
   return { batchId: created.batchId, publicId: created.publicId, apiToken: token.secret, pairs: created.pairs.length };
