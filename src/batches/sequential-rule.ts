@@ -90,7 +90,7 @@ export function lookOutcome(
   futility: number | null,
 ): LookDecision {
   const pValue = binomialTestP(input.winsA, input.winsA + input.winsB) ?? 1;
-  const rawZ = Math.min(40, normalQuantile(1 - pValue / 2));
+  const rawZ = Math.min(40, -normalQuantile(pValue / 2));
   const z = Number.isFinite(rawZ) ? rawZ : 40;
   const rejects = critical !== Infinity && pValue <= nominal;
   const futile = !rejects && futility !== null && z < futility;

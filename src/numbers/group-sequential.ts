@@ -23,7 +23,7 @@ const MAX_STEP = 0.025;
 export function alphaSpent(family: SpendingFamily, alpha: number, t: number): number {
   if (t >= 1) return alpha;
   if (family === 'pocock') return alpha * Math.log(1 + (Math.E - 1) * t);
-  return 4 * (1 - normalCdf(normalQuantile(1 - alpha / 4) / Math.sqrt(t)));
+  return 4 * normalCdf(normalQuantile(alpha / 4) / Math.sqrt(t));
 }
 
 /** The sub-density of Z_k on its continuation region, on a Simpson grid: points and weight x density. */
@@ -151,7 +151,7 @@ export function twoSidedBoundaries(fractions: readonly number[], alpha: number, 
     const spent = alphaSpent(family, alpha, fractions[k] as number);
     let bound: number;
     if (k === 0) {
-      const z = normalQuantile(1 - spent / 2);
+      const z = -normalQuantile(spent / 2);
       bound = z > NO_BOUND_ABOVE ? Infinity : z;
     } else {
       grid = gridBefore(fractions, critical, k, grid);
@@ -177,7 +177,7 @@ export function boundAfter(fractions: readonly number[], earlierCritical: readon
   if (earlierCritical.length !== k) throw new RangeError('one fixed bound is needed for each earlier look');
   if (!(spend > 0)) return Infinity;
   if (k === 0) {
-    const z = normalQuantile(1 - spend / 2);
+    const z = -normalQuantile(spend / 2);
     return z > NO_BOUND_ABOVE ? Infinity : z;
   }
   let grid: Grid | null = null;
@@ -229,7 +229,7 @@ export function stagewisePValue(fractions: readonly number[], critical: readonly
 export function betaSpent(family: SpendingFamily, beta: number, t: number): number {
   if (t >= 1) return beta;
   if (family === 'pocock') return beta * Math.log(1 + (Math.E - 1) * t);
-  return 2 * (1 - normalCdf(normalQuantile(1 - beta / 2) / Math.sqrt(t)));
+  return 2 * normalCdf(normalQuantile(beta / 2) / Math.sqrt(t));
 }
 
 /** A look's continuation region, as intervals of z: the paths that neither crossed a bound nor stopped. */
@@ -346,7 +346,7 @@ const EVERYWHERE = 40;
  */
 function bindingCritical(fractions: readonly number[], k: number, grid: Grid | null, target: number, fallback: number): number {
   if (k === 0) {
-    const z = normalQuantile(1 - target / 2);
+    const z = -normalQuantile(target / 2);
     return z > NO_BOUND_ABOVE ? Infinity : z;
   }
   const reach = chanceIn(fractions, k, 0, grid, -EVERYWHERE, EVERYWHERE);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { futilityBoundaries, stagewisePValue, standardizedDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { futilityBoundaries, NO_BOUND_ABOVE, stagewisePValue, standardizedDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
 import { normalCdf, normalQuantile } from '../../src/numbers/normal.js';
 
 // Reference values from R's rpact 3.3.4 (getDesignGroupSequential, sided = 2, asOF/asP, tolerance 1e-10) and R's
@@ -37,6 +37,13 @@ const fixture = z
   })
   .parse(JSON.parse(readFileSync(new URL('../fixtures/sequential-boundaries-rpact.json', import.meta.url), 'utf8')));
 
+const exact = z
+  .object({
+    source: z.string(),
+    designs: z.array(z.object({ family: z.enum(['obrien-fleming', 'pocock']), alpha: z.number(), looks: z.number(), critical: z.array(z.number()) })),
+  })
+  .parse(JSON.parse(readFileSync(new URL('../fixtures/sequential-boundaries-exact.json', import.meta.url), 'utf8')));
+
 describe('normal distribution', () => {
   it('normalCdf and normalQuantile, on R reference points, agree with pnorm and qnorm', () => {
     fixture.normal.x.forEach((x, i) => expect(Math.abs(normalCdf(x) - (fixture.normal.cdf[i] as number))).toBeLessThan(1e-14));
@@ -70,6 +77,21 @@ describe('twoSidedBoundaries', () => {
       });
       // rpact reports the alpha its bounds spend (to its tolerance), ours is the spending function itself.
       design.cumulativeAlpha.forEach((a, k) => expect(Math.abs((got.cumulativeAlpha[k] as number) - a)).toBeLessThan(5e-8));
+    },
+  );
+
+  // Where rpact is exact only on the probability scale (bounds above 3.5), an independent reference: the first three
+  // looks solved by base R's adaptive quadrature of the looks' joint normal law (test/fixtures/sequential-boundaries-exact.json,
+  // made by scripts/sequential-boundaries-exact.R). There the z scale is held to 1e-6 at every bound, tail included.
+  it.each(exact.designs.map((d) => [`${d.family} alpha ${d.alpha} at ${d.looks} looks`, d] as const))(
+    'twoSidedBoundaries, for %s, equals the exact quadrature on the z scale at its first three looks',
+    (_name, design) => {
+      const fractions = Array.from({ length: design.looks }, (_, i) => (i + 1) / design.looks);
+      const got = twoSidedBoundaries(fractions, design.alpha, design.family);
+      design.critical.forEach((c, k) => {
+        if (c > NO_BOUND_ABOVE) expect(got.critical[k]).toBe(Infinity);
+        else expect(Math.abs((got.critical[k] as number) - c)).toBeLessThan(1e-6);
+      });
     },
   );
 
