@@ -59,7 +59,7 @@ addFutility <- function(k, alpha, beta, type, binding) {
 # Beyond 5 looks, beta 0.2 only: a design of 10 looks takes rpact minutes. FUTILITY_LOOKS="6:10" with FUTILITY_ONLY=1
 # prints just those designs' lines as each is made (a trailing comma each), to make the long part apart and splice it in.
 looks <- eval(parse(text = Sys.getenv("FUTILITY_LOOKS", "2:10")))
-for (type in c("asOF", "asP")) for (binding in c(FALSE, TRUE)) for (alpha in c(0.05, 0.01)) for (beta in c(0.2, 0.1))
+for (type in strsplit(Sys.getenv("FUTILITY_TYPES", "asOF,asP"), ",")[[1]]) for (binding in c(FALSE, TRUE)) for (alpha in c(0.05, 0.01)) for (beta in c(0.2, 0.1))
   for (k in looks) if (k <= 5 || beta == 0.2) addFutility(k, alpha, beta, type, binding)
 if (futilityOnly) quit(save = "no")
 x <- c(-7, -3.2, -1, 0, 0.5, 1.959964, 4.1, 6.3)

@@ -117,21 +117,42 @@ describe('stagewisePValue', () => {
 });
 
 // Futility: rpact 3.3.4's two-sided beta spending (sided = 2, bsOF with asOF and bsP with asP, binding and not,
-// tolerance 1e-10) on 2-5 equally spaced looks, alpha 0.05 and 0.01, beta 0.2 and 0.1: 64 designs. Given rpact's
-// drift, the efficacy bounds follow the convention above (1e-6 on the z scale below 3.5, nominal levels to 1e-8), the
-// futility bounds agree to 1e-6 on the z scale (where rpact has none, ours is 0), and the beta spent to 1e-6.
+// tolerance 1e-10) on 2-10 equally spaced looks, alpha 0.05 and 0.01, beta 0.2 and 0.1 up to 5 looks and 0.2 beyond:
+// 104 designs. Given rpact's drift, the efficacy bounds follow the convention above (1e-6 on the z scale below 3.5,
+// nominal levels to 5e-8), the futility bounds agree to 1e-6 on the z scale (where rpact has none, ours is 0), and the
+// beta spent to 1e-6.
+//
+// Which looks get a futility bound is decided by the sign of a one-sided futility bound. rpact takes it from an
+// auxiliary one-sided design at alpha/2 with a drift of its own, solved over the whole planned schedule; ours takes it
+// at the design's own drift over the looks reached so far (looks fall late and the schedule is not known ahead). The
+// two signs agree at every look of every design but one: Pocock, alpha 0.05, beta 0.2, binding, 8 looks, where at look 2
+// ours is -0.011 (no bound) and rpact's +0.017 (drift 3.335 against 3.279), and the later bounds follow that choice.
+const SIGN_DIFFERS = 'pocock alpha 0.05 beta 0.2 binding at 8 looks';
 describe('futilityBoundaries', () => {
   const name = (d: (typeof fixture.futilityDesigns)[number]) =>
     `${d.family} alpha ${d.alpha} beta ${d.beta} ${d.binding ? 'binding' : 'non-binding'} at ${d.fractions.length} looks`;
-  it.each(fixture.futilityDesigns.map((d) => [name(d), d] as const))('futilityBoundaries, for %s at rpact\'s drift, equals rpact', (_name, design) => {
-    const got = futilityBoundaries(design.fractions, { family: design.family, alpha: design.alpha, beta: design.beta, drift: design.drift, binding: design.binding });
+  const designOf = (d: (typeof fixture.futilityDesigns)[number]) => ({ family: d.family, alpha: d.alpha, beta: d.beta, drift: d.drift, binding: d.binding });
+  it.each(fixture.futilityDesigns.filter((d) => name(d) !== SIGN_DIFFERS).map((d) => [name(d), d] as const))('futilityBoundaries, for %s at rpact\'s drift, equals rpact', (_name, design) => {
+    const got = futilityBoundaries(design.fractions, designOf(design));
     design.critical.forEach((c, k) => {
       const mine = got.critical[k] as number;
-      expect(Math.abs(nominal(mine) - nominal(c))).toBeLessThan(1e-8);
+      // 5e-8 here, not 1e-8: rpact solves binding bounds inside its bisection on the drift, and at 8-10 looks its
+      // nominal levels stray by up to 1.8e-8 (2e-7 on the z scale).
+      expect(Math.abs(nominal(mine) - nominal(c))).toBeLessThan(5e-8);
       if (c !== null && c <= 3.5) expect(Math.abs(mine - c)).toBeLessThan(1e-6);
     });
     design.futility.forEach((f, k) => expect(Math.abs((got.futility[k] as number) - (f ?? 0))).toBeLessThan(1e-6));
     design.betaSpent.forEach((b, k) => expect(Math.abs((got.cumulativeBeta[k] as number) - b)).toBeLessThan(1e-6));
+  });
+
+  it(`futilityBoundaries, for ${SIGN_DIFFERS}, agrees with rpact up to the one look whose futility sign differs`, () => {
+    const design = fixture.futilityDesigns.find((d) => name(d) === SIGN_DIFFERS);
+    if (!design) throw new Error('the fixture lacks the design');
+    const got = futilityBoundaries(design.fractions, designOf(design));
+    expect(design.futility.slice(0, 2)).toEqual([null, expect.closeTo(0.1924, 4)]);
+    expect(got.futility.slice(0, 2)).toEqual([0, 0]);
+    [0, 1].forEach((k) => expect(Math.abs((got.critical[k] as number) - (design.critical[k] as number))).toBeLessThan(1e-6));
+    expect(Math.abs((got.cumulativeBeta[0] as number) - (design.betaSpent[0] as number))).toBeLessThan(1e-6);
   });
 
   it.each(
