@@ -31,14 +31,11 @@ import { withLongestPause } from './support/loop-pause.js';
 import { median } from './support/median-time.js';
 import { consoleBrowser, createAgent } from './support/form-client.js';
 import { benchDir } from './support/bench-dir.js';
+import { numberFlag } from './support/number-flag.js';
 
-const flag = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const JUDGMENTS = flag('--judgments', 1_000_000);
-const ROUNDS = flag('--rounds', 5);
-const CHANGED = flag('--changed', 2_500);
+const JUDGMENTS = numberFlag('--judgments', 1_000_000);
+const ROUNDS = numberFlag('--rounds', 5);
+const CHANGED = numberFlag('--changed', 2_500);
 /** Later results stored, each with --changed raters' figures changed. */
 const LAST_WRITE = 3;
 /** A result's write transactions; each timed to its commit's end, the connection's own checkpoint of the log included when one follows. */

@@ -27,14 +27,11 @@ import { newPublicId } from '../../src/web/ids.js';
 import { benchDir } from './support/bench-dir.js';
 import { benchBatchSettings, buildStudy, seedStoredJudgments } from './support/bench-study.js';
 import { median } from './support/median-time.js';
+import { numberFlag } from './support/number-flag.js';
 
-const flag = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const PAIRS = flag('--pairs', 1200);
-const EVERY = flag('--every', 60);
-const HISTORY = flag('--history', 200_000);
+const PAIRS = numberFlag('--pairs', 1200);
+const EVERY = numberFlag('--every', 60);
+const HISTORY = numberFlag('--history', 200_000);
 const K = 3;
 const CAP = 20;
 

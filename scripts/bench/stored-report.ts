@@ -24,13 +24,10 @@ import { cacheStatements } from '../../src/db/connection.js';
 import { seedBenchDatabase } from './support/bench-study.js';
 import { withLongestPause } from './support/loop-pause.js';
 import { median, medianMs } from './support/median-time.js';
+import { numberFlag } from './support/number-flag.js';
 
-const flag = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const JUDGMENTS = flag('--judgments', 1_000_000);
-const ROUNDS = flag('--rounds', 7);
+const JUDGMENTS = numberFlag('--judgments', 1_000_000);
+const ROUNDS = numberFlag('--rounds', 7);
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
