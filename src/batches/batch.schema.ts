@@ -174,17 +174,17 @@ export const futilitySchema = z.strictObject({
 });
 
 /**
- * A group-sequential stopping rule applied to each comparison of the batch (issue 44; docs/researcher/sequential-batches.md):
- * looks at completed pairs (a pair counts once it has its K judgments; its outcome is its majority), each tested by the
- * exact binomial test of pair majorities at the nominal level of a Lan-DeMets alpha-spending bound. `alpha` is the
- * batch's family-wise level, split equally over its comparisons (Bonferroni).
- */
-/**
  * The most looks a comparison may have: each look's bound is computed over every look before it, inside the answer's
  * write transaction (scripts/bench/sequential-looks.ts).
  */
 export const MAX_LOOKS = 20;
 
+/**
+ * A group-sequential stopping rule applied to each comparison of the batch (issue 44; docs/researcher/sequential-batches.md):
+ * looks at completed pairs (a pair counts once it has its K judgments; its outcome is its majority), each tested by the
+ * exact binomial test of pair majorities at the nominal level of a Lan-DeMets alpha-spending bound. `alpha` is the
+ * batch's family-wise level, split equally over its comparisons (Bonferroni).
+ */
 export const stoppingSchema = z
   .strictObject({
     /** Looks planned over the comparison's pairs: at 1/N, 2/N, ... of them (the last when every pair is complete). */
