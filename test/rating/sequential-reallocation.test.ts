@@ -4,6 +4,7 @@ import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
+import { futilityBoundaries, futilityDrift } from '../../src/numbers/group-sequential.js';
 import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
@@ -197,6 +198,61 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`AGENTS:${MODEL} vs MINDREADERS:${MODEL}: stopped at look ${looks.length} of`);
     expect(shown.stdout).toMatch(/sequential p-value \(stage-wise ordering\): 1\.0000|sequential p-value \(stage-wise ordering\): 0\.\d{4}/);
+  });
+
+  it('POST /r/:batch/c/:assignment, with binding futility, checks the raised comparison\'s later looks for futility over its new maximum, non-binding', async () => {
+    const { app, db } = testApp();
+    // As above, with futility at beta 0.2 and a win rate of 0.75, binding: the undecided comparison looks once (6 of
+    // 24), its maximum rises to 32 when the decided one stops, and its later looks are reallocated looks.
+    const futility = { beta: 0.2, effect: 0.75, binding: true };
+    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', futility, reallocate: true }, {
+      comparisons: [
+        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+      ],
+      judgmentsPerPair: 1,
+      plannedRaters: null,
+    });
+    const [a, b, c] = [raterClient(app), raterClient(app), raterClient(app)];
+    const pages: Page[] = [];
+    for (const rater of [a, b, c]) pages.push(await rater.startRating(batch.publicId));
+    const finish = async (rater: ReturnType<typeof raterClient>, start: Page) => {
+      let page = start;
+      while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+      expect(page.res.text).toContain('DONE-RE');
+    };
+    await finish(a, pages[0] as Page);
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
+    await finish(b, pages[1] as Page);
+    await finish(c, pages[2] as Page);
+
+    const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
+    expect([undecided?.stop_reason, decided?.stop_reason]).toEqual(['futility', 'efficacy']);
+    expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
+    checkInvariants(db, batch.batchId, 1);
+
+    type Look = { look: number; max_pairs: number; wins_a: number; wins_b: number; information_fraction: number; critical_z: number | null; futility_z: number | null; decision: string };
+    const looks = db
+      .prepare('SELECT look, max_pairs, wins_a, wins_b, information_fraction, critical_z, futility_z, decision FROM sequential_looks WHERE comparison_id = :c ORDER BY look')
+      .all({ c: undecided?.id }) as Look[];
+    expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, information_fraction: 0.25, futility_z: null, decision: 'continue' });
+    const later = looks.slice(1);
+    expect(later.length).toBeGreaterThan(0);
+    expect(later.every((l) => l.max_pairs === 32)).toBe(true);
+    expect(later[later.length - 1]?.decision).toBe('futility');
+    // Each later look: the futility bound from beta spending over the new maximum, non-binding; the efficacy bound the
+    // one a rule without futility gets (binding futility no longer lowers it once the maximum changed).
+    const fractions = [6 / 32];
+    const earlier = [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }];
+    for (const l of later) {
+      fractions.push(l.information_fraction);
+      const bound = futilityBoundaries(fractions, { family: 'pocock', alpha: 0.025, beta: 0.2, drift: futilityDrift(0.75, 32), binding: false }).futility[fractions.length - 1] as number;
+      expect(l.futility_z ?? 0).toBeCloseTo(bound, 12);
+      const plain = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 32, earlier, winsA: l.wins_a, winsB: l.wins_b, final: false });
+      expect(l.critical_z).toBeCloseTo(plain?.critical as number, 12);
+      earlier.push({ fraction: l.information_fraction, maxPairs: 32, critical: l.critical_z });
+    }
   });
 
   it('POST /r/:batch/c/:assignment, when answers are stored on the bundled answer thread, reallocates there as well', async () => {
