@@ -47,6 +47,8 @@ export type JudgmentExportRow = {
   question_id: string;
   question_index: number;
   pair_kind: 'regular' | 'attention' | 'onboarding';
+  /** The reallocation that added the pair (sequential batches with `reallocate`), or null for a pair the batch formed. */
+  reallocation_id: number | null;
   scenario_id: string;
   scenario_category: string;
   model_a: string;
@@ -85,7 +87,7 @@ export type JudgmentExportRow = {
  * The judgment row's SELECT over the judgments in scope, in pair then judgment order (a stable order for pages): an
  * assignment's rows are written together, first question first, so they stay side by side in page order.
  */
-const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batch_id, j.pair_id, j.question_id, j.question_index, p.kind AS pair_kind, p.scenario_id, s.category AS scenario_category,
+const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batch_id, j.pair_id, j.question_id, j.question_index, p.kind AS pair_kind, p.reallocation_id, p.scenario_id, s.category AS scenario_category,
          COALESCE(c.condition_a, da.mode || ':' || da.model) AS model_a,
          COALESCE(c.condition_b, db.mode || ':' || db.model) AS model_b,
          p.dialogue_a_id, p.dialogue_b_id, j.left_side, j.winner, j.reason,

@@ -32,6 +32,7 @@ export function judgmentColumns(ctx: ExportContext): string[] {
     'question_version',
     'excluded',
     ...(ctx.options.includeExcluded ? ['exclusion_reason'] : []),
+    'reallocation_id',
     ...SIGNAL_COLUMNS,
   ];
 }
@@ -95,6 +96,7 @@ export function judgmentRecord(ctx: JudgmentRecordContext, row: JudgmentExportRo
     excluded: row.exclusion_reason !== null,
   });
   if (ctx.options.includeExcluded) record.exclusion_reason = row.exclusion_reason;
+  record.reallocation_id = row.reallocation_id;
   Object.assign(record, signalFields(row));
   return record;
 }

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
@@ -9,6 +12,7 @@ import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/test-db.js';
 import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp, threadedApp } from './rating-fixtures.js';
 
 // Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
@@ -102,7 +106,7 @@ describe('reallocation in a sequential batch over HTTP', () => {
 
     // The added pairs belong to the open comparison, are made of the extra samples, and each reached exactly K
     // distinct raters (reachable); no pair anywhere has more than K judgments, none was judged twice by one rater.
-    const newPairs = db.prepare('SELECT id, comparison_id, scenario_id, accepted FROM pairs WHERE reallocation_id = :r').all({ r: first?.id }) as { comparison_id: number; scenario_id: string; accepted: number }[];
+    const newPairs = db.prepare('SELECT id, comparison_id, scenario_id, accepted FROM pairs WHERE reallocation_id = :r').all({ r: first?.id }) as { id: number; comparison_id: number; scenario_id: string; accepted: number }[];
     expect(newPairs).toHaveLength(added);
     for (const pair of newPairs) {
       expect(pair.comparison_id).toBe(comparisons[1]?.id);
@@ -125,6 +129,15 @@ describe('reallocation in a sequential batch over HTTP', () => {
     const maxima = db.prepare('SELECT DISTINCT max_pairs FROM sequential_looks WHERE comparison_id = :c ORDER BY look').pluck().all({ c: comparisons[1]?.id });
     expect(maxima).toContain(SAMPLES + added);
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
+
+    // The judgments export names the reallocation that added each pair, and nothing for the pairs the batch formed.
+    const csvPath = join(tempDir(), 'judgments.csv');
+    expect((await cli(['export', '--batch', String(batch.batchId), '--format', 'judgments-csv', '--out', csvPath], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' })).code).toBe(0);
+    const exported = parse(readFileSync(csvPath), { columns: true }) as { pair_id: string; reallocation_id: string }[];
+    const addedIds = new Set(newPairs.map((p) => String(p.id)));
+    expect(exported.filter((r) => r.reallocation_id !== '').map((r) => r.pair_id).sort()).toEqual(exported.filter((r) => addedIds.has(r.pair_id)).map((r) => r.pair_id).sort());
+    expect(exported.filter((r) => addedIds.has(r.pair_id)).every((r) => r.reallocation_id === String(first?.id))).toBe(true);
+    expect(exported.filter((r) => addedIds.has(r.pair_id))).toHaveLength(added * 2);
 
     // Audit, `batches show`, the analysis report and the console say what moved.
     const audit = db.prepare("SELECT details FROM audit_log WHERE action = 'comparison.reallocate' ORDER BY id").pluck().all() as string[];
