@@ -1,7 +1,6 @@
 import { alphaSpent, boundAfter, futilityBoundaries, futilityDrift, NO_BOUND_ABOVE } from '../numbers/group-sequential.js';
 import { normalCdf } from '../numbers/normal.js';
-import type { StoppingRule } from './batch.schema.js';
-import { type LookDecision, lookOutcome } from './sequential-rule.js';
+import { type LookDecision, type LookInput, lookOutcome } from './sequential-rule.js';
 
 // A look at a comparison whose maximum changed since earlier looks (reallocation, issue 44;
 // docs/researcher/sequential-batches.md, "Reallocation"). Pure, like sequential-rule.ts. The looks already taken keep
@@ -27,17 +26,8 @@ export function maximumChanged(looks: readonly Pick<PastLook, 'maxPairs'>[], max
   return looks.some((l) => l.maxPairs !== maxPairs);
 }
 
-export type ReallocatedLookInput = {
-  alpha: number;
-  spending: StoppingRule['spending'];
-  futility?: StoppingRule['futility'];
-  /** The comparison's pairs now, with those reallocation added. */
-  maxPairs: number;
-  earlier: readonly PastLook[];
-  winsA: number;
-  winsB: number;
-  final: boolean;
-};
+/** A look's input (sequential-rule.ts) whose maxPairs is the comparison's pairs now, with those reallocation added. */
+export type ReallocatedLookInput = Omit<LookInput, 'earlier' | 'completed'> & { earlier: readonly PastLook[] };
 
 /** One look over the new maximum; null when no look can be taken (no decisive pair, or no information gained). */
 export function decideReallocatedLook(input: ReallocatedLookInput): LookDecision | null {
