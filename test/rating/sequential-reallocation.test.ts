@@ -71,18 +71,44 @@ async function answer(db: Db, rater: ReturnType<typeof raterClient>, page: Page)
   return rater.follow(String(res.headers.location));
 }
 
+/** A rater goes through every comparison promised to them, from the page they are on, and gets the completion code. */
+async function finishPromised(db: Db, rater: ReturnType<typeof raterClient>, start: Page): Promise<void> {
+  let page = start;
+  while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
+  expect(page.url).toMatch(/\/done\?rt=/);
+  expect(page.res.text).toContain('DONE-RE');
+}
+
 /** Raters one after another, each through every comparison promised, until a newcomer finds the study full or closed. */
 async function rateUntilFull(app: Parameters<typeof raterClient>[0], db: Db, publicId: string): Promise<number> {
   for (let raters = 0; raters < 40; raters++) {
     const rater = raterClient(app);
     const entry = await rater.follow(`/r/${publicId}`);
     if (!/name="decision"/.test(entry.res.text)) return raters;
-    let page: Page = await rater.startRating(publicId);
-    while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
-    expect(page.url).toMatch(/\/done\?rt=/);
-    expect(page.res.text).toContain('DONE-RE');
+    await finishPromised(db, rater, await rater.startRating(publicId));
   }
   throw new Error('the study never filled');
+}
+
+/**
+ * The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need). Three raters
+ * consent, so every undecided pair is promised to one of them; the first does theirs (one look, 6 of 24). Returns the
+ * other two, each with the page they hold.
+ */
+async function undecidedLooksFirst(app: Parameters<typeof raterClient>[0], db: Db, stopping: BatchSettingsInput['stopping']) {
+  const batch = seed(db, stopping, {
+    comparisons: [
+      [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
+      [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
+    ],
+    judgmentsPerPair: 1,
+    plannedRaters: null,
+  });
+  const holding: [ReturnType<typeof raterClient>, Page][] = [];
+  for (const rater of [raterClient(app), raterClient(app), raterClient(app)]) holding.push([rater, await rater.startRating(batch.publicId)]);
+  const [first] = holding.splice(0, 1);
+  if (first) await finishPromised(db, ...first);
+  return { batch, holding };
 }
 
 describe('reallocation in a sequential batch over HTTP', () => {
@@ -158,25 +184,7 @@ describe('reallocation in a sequential batch over HTTP', () => {
 
   it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, holds its later looks to bounds over the new maximum', async () => {
     const { app, db, dbPath } = testApp();
-    // The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need).
-    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true }, {
-      comparisons: [
-        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
-        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
-      ],
-      judgmentsPerPair: 1,
-      plannedRaters: null,
-    });
-    // Three raters consent: every undecided pair is promised to one of them. The first does theirs (one look, 6 of 24).
-    const [a, b, c] = [raterClient(app), raterClient(app), raterClient(app)];
-    const pages: Page[] = [];
-    for (const rater of [a, b, c]) pages.push(await rater.startRating(batch.publicId));
-    const finish = async (rater: ReturnType<typeof raterClient>, start: Page) => {
-      let page = start;
-      while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
-      expect(page.res.text).toContain('DONE-RE');
-    };
-    await finish(a, pages[0] as Page);
+    const { batch, holding } = await undecidedLooksFirst(app, db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
     // New raters can only be given SCRIPT vs AGENTS pairs: two of them, and it stops at 12 of 24; its 8 pairs nobody
     // holds are freed and buy 8 pairs for the undecided comparison, which a third new rater takes.
     expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
@@ -187,8 +195,7 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(move).toEqual({ freed_judgments: 8, added_pairs: 8, limited_by: null, budget_raters: 6, raters_after: 6 });
 
     // The two holding the rest of the undecided pairs finish, and the batch closes: six raters, the budget.
-    await finish(b, pages[1] as Page);
-    await finish(c, pages[2] as Page);
+    for (const [rater, page] of holding) await finishPromised(db, rater, page);
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
     expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
     expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 1')).toBe(8);
@@ -218,26 +225,9 @@ describe('reallocation in a sequential batch over HTTP', () => {
     // As above, with futility at beta 0.2 and a win rate of 0.75, binding: the undecided comparison looks once (6 of
     // 24), its maximum rises to 32 when the decided one stops, and its later looks are reallocated looks.
     const futility = { beta: 0.2, effect: 0.75, binding: true };
-    const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', futility, reallocate: true }, {
-      comparisons: [
-        [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
-        [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
-      ],
-      judgmentsPerPair: 1,
-      plannedRaters: null,
-    });
-    const [a, b, c] = [raterClient(app), raterClient(app), raterClient(app)];
-    const pages: Page[] = [];
-    for (const rater of [a, b, c]) pages.push(await rater.startRating(batch.publicId));
-    const finish = async (rater: ReturnType<typeof raterClient>, start: Page) => {
-      let page = start;
-      while (assignmentOf(db, page.url)) page = await answer(db, rater, page);
-      expect(page.res.text).toContain('DONE-RE');
-    };
-    await finish(a, pages[0] as Page);
+    const { batch, holding } = await undecidedLooksFirst(app, db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', futility, reallocate: true });
     expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
-    await finish(b, pages[1] as Page);
-    await finish(c, pages[2] as Page);
+    for (const [rater, page] of holding) await finishPromised(db, rater, page);
 
     const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
     expect([undecided?.stop_reason, decided?.stop_reason]).toEqual(['futility', 'efficacy']);
