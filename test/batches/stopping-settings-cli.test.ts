@@ -7,6 +7,10 @@ import { createTestDb, tempDir } from '../helpers/test-db.js';
 
 const M = 'gpt-4o-mini';
 
+/** The batch file: SCRIPT vs AGENTS over the run, with this stopping rule. */
+const writeBatchFile = (file: string, stopping: unknown) =>
+  writeFileSync(file, JSON.stringify({ name: 'sequential', runs: ['cli-run'], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], stopping }));
+
 function batchFile(stopping: unknown, scenarios = 1) {
   const { db, path } = createTestDb();
   const runId = makeRun(db, { name: 'cli-run', model: M });
@@ -16,7 +20,7 @@ function batchFile(stopping: unknown, scenarios = 1) {
     makeDialogue(db, { runId, scenario, mode: 'AGENTS', model: M });
   }
   const file = join(tempDir(), 'batch.json');
-  writeFileSync(file, JSON.stringify({ name: 'sequential', runs: ['cli-run'], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], stopping }));
+  writeBatchFile(file, stopping);
   return { db, env: { DATABASE_PATH: path, PUBLIC_URL: 'https://rate.example.org' }, file };
 }
 
@@ -61,14 +65,14 @@ describe('simarena batches create with a stopping rule', () => {
     expect(created.stderr).toContain(`stopping.lookEvery 1 gives 21 looks over the 21 pairs of SCRIPT:${M} vs AGENTS:${M} (set lookEvery to at least 2)`);
     expect(created.stderr).toContain('at most 20 looks');
     expect(db.prepare('SELECT count(*) FROM batches').pluck().get()).toBe(0);
-    writeFileSync(file, JSON.stringify({ name: 'sequential', runs: ['cli-run'], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], stopping: { lookEvery: 2 } }));
+    writeBatchFile(file, { lookEvery: 2 });
     expect((await cli(['batches', 'create', '--from', file], env)).code).toBe(0);
   });
 
   it('batches edit --from FILE.json, giving a draft a lookEvery of more than 20 looks, refuses it and keeps the rule it had', async () => {
     const { db, env, file } = batchFile({ looks: 4 }, 21);
     expect((await cli(['batches', 'create', '--from', file], env)).code).toBe(0);
-    writeFileSync(file, JSON.stringify({ name: 'sequential', runs: ['cli-run'], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], stopping: { lookEvery: 1 } }));
+    writeBatchFile(file, { lookEvery: 1 });
     const edited = await cli(['batches', 'edit', '1', '--from', file], env);
     expect(edited.code).toBe(1);
     expect(edited.stderr).toContain('gives 21 looks over the 21 pairs');
