@@ -101,7 +101,7 @@ const PREFERENCE_FIELDS: [string, string][] = [
 
 const DIALOGUE_FIELDS: [string, string][] = [
   ['dialogue_id, run_id, run_name', 'the dialogue and the run that produced it'],
-  ['condition, mode, model', '`MODE:model`; the mode is SCRIPT, AGENTS or MINDREADERS'],
+  ['condition, mode, model', '`MODE:model`; the mode is SCRIPT, AGENTS or MINDREADERS (generated), HUMANS, HUMAN_AGENT or HUMAN_SCRIPT (people; model `human` where no model took part)'],
   ['scenario, characters', 'the scenario (context, relationship, goals) and the two characters (profiles with secrets)'],
   ['turns', '`idx`, `speaker` (1 or 2), `character`, `action` (speak, non-verbal, action, none, leave), `text`'],
   ['metrics', 'turns, spoken turns, words, calls, tokens and latency'],
@@ -248,7 +248,7 @@ function cardFiles(ctx: ExportContext, facts: CardFacts): string[] {
   return [
     `# simarena batch: ${line(ctx.batch.name)}`,
     '',
-    `Human pairwise judgments of simulated social interactions (SCRIPT, AGENTS and MINDREADERS dialogues), exported by simarena ${ctx.meta.simarena_version} on ${ctx.meta.exported_at}.`,
+    `Human pairwise judgments of social interactions (simulated in SCRIPT, AGENTS or MINDREADERS mode, or played and written by people), exported by simarena ${ctx.meta.simarena_version} on ${ctx.meta.exported_at}.`,
     '',
     '## Files',
     '',
