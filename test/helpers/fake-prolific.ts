@@ -239,6 +239,10 @@ export async function startFakeProlific(options: FakeProlificOptions) {
       setStatus(s, 'SCREENED OUT');
       s.bonus_payments.push(screenOut.fixed_screen_out_reward ?? 0);
       payments.push({ participantId: s.participant_id, kind: 'screen_out', cents: screenOut.fixed_screen_out_reward ?? 0 });
+      // "New custom screening": slots limit the screen-outs; "once this threshold has been reached, the study will be paused".
+      const study = studyOf(s);
+      const screened = [...submissions.values()].filter((x) => x.study_id === study.id && x.status === 'SCREENED OUT').length;
+      if (screened >= (screenOut.slots ?? Infinity) && study.status === 'ACTIVE') study.status = 'PAUSED';
       return;
     }
     setStatus(s, code.actions.some((a) => a.action === 'AUTOMATICALLY_APPROVE') ? 'APPROVED' : 'AWAITING REVIEW');
