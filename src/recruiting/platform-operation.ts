@@ -6,6 +6,7 @@ import {
   markOperationAnswered,
   markOperationSent,
   type NewPlatformOperation,
+  type OperationKind,
   type Platform,
   type PlatformOperationRow,
   recordOperation,
@@ -159,10 +160,12 @@ export async function reconcileUnconfirmed(
   batchId: number,
   check: (operation: PlatformOperationRow) => Promise<PlatformCheck>,
   deps: Pick<OperationDeps, 'db' | 'clock' | 'secrets'>,
+  /** Only operations of these kinds (a settle's phase reconciles its own, so one unclear phase stops no other). */
+  kinds?: readonly OperationKind[],
 ): Promise<{ confirmed: number; notDone: number }> {
   let confirmed = 0;
   let notDone = 0;
-  for (const op of findUnconfirmedOperations(deps.db, platform, batchId)) {
+  for (const op of findUnconfirmedOperations(deps.db, platform, batchId).filter((o) => !kinds || kinds.includes(o.kind))) {
     const state = await check(op);
     if (state.done) {
       markOperationAnswered(
