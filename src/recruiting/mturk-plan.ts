@@ -98,6 +98,11 @@ export function bonusToken(batchPublicId: string, workerId: string): string {
   return `sa-${createHash('sha256').update(`${batchPublicId}\n${workerId}`).digest('hex').slice(0, 40)}`;
 }
 
+/** The token bonusReason wrote into a bonus's Reason, as ListBonusPayments shows it; null in a bonus simarena did not pay. */
+export function bonusTokenIn(reason: string): string | null {
+  return /\(ref (sa-[0-9a-f]{40})\)/.exec(reason)?.[1] ?? null;
+}
+
 export function bonusReason(batchName: string, token: string): string {
   return `Bonus for your work on "${batchName.slice(0, 200)}". Thank you! (ref ${token})`;
 }
@@ -119,6 +124,8 @@ export type MturkSettlePlan = {
   approve: MturkPlanned[];
   review: (MturkPlanned & { status: string | null })[];
   bonus: (MturkPlanned & { amountMinor: number })[];
+  /** Bonuses MTurk already lists (found by their ref) with no record of being paid: recorded as done, never sent. */
+  alreadyPaid: (MturkPlanned & { amountMinor: number })[];
   done: number;
   mismatches: MturkMismatch[];
 };
@@ -170,15 +177,15 @@ export function matchAssignments(participants: readonly DecidedParticipant[], se
 /**
  * What settle will do, assignment by assignment: approve the submitted assignments of approved raters, one bonus per
  * worker (on their last assignment) once every one of their assignments is approved, the rest left for review.
- * `covered`: workers whose approval or bonus an earlier settle already recorded; `paidOnMturk`: workers MTurk already
- * shows this batch's bonus for.
+ * `covered`: assignments and workers whose approval or bonus an earlier settle already recorded; `paidOnMturk`: workers
+ * MTurk already lists this batch's bonus for (ListBonusPayments), whose bonus is never sent again whatever the record.
  */
 export function planMturkSettle(
   matched: ReturnType<typeof matchAssignments>,
   settings: BatchSettings,
-  covered: { approve: Set<string>; bonus: Set<string> },
+  covered: { approve: ReadonlySet<string>; bonus: ReadonlySet<string>; paidOnMturk?: ReadonlySet<string> },
 ): MturkSettlePlan {
-  const plan: MturkSettlePlan = { approve: [], review: [], bonus: [], done: 0, mismatches: matched.mismatches };
+  const plan: MturkSettlePlan = { approve: [], review: [], bonus: [], alreadyPaid: [], done: 0, mismatches: matched.mismatches };
   const lastOf = new Map<number, MturkPlanned>();
   for (const { participant: p, assignment: a } of matched.pairs) {
     const { action, why } = mturkActionOf(p);
@@ -194,7 +201,7 @@ export function planMturkSettle(
   for (const item of lastOf.values()) {
     const p = matched.pairs.find((x) => x.participant.raterId === item.raterId)?.participant;
     const amount = p ? bonusMinor(settings.bonus, p.regularJudgments) : 0;
-    if (amount > 0 && !covered.bonus.has(item.workerId)) plan.bonus.push({ ...item, amountMinor: amount });
+    if (amount > 0 && !covered.bonus.has(item.workerId)) (covered.paidOnMturk?.has(item.workerId) ? plan.alreadyPaid : plan.bonus).push({ ...item, amountMinor: amount });
   }
   return plan;
 }

@@ -2,20 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
 import { cli } from '../helpers/run-cli.js';
-import { type MturkSetup, mturkSetup, walkFromMturk, workerIds } from './mturk-helpers.js';
-
-async function publishedWithWorkers(setup: MturkSetup, n: number) {
-  expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
-  const hit = [...setup.fake.hits.values()][0];
-  if (!hit) throw new Error('no HIT');
-  const assignments = [];
-  for (const id of workerIds(n)) {
-    const { assignment, url } = setup.fake.acceptHit(hit.HITId, id);
-    await walkFromMturk(setup, url, 'complete');
-    assignments.push(assignment);
-  }
-  return { hit, assignments };
-}
+import { mturkSetup, publishedWithWorkers, workerIds } from './mturk-helpers.js';
 
 describe('mturk settle when MTurk fails, throttles or refuses', () => {
   it('mturk settle, when MTurk answers 500 before and after approving and throttles a bonus and a read, approves and pays each worker once', async () => {
