@@ -64,12 +64,19 @@ export function qualificationRequirements(m: MturkSettings, tookPartBefore: stri
   return out;
 }
 
+/**
+ * The HIT's title when the batch sets none. Not the batch's name: workers read the title in MTurk's list of HITs, and
+ * a batch's name often names the conditions or models compared (blinding: nothing a rater sees may reveal them); the
+ * same neutral title as the Prolific study's.
+ */
+export const MTURK_HIT_TITLE = 'Compare pairs of short conversations';
+
 /** The HIT type of a batch (CreateHITType's body). */
-export function hitTypeRequest(batch: { name: string; settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
+export function hitTypeRequest(batch: { settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
   const m = mturkSettingsOf(batch.settings);
   const s = batch.settings;
   return {
-    Title: m.title ?? batch.name.slice(0, 128),
+    Title: m.title ?? MTURK_HIT_TITLE,
     Description: m.description ?? (s.instructions.trim() || s.question).slice(0, 2000),
     Keywords: m.keywords.join(', '),
     Reward: reward,
@@ -103,8 +110,12 @@ export function bonusTokenIn(reason: string): string | null {
   return /\(ref (sa-[0-9a-f]{40})\)/.exec(reason)?.[1] ?? null;
 }
 
-export function bonusReason(batchName: string, token: string): string {
-  return `Bonus for your work on "${batchName.slice(0, 200)}". Thank you! (ref ${token})`;
+/**
+ * The bonus's Reason, which the worker reads (the SendBonus reference) and MTurk emails them: neutral, never the
+ * batch's name (see MTURK_HIT_TITLE), with the token that lets ListBonusPayments show the bonus was paid.
+ */
+export function bonusReason(token: string): string {
+  return `Bonus for your careful work in this study. Thank you! (ref ${token})`;
 }
 
 /** MTurk's fees on rewards for `assignments` assignments of a HIT, in cents. */

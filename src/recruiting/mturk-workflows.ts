@@ -397,7 +397,7 @@ async function payBonuses(deps: MturkDeps, client: MturkClient, batch: BatchView
   const held: MturkSettleResult['held'] = [];
   for (const b of [...plan.alreadyPaid, ...plan.bonus]) {
     const token = bonusToken(batch.publicId, b.workerId);
-    const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(batch.name, token), UniqueRequestToken: token };
+    const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(token), UniqueRequestToken: token };
     const outcome = await runPlatformOperation(
       {
         operation: { platform: 'mturk', batchId: batch.id, kind: 'bonus', idempotencyKey: `mturk:batch:${batch.id}:bonus:${b.workerId}`, participantId: b.workerId, assignmentId: b.assignmentId, amountMinor: b.amountMinor, currency: 'USD', request, actor: deps.actor },

@@ -64,7 +64,7 @@ describe('MTurk plan', () => {
 
   it('bonusTokenIn, for the reason settle writes and one written by hand, finds the token or nothing', () => {
     const token = bonusToken('b1', 'A1');
-    expect(bonusTokenIn(bonusReason('Round', token))).toBe(token);
+    expect(bonusTokenIn(bonusReason(token))).toBe(token);
     expect(bonusTokenIn('Thanks for the extra effort!')).toBeNull();
   });
 
