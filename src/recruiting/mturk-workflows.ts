@@ -26,7 +26,7 @@ import {
   tookPartBeforeName,
 } from './mturk-plan.js';
 import { listMturkSessions, listMturkWorkersOf } from './mturk-sessions.queries.js';
-import { withPlatformLock } from './platform-lock.js';
+import { type HeldLock, withPlatformLock } from './platform-lock.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
 import { type OperationDeps, type OperationOutcome, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
@@ -37,6 +37,8 @@ import { majorText } from './prolific-plan.js';
 // what an earlier run left unconfirmed with MTurk's own state (ListBonusPayments, the assignment's status).
 
 export type MturkDeps = PlatformDeps;
+/** A workflow's dependencies while it holds the batch's platform lock: nothing is sent once the lock was taken over. */
+type LockedDeps = MturkDeps & { lock?: HeldLock };
 
 function requireReward(batch: BatchView) {
   const reward = mturkReward(batch.settings.pay);
@@ -56,9 +58,9 @@ function requireClient(deps: MturkDeps, endpoint: string): MturkClient {
   return createMturkClient({ endpoint, credentials });
 }
 
-function operationDeps(deps: MturkDeps): OperationDeps {
+function operationDeps(deps: LockedDeps): OperationDeps {
   const c = deps.config.awsCredentials();
-  return { db: deps.db, clock: deps.clock, secrets: [c?.secretAccessKey ?? '', c?.sessionToken ?? ''], onSend: deps.onSend };
+  return { db: deps.db, clock: deps.clock, secrets: [c?.secretAccessKey ?? '', c?.sessionToken ?? ''], onSend: deps.onSend, beforeSend: deps.lock?.assertHeld };
 }
 
 const linksOf = (db: Db, batchId: number, kind: 'hit_type' | 'hit' | 'qualification') => listBatchPlatformLinks(db, batchId, 'mturk').filter((l) => l.kind === kind).map((l) => l.platform_id);
@@ -201,11 +203,12 @@ export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryR
       return preview;
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so workers sent by MTurk find it open.`, 409);
-    return withPlatformLock(deps.db, 'mturk', batchId, 'publish', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'mturk', batchId, 'publish', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
       const client = requireClient(deps, endpoint);
-      await reconcileUnconfirmed('mturk', batchId, checkOperation(client, deps, batch), operationDeps(deps));
-      const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(deps, client, batch, blocked, sandbox) : null;
-      await createHits(deps, client, batch, { hitTypeBody: hitTypeRequest(batch, reward.reward, qualification), hits: m.hits, hit, sandbox, amountMinor: reward.rewardMinor * assignments });
+      await reconcileUnconfirmed('mturk', batchId, checkOperation(client, deps, batch), operationDeps(locked));
+      const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(locked, client, batch, blocked, sandbox) : null;
+      await createHits(locked, client, batch, { hitTypeBody: hitTypeRequest(batch, reward.reward, qualification), hits: m.hits, hit, sandbox, amountMinor: reward.rewardMinor * assignments });
       return { ...preview, hitIds: linksOf(deps.db, batchId, 'hit') };
     });
   });
@@ -218,7 +221,7 @@ type HitsToCreate = { hitTypeBody: ReturnType<typeof hitTypeRequest>; hits: numb
  * for all of them): MTurk refuses its UniqueRequestToken again only for 24 hours, and a HIT whose record was lost or
  * refused may exist already.
  */
-async function createHits(deps: MturkDeps, client: MturkClient, batch: BatchView, plan: HitsToCreate): Promise<void> {
+async function createHits(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: HitsToCreate): Promise<void> {
   const ops = operationDeps(deps);
   const check = checkOperation(client, deps, batch);
   const batchId = batch.id;
@@ -252,7 +255,7 @@ async function createHits(deps: MturkDeps, client: MturkClient, batch: BatchView
 }
 
 /** The batch's "took part before" qualification, created once and given to every worker of the blocked batches. */
-async function tookPartBefore(deps: MturkDeps, client: MturkClient, batch: BatchView, workers: readonly string[], sandbox: boolean): Promise<string> {
+async function tookPartBefore(deps: LockedDeps, client: MturkClient, batch: BatchView, workers: readonly string[], sandbox: boolean): Promise<string> {
   const ops = operationDeps(deps);
   const check = checkOperation(client, deps, batch);
   const name = tookPartBeforeName(batch.publicId);
@@ -344,11 +347,12 @@ export type MturkSettleResult = {
  * the token in its reason, is recorded as done instead.
  */
 export function settleOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
-  const settle = () => settleUnlocked(deps, batchId, options);
-  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'mturk', batchId, 'settle', deps.clock, settle)));
+  return withPlatformErrors(() =>
+    options.dryRun ? settleUnlocked(deps, batchId, options) : withPlatformLock(deps.db, 'mturk', batchId, 'settle', deps.clock, (lock) => settleUnlocked({ ...deps, lock }, batchId, options)),
+  );
 }
 
-async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
+async function settleUnlocked(deps: LockedDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
   const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
   requireReward(batch);
   const hitIds = requireHits(deps.db, batchId);
@@ -370,7 +374,7 @@ async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRu
   return { plan, reconciled, sent: { approved, ...bonuses.sent }, held: bonuses.held };
 }
 
-async function approveAll(deps: MturkDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan): Promise<number> {
+async function approveAll(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan): Promise<number> {
   const check = checkOperation(client, deps, batch);
   for (const a of plan.approve) {
     const feedback = 'Thank you for taking part.';
@@ -391,7 +395,7 @@ async function approveAll(deps: MturkDeps, client: MturkClient, batch: BatchView
  * One bonus per worker, each looked up first in the bonuses MTurk listed for the batch (`paid`): those MTurk lists
  * are recorded as done without a request; the others are sent.
  */
-async function payBonuses(deps: MturkDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan, paid: ReadonlyMap<string, BonusPayment>) {
+async function payBonuses(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan, paid: ReadonlyMap<string, BonusPayment>) {
   const check = checkOperation(client, deps, batch);
   const sent = { bonusesPaid: 0, bonusMinor: 0 };
   const held: MturkSettleResult['held'] = [];
@@ -424,7 +428,7 @@ export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<numbe
     const hitIds = requireHits(deps.db, batchId);
     const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
     const check = checkOperation(client, deps, batch);
-    return withPlatformLock(deps.db, 'mturk', batchId, 'expiry', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'mturk', batchId, 'expiry', deps.clock, async (lock) => {
       for (const hitId of hitIds) {
         await runPlatformOperation(
           {
@@ -433,7 +437,7 @@ export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<numbe
             answerOf: () => ({ answer: {} }),
             check,
           },
-          operationDeps(deps),
+          operationDeps({ ...deps, lock }),
         );
       }
       return hitIds.length;

@@ -63,6 +63,8 @@ export type OperationDeps = {
   sleep?: (ms: number) => Promise<void>;
   /** Called just before each request leaves (the CLI prints a line; tests see the order). */
   onSend?: (operation: PlatformOperationRow) => void;
+  /** Called before each request is marked sent; throws to stop (the platform lock taken over: HeldLock.assertHeld). */
+  beforeSend?: () => void;
 };
 
 /**
@@ -116,6 +118,7 @@ async function sendWithRetries<T>(spec: OperationSpec<T>, first: PlatformOperati
   const retry: Retry = { policy: { ...DEFAULT_RETRY, ...deps.retry }, sleep: deps.sleep ?? defaultSleep };
   let op = first;
   for (let attempt = 1; ; attempt++) {
+    deps.beforeSend?.();
     markOperationSent(deps.db, op.id, deps.clock());
     op = reread(deps.db, op);
     deps.onSend?.(op);

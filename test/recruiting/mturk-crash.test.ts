@@ -59,4 +59,24 @@ describe('mturk settle killed midway', () => {
     expect(output).not.toContain(setup.credentials.secretAccessKey);
     expect(output).not.toContain(setup.credentials.sessionToken);
   }, 120_000);
+
+  it('mturk settle, while another settle of the batch has held the lock for over an hour and is still alive, is refused and pays nobody twice', async () => {
+    const setup = await mturkSetup();
+    expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
+    const hit = [...setup.fake.hits.values()][0];
+    if (!hit) throw new Error('no HIT');
+    for (const id of workerIds(2)) await walkFromMturk(setup, setup.fake.acceptHit(hit.HITId, id).url, 'complete');
+    setup.fake.faults.push({ operation: 'ApproveAssignment', delayMs: 6_000 });
+    const first = runChild(['mturk', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    await setup.fake.waitFor('ApproveAssignment');
+    setup.db.prepare('UPDATE platform_locks SET acquired_at = ?').run(new Date(Date.now() - 2 * 3600_000).toISOString());
+    const second = await cli(['mturk', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`Another settle of batch ${setup.seeded.batchId} is sending to MTurk`);
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('Sent: approved 2, bonuses paid 2 (1.00 USD).');
+    expect(setup.fake.calls('ApproveAssignment')).toBe(2);
+    expect(setup.fake.bonuses.map((b) => b.WorkerId).sort()).toEqual(workerIds(2));
+    expect(setup.db.prepare('SELECT count(*) FROM platform_locks').pluck().get()).toBe(0);
+  }, 120_000);
 });
