@@ -196,7 +196,10 @@ function reread(db: Db, op: PlatformOperationRow): PlatformOperationRow {
   return getOperation(db, op.id) ?? op;
 }
 
-/** Reads the platform's state of an operation that may have been done: marks it confirmed and returns it when it was. */
+/**
+ * Reads the platform's state of an operation that may have been done: marks it confirmed and returns it, read again
+ * (with the id the platform showed: a HIT, a study), when it was.
+ */
 async function checkAndMark(check: (op: PlatformOperationRow) => Promise<PlatformCheck>, op: PlatformOperationRow, deps: Pick<OperationDeps, 'db' | 'clock' | 'secrets'>): Promise<PlatformOperationRow | null> {
   const state = await check(op);
   if (!state.done) return null;
@@ -206,7 +209,7 @@ async function checkAndMark(check: (op: PlatformOperationRow) => Promise<Platfor
     { state: 'confirmed', answer: redactValue({ reconciled: true, platform: state.answer ?? null }, deps.secrets), platformObjectId: state.platformObjectId },
     deps.clock(),
   );
-  return { ...op, state: 'confirmed' };
+  return reread(deps.db, op);
 }
 
 /**

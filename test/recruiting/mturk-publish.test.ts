@@ -40,6 +40,9 @@ describe('mturk publish', () => {
     expect([...setup.fake.hits.values()].map((h) => h.RequesterAnnotation).sort()).toEqual([1, 2].map((i) => `simarena-${setup.seeded.publicId}-hit-${i}`));
     const hits = listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').filter((o) => o.kind === 'hit_create');
     expect(hits.map((o) => [o.state, o.platform_object_id])).toEqual([...setup.fake.hits.keys()].map((id) => ['confirmed', id]));
+    // The batch is linked to the HIT MTurk showed, not to the mark it was looked up by (status and settle read it).
+    expect(setup.db.prepare("SELECT platform_id FROM batch_platform_links WHERE kind = 'hit' ORDER BY platform_id").pluck().all()).toEqual([...setup.fake.hits.keys()].sort());
+    expect((await cli(['mturk', 'status', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
     expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
     expect(setup.fake.hits.size).toBe(2);
   }, 60_000);
