@@ -27,7 +27,7 @@ import {
 } from './mturk-plan.js';
 import { listMturkSessions, listMturkWorkersOf } from './mturk-sessions.queries.js';
 import { type HeldLock, withPlatformLock } from './platform-lock.js';
-import { PlatformError, withPlatformErrors } from './platform-error.js';
+import { PlatformError, PlatformHttpError, withPlatformErrors } from './platform-error.js';
 import { type OperationDeps, type OperationOutcome, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
 import { majorText } from './prolific-plan.js';
@@ -374,6 +374,22 @@ async function settleUnlocked(deps: LockedDeps, batchId: number, options: { dryR
   return { plan, reconciled, sent: { approved, ...bonuses.sent }, held: bonuses.held };
 }
 
+/**
+ * ApproveAssignment, where an assignment MTurk approved by itself meanwhile (its auto-approval time passed since
+ * settle listed it) counts as approved: MTurk refuses to approve it again ("This operation can be called with a
+ * status of: Submitted", Dallinger issue #3072), and the worker has had the reward.
+ */
+async function approveOnce(client: MturkClient, assignmentId: string, feedback: string): Promise<{ status: 'Approved'; byMturk?: true }> {
+  try {
+    await client.approveAssignment(assignmentId, feedback);
+    return { status: 'Approved' };
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || error.status !== 400) throw error;
+    if ((await client.getAssignment(assignmentId)).AssignmentStatus === 'Approved') return { status: 'Approved', byMturk: true };
+    throw error;
+  }
+}
+
 async function approveAll(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan): Promise<number> {
   const check = checkOperation(client, deps, batch);
   for (const a of plan.approve) {
@@ -381,8 +397,8 @@ async function approveAll(deps: LockedDeps, client: MturkClient, batch: BatchVie
     await runPlatformOperation(
       {
         operation: { platform: 'mturk', batchId: batch.id, kind: 'approve', idempotencyKey: `mturk:assignment:${a.assignmentId}:approve`, participantId: a.workerId, assignmentId: a.assignmentId, request: { AssignmentId: a.assignmentId, RequesterFeedback: feedback }, actor: deps.actor },
-        send: () => client.approveAssignment(a.assignmentId, feedback),
-        answerOf: () => ({ answer: { status: 'Approved' } }),
+        send: () => approveOnce(client, a.assignmentId, feedback),
+        answerOf: (answer) => ({ answer }),
         check,
       },
       operationDeps(deps),

@@ -30,6 +30,21 @@ describe('mturk settle when MTurk fails, throttles or refuses', () => {
     expect(listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').every((o) => o.state === 'confirmed')).toBe(true);
   }, 60_000);
 
+  it('mturk settle, when MTurk approves the assignments by itself (their auto-approval delay runs out) between listing and approving them, takes them as approved and pays each bonus once', async () => {
+    const setup = await mturkSetup();
+    const { assignments } = await publishedWithWorkers(setup, 2);
+    // autoApprovalDelayHours is 72 by default: MTurk's clock passes it right after settle has listed the assignments.
+    setup.fake.faults.push({ operation: 'ListAssignmentsForHIT', then: () => setup.fake.advance(73 * 3600) });
+    const settled = await cli(['mturk', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(settled.stderr).not.toContain('rror');
+    expect(settled.code).toBe(0);
+    expect(settled.stdout).toContain('Sent: approved 2, bonuses paid 2 (1.00 USD).');
+    expect(assignments.map((a) => setup.fake.assignments.get(a.AssignmentId)?.RequesterFeedback)).toEqual([null, null]);
+    expect(setup.fake.bonuses.map((b) => b.WorkerId).sort()).toEqual(workerIds(2));
+    const approvals = listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').filter((o) => o.kind === 'approve');
+    expect(approvals.map((o) => [o.state, JSON.parse(o.answer ?? '{}')])).toEqual(Array(2).fill(['confirmed', { status: 'Approved', byMturk: true }]));
+  }, 60_000);
+
   it('mturk publish and settle, for a batch without pay in dollars, are refused before any call to MTurk', async () => {
     for (const pay of ['', '£2.00']) {
       const setup = await mturkSetup({ settings: { pay }, open: false });
