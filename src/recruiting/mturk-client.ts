@@ -69,6 +69,7 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+export type { BonusPayment, HIT };
 export type MturkClientOptions = { endpoint: string; credentials: AwsCredentials };
 
 /**

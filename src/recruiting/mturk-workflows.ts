@@ -7,8 +7,7 @@ import type { Db } from '../db/connection.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { type PlatformDeps, RecruitingError, requirePlatformBatch } from './platform-deps.js';
 import { listDecidedParticipants } from './decided-participants.js';
-import type { BonusPayment, HIT } from '@aws-sdk/client-mturk';
-import { createMturkClient, MTURK_PRODUCTION_ENDPOINT, MTURK_SANDBOX_ENDPOINT, type MturkClient } from './mturk-client.js';
+import { type BonusPayment, createMturkClient, type HIT, MTURK_PRODUCTION_ENDPOINT, MTURK_SANDBOX_ENDPOINT, type MturkClient } from './mturk-client.js';
 import {
   bonusReason,
   bonusToken,
