@@ -77,7 +77,7 @@ const keyHash = (parts: readonly string[]) => createHash('sha256').update([...pa
 export function settleOnProlific(deps: ProlificDeps, batchId: number, options: SettleOptions): Promise<SettleResult> {
   if (options.dryRun && options.confirmUnpaid) return Promise.reject(new RecruitingError('--confirm-unpaid sends the payment again: run it without --dry-run.', 400));
   const settle = () => settleUnlocked(deps, batchId, options);
-  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'prolific', batchId, 'settle', deps.clock, settle)));
+  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'prolific', batchId, 'settle', deps.clock, (lock) => settleUnlocked({ ...deps, lock }, batchId, options))));
 }
 
 function contextOf(deps: ProlificDeps, batchId: number): Context {

@@ -60,8 +60,9 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
     const client = requireClient(deps.config);
-    const ops = operationDeps(deps);
-    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      const ops = operationDeps(locked);
       await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
       let studyId = findProlificStudyId(deps.db, batchId) ?? null;
       if (!studyId) {
@@ -78,7 +79,7 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
         if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
         linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
       }
-      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
+      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(locked, client, batchId, studyId, 'PUBLISH');
       return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
     });
   });
@@ -107,11 +108,12 @@ export function transitionProlificStudy(deps: ProlificDeps, batchId: number, act
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
-    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async () => {
-      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(locked));
       const study = await client.getStudy(studyId);
       const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
-      if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
+      if (!already.includes(study.status)) await transitionStudy(locked, client, batchId, studyId, action);
       return (await client.getStudy(studyId)).status;
     });
   });
