@@ -91,7 +91,7 @@ describe('several questions per comparison (rating)', () => {
     expect(listQualityJudgments(db, seeded.batchId)).toHaveLength(pairs * k);
   });
 
-  it('POST /r/:batch/c/:assignment of a two-question batch, when the same form is sent twice, stores one row per question once and counts the pair once', async () => {
+  it('POST /r/:batch/c/:assignment of a two-question batch, when the same form is sent twice, stores one row per question once and counts the pair once; other answers after it revise both rows', async () => {
     const { app, db } = testApp();
     const seeded = seedBatch(db, { settings: { questions: TWO_QUESTIONS } });
     const rater = raterClient(app);
@@ -102,10 +102,12 @@ describe('several questions per comparison (rating)', () => {
     const third = await rater.submit(page.res.text, { choice: 'left', choice_2: 'tie' });
     expect(third.status).toBe(303);
     expect(count(db, 'SELECT count(*) FROM judgments')).toBe(2);
+    // The third, with other answers, is the rater changing the answer just given (issue 49): both rows, together.
     expect(db.prepare('SELECT question_index, choice FROM judgments ORDER BY question_index').all()).toEqual([
-      { question_index: 0, choice: 'right' },
-      { question_index: 1, choice: 'left' },
+      { question_index: 0, choice: 'left' },
+      { question_index: 1, choice: 'tie' },
     ]);
+    expect(db.prepare('SELECT choice FROM judgment_revisions ORDER BY id').pluck().all()).toEqual(['right', 'left']);
     expect(count(db, 'SELECT sum(accepted) FROM pairs')).toBe(1);
     expect(count(db, 'SELECT judgments FROM batch_judgment_counts')).toBe(1);
   });

@@ -18,3 +18,23 @@ BEGIN
   SELECT RAISE(ABORT, 'another batch already has this name');
 END;
 
+-- Issue 49, "the back button": going back to the comparison just answered and choosing again stored nothing, or
+-- landed on the next comparison. A rater may now change the answer they have just given while it can still change
+-- (src/rating/revise-judgment.ts). The judgment's rows then hold the new answer (the counters and tallies follow it by
+-- their triggers, and migration 031 counts the change for the analysis cache); each answer it replaced is kept here,
+-- with when it was given and when it was replaced.
+CREATE TABLE judgment_revisions (
+  id INTEGER PRIMARY KEY,
+  judgment_id INTEGER NOT NULL REFERENCES judgments(id) ON DELETE CASCADE,
+  batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+  rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+  choice TEXT NOT NULL CHECK (choice IN ('left', 'right', 'tie')),
+  winner TEXT NOT NULL CHECK (winner IN ('a', 'b', 'tie')),
+  label TEXT NOT NULL,
+  reason TEXT,
+  correct INTEGER CHECK (correct IS NULL OR correct IN (0, 1)),
+  answered_at TEXT NOT NULL,                     -- when the replaced answer was given (its judgment's or revision's time)
+  revised_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX judgment_revisions_by_judgment ON judgment_revisions (judgment_id, id);
+CREATE INDEX judgment_revisions_by_batch ON judgment_revisions (batch_id);
