@@ -1,4 +1,5 @@
 import type { IRouter, Request, RequestHandler, Response } from 'express';
+import type { ZodError } from 'zod';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -9,7 +10,7 @@ import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
-import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
+import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reasonOfField, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, awaitsFirstView, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { type JudgmentInput, type RecordOutcome, recordJudgment } from './record-judgment.js';
 import { answerAgain, revisionRefusal } from './revise-judgment.js';
@@ -125,6 +126,20 @@ async function goToNext(pages: RaterPages, res: Response, b: BatchRow, settings:
 }
 
 /**
+ * A refused answer as its page shows it: the message; the on-page number of its question on a page of several; and
+ * when it is about a reason, that reason box's question, beside which the message also stands (issue 49).
+ */
+type FormRefusal = { message: string; question: number | null; reason: number | null };
+
+/** The first problem of an answer form that does not parse, as its page shows it. */
+function refusalOfForm(error: ZodError, count: number): FormRefusal {
+  const field = error.issues[0]?.path[0];
+  const question = count > 1 ? questionOfField(field) : null;
+  const message = error.issues[0]?.message ?? describeIssues(error);
+  return { message: question ? `Question ${question}: ${message}` : message, question, reason: reasonOfField(field) };
+}
+
+/**
  * The form of an answered assignment (issue 49), which the page offers to change: the answers as stored, unless the
  * page is shown again with what the rater sent.
  */
@@ -146,7 +161,7 @@ async function renderComparison(
   rater: RaterRow,
   assignmentPublicId: string,
   status: number,
-  error: { message: string; question: number | null } | null,
+  error: FormRefusal | null,
   form: { choices: string[]; reasons: string[] },
   known?: AssignmentRow,
 ): Promise<void> {
@@ -183,6 +198,7 @@ async function renderComparison(
     notice: (notice && NOTICE_TEXTS[notice]) ?? null,
     error: error?.message ?? null,
     errorQuestion: error?.question ?? null,
+    errorReason: error?.reason ?? null,
     form: revising ? revisingForm(db, assignment, form) : form,
     revising,
     nextUrl: withToken(`${base(b)}/next`, rater),
@@ -263,14 +279,12 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     const parsed = judgmentFormSchema.safeParse(req.body);
     if (!parsed.success) {
       if (hasUnknownChoice(raw)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
-      const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
-      const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
-      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, refusalOfForm(parsed.error, count), form);
       return;
     }
     const read = readAnswers(parsed.data, count);
     if ('missing' in read) {
-      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null, reason: null }, form);
       return;
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
@@ -294,7 +308,8 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     }
     if (outcome.kind === 'rejected') {
       if (outcome.status === 400) {
-        await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
+        const reason = outcome.code.startsWith('reason_') ? (outcome.question ?? null) : null;
+        await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null, reason }, form);
         return;
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);

@@ -24,7 +24,7 @@ import {
   type RaterRow,
 } from './rating.queries.js';
 import { checkAnswerSignals } from './answer-signals.js';
-import type { Choice } from './rater.schema.js';
+import { type Choice, REASON_MAX, reasonTooLong } from './rater.schema.js';
 import { applyStoppingRule } from './sequential-stopping.js';
 
 export type { Choice };
@@ -57,8 +57,6 @@ export type RecordOutcome =
   | { kind: 'closed' }
   /** `question`: the on-page number (from 1) of the question whose answer was refused, when it is about one. */
   | { kind: 'rejected'; status: 400 | 403 | 404 | 409 | 410; code: string; message: string; question?: number };
-
-const MAX_REASON = 2000;
 
 function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: string, question?: number): RecordOutcome {
   return question === undefined ? { kind: 'rejected', status, code, message } : { kind: 'rejected', status, code, message, question };
@@ -96,7 +94,7 @@ export function checkedAnswers(questions: Question[], input: JudgmentInput, pair
     if (!answer) return reject(400, 'answer_missing', several ? `Please answer question ${i + 1}.` : 'Please choose one of the conversations.', i + 1);
     if (answer.choice === 'tie' && !question.allowTie) return reject(400, 'tie_not_allowed', `Please choose Conversation 1 or Conversation 2${onQuestion(several, i)}.`, i + 1);
     const reason = answer.reason?.trim() ? answer.reason.trim() : null;
-    if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason${onQuestion(several, i)} under ${MAX_REASON} characters.`, i + 1);
+    if (reason && reason.length > REASON_MAX) return reject(400, 'reason_too_long', reasonTooLong(reason.length), i + 1);
     if (question.reason === 'required' && !reason && pair.kind === 'regular') {
       const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
       return reject(400, 'reason_required', message, i + 1);

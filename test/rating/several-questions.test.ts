@@ -141,7 +141,9 @@ describe('several questions per comparison (rating)', () => {
 
     const long = await rater.submit(tie.text, { choice: 'left', choice_2: 'tie', reason_2: 'x'.repeat(2001) });
     expect(long.status).toBe(400);
-    expect(long.text).toContain('<a href="#question-2">Question 2: Please keep the reason under 2000 characters.</a>');
+    // A reason's message leads to its box, and stands beside it (issue 49).
+    expect(long.text).toContain('<a href="#reason-2">Question 2: This reason is 2,001 characters long; the limit is 2,000. Please shorten it by 1 character.</a>');
+    expect(long.text).toContain('<p class="field-error" id="reason-2-error">Question 2: This reason is 2,001 characters long');
 
     const unknown = await rater.submit(tie.text, { choice: 'left', choice_2: 'both' });
     expect(unknown.status).toBe(400);
