@@ -3,7 +3,7 @@ import { readBatchSettings } from '../batches/batch-settings.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type BatchSettings, batchQuestions } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
-import { type AnswerAgain, type JudgmentInput, type RecordOutcome, checkedAnswers, labelOf, screenOut, winnerOf } from './record-judgment.js';
+import { type AnswerAgain, type CheckedAnswer, type RecordOutcome, checkedAnswers, labelOf, screenOut, winnerOf } from './record-judgment.js';
 import { type AssignmentRow, type PairRow, type RaterRow, getPair, getRater } from './rating.queries.js';
 import { type StoredAnswer, lastAnsweredAssignmentOf, lookTakenSince, reviseJudgmentRow, shiftAttentionFailures, storedAnswersOf } from './revision.queries.js';
 
@@ -37,16 +37,9 @@ export function revisionRefusal(db: Db, rater: RaterRow, assignment: AssignmentR
   return null;
 }
 
-/** The answers of a form as they would be stored (trimmed reasons, none for an empty box), in page order. */
-function givenAnswers(input: JudgmentInput): { choice: string; reason: string | null }[] {
-  const reason = (text: string | null | undefined) => (text?.trim() ? text.trim() : null);
-  return [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])].map((a) => ({ choice: a.choice, reason: reason(a.reason) }));
-}
-
-/** The same answers as stored: a form sent again (a double submit, or "Change my answer" with nothing changed). */
-function sameAsStored(stored: StoredAnswer[], input: JudgmentInput): boolean {
-  const given = givenAnswers(input);
-  return given.length >= stored.length && stored.every((s, i) => given[i]?.choice === s.choice && (given[i]?.reason ?? null) === (s.reason ?? null));
+/** The answers as they would be stored are those stored: a form sent again (a double submit, or nothing changed). */
+function sameAsStored(stored: StoredAnswer[], answers: CheckedAnswer[]): boolean {
+  return answers.length === stored.length && stored.every((s, i) => answers[i]?.choice === s.choice && answers[i]?.reason === s.reason);
 }
 
 /**
@@ -56,14 +49,14 @@ function sameAsStored(stored: StoredAnswer[], input: JudgmentInput): boolean {
  */
 export const answerAgain: AnswerAgain = (db, raterId, assignment, input, now): RecordOutcome => {
   const stored = storedAnswersOf(db, assignment.id);
-  if (sameAsStored(stored, input)) return { kind: 'duplicate' };
   const rater = getRater(db, raterId);
   const batch = cachedBatchRow(db, assignment.batch_id);
   const pair = getPair(db, assignment.pair_id);
-  if (!rater || !batch || !pair) return { kind: 'final' };
+  if (!rater || !batch || !pair) return { kind: 'duplicate' };
   const settings = readBatchSettings(batch);
-  if (revisionRefusal(db, rater, assignment, batch, settings, pair) !== null) return { kind: 'final' };
   const answers = checkedAnswers(batchQuestions(settings), input, pair);
+  if (Array.isArray(answers) && sameAsStored(stored, answers)) return { kind: 'duplicate' };
+  if (revisionRefusal(db, rater, assignment, batch, settings, pair) !== null) return { kind: 'final' };
   if (!Array.isArray(answers)) return answers;
   const ids = { batchId: batch.id, raterId };
   const firstBefore = stored[0]?.correct ?? null;
