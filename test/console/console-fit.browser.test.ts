@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
 import { makeUser, PASSWORD } from '../auth/session-helpers.js';
-import { launchBrowser, serve } from '../helpers/browser.js';
+import { RATER_VIEWPORTS, launchBrowser, serve, signedInPage } from '../helpers/browser.js';
 import { makeBatchWithJudgments } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { seedBatch } from '../rating/rating-fixtures.js';
@@ -18,17 +18,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const DESKTOP = { width: 1280, height: 900 };
-
-async function signInPage(url: string, email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: DESKTOP });
-  const page = await context.newPage();
-  await page.goto(`${url}/console/login`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await Promise.all([page.waitForURL(`${url}/console`), page.getByRole('button', { name: 'Sign in' }).click()]);
-  return page;
-}
+const DESKTOP = RATER_VIEWPORTS.desktop;
 
 /** How far the page's first table runs past its box (0 when it fits) and past the window. */
 const tableOverflow = (page: Page) =>
@@ -49,7 +39,7 @@ describe('the console at 1280 px in Chromium', () => {
     const admin = await makeUser(t.db, 'admin', 'ada.lovelace-research-lab@university.example.ac.uk');
     const server = await serve(t.app);
     try {
-      const page = await signInPage(server.url, admin.email);
+      const page = await signedInPage(browser, server.url, admin.email, PASSWORD);
       await page.goto(`${server.url}/console/batches/${batch.batchId}/raters`);
       expect(await page.locator('[data-testid="quality-state"]').count()).toBe(0);
       expect(await page.locator('.flag', { hasText: 'too fast' }).count()).toBe(1);

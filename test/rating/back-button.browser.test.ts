@@ -2,10 +2,11 @@
 // comparison under the old page's place in the history, and a "changed my mind" answer there was stored as the answer
 // to that next comparison. Back now shows the comparison just answered, whose answer may be changed; two steps back
 // (an answer that can no longer change) shows the current comparison and says so.
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
-import { launchBrowser, serve } from '../helpers/browser.js';
+import { RATER_VIEWPORTS, launchBrowser, openFirstComparison, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { assignmentOf, checkInvariants, seedBatch } from './rating-fixtures.js';
 
@@ -17,11 +18,6 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 900 },
-  phone: { width: 390, height: 844 },
-} as const;
-
 /** Clicks the button and waits until the browser is on another page. */
 async function submitAndLeave(page: Page, button: string) {
   const before = page.url();
@@ -31,7 +27,7 @@ async function submitAndLeave(page: Page, button: string) {
 const choiceOf = (db: Db, url: string) => db.prepare('SELECT choice FROM judgments WHERE assignment_id = ? AND question_index = 0').pluck().get(assignmentOf(db, url)?.id);
 const pathOf = (url: string) => new URL(url).pathname;
 
-describe.each(Object.entries(VIEWPORTS))('the back button in Chromium (%s)', (_name, viewport) => {
+describe.each(Object.entries(RATER_VIEWPORTS))('the back button in Chromium (%s)', (_name, viewport) => {
   it('Back after an answer shows that comparison with its answer; choosing again changes that answer, never the next comparison\'s', async () => {
     const built = buildTestApp();
     const seeded = seedBatch(built.db, { samples: 3, settings: { perRaterCap: 3, reason: 'optional' } });
@@ -39,10 +35,7 @@ describe.each(Object.entries(VIEWPORTS))('the back button in Chromium (%s)', (_n
     const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await openFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       const first = page.url();
       await page.locator('label[for="choice-left"]').click();
       await submitAndLeave(page, 'Submit answer');
@@ -54,6 +47,8 @@ describe.each(Object.entries(VIEWPORTS))('the back button in Chromium (%s)', (_n
       expect(await page.locator('#progress-label').textContent()).toBe('Comparison 1 of 3');
       expect(await page.locator('#revise-notice').isVisible()).toBe(true);
       expect(await page.locator('#choice-left').isChecked()).toBe(true);
+      const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']).analyze();
+      expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
       await page.locator('label[for="choice-right"]').click();
       await page.getByLabel('Why? (optional)').fill('changed my mind');
       await submitAndLeave(page, 'Change my answer');

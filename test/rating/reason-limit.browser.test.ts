@@ -5,7 +5,7 @@
 // and is not sent until it is shortened.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, serve } from '../helpers/browser.js';
+import { RATER_VIEWPORTS, launchBrowser, openFirstComparison, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { seedBatch } from './rating-fixtures.js';
 
@@ -17,11 +17,6 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 900 },
-  phone: { width: 390, height: 844 },
-} as const;
-
 async function openComparison(viewport: { width: number; height: number }) {
   const built = buildTestApp();
   const seeded = seedBatch(built.db, { samples: 2, settings: { reason: 'optional' } });
@@ -29,10 +24,7 @@ async function openComparison(viewport: { width: number; height: number }) {
   const context = await browser.newContext({ viewport });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   const page = await context.newPage();
-  await page.goto(`${server.url}/r/${seeded.publicId}`);
-  await page.getByRole('button', { name: 'I agree, continue' }).click();
-  await page.getByRole('button', { name: 'Start' }).click();
-  await page.waitForURL(/\/c\//);
+  await openFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
   return { ...built, page, close: async () => (await context.close(), await server.close()) };
 }
 
@@ -47,7 +39,7 @@ async function expectUnderTheBox(page: Page) {
   expect(line.x).toBeLessThan(box.x + box.width);
 }
 
-describe.each(Object.entries(VIEWPORTS))('the reason box in Chromium (%s)', (_name, viewport) => {
+describe.each(Object.entries(RATER_VIEWPORTS))('the reason box in Chromium (%s)', (_name, viewport) => {
   it('a paste of 11,200 characters stops at 2,000, and the count beside the box (and its live region) says how much was left out', async () => {
     const { page, close } = await openComparison(viewport);
     try {
@@ -107,13 +99,10 @@ describe('the reason box in Chromium without JavaScript', () => {
     const built = buildTestApp();
     const seeded = seedBatch(built.db, { samples: 2, settings: { reason: 'optional' } });
     const server = await serve(built.app);
-    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, javaScriptEnabled: false });
+    const context = await browser.newContext({ viewport: RATER_VIEWPORTS.desktop, javaScriptEnabled: false });
     const page = await context.newPage();
     try {
-      await page.goto(`${server.url}/r/${seeded.publicId}`);
-      await page.getByRole('button', { name: 'I agree, continue' }).click();
-      await page.getByRole('button', { name: 'Start' }).click();
-      await page.waitForURL(/\/c\//);
+      await openFirstComparison(page, `${server.url}/r/${seeded.publicId}`);
       await page.locator('label[for="choice-left"]').click();
       const long = 'z'.repeat(11_200);
       await page.locator('#reason').fill(long);
