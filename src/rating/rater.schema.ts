@@ -19,7 +19,7 @@ export const QUESTIONS_MAX = 6;
 export const ANSWER_FORM_BYTES = QUESTIONS_MAX * REASON_MAX * 9 + 16 * 1024;
 
 /** How the rater's page writes a count: 2,000. */
-export function formatCount(n: number): string {
+function formatCount(n: number): string {
   return n.toLocaleString('en-GB');
 }
 
