@@ -21,7 +21,8 @@ import {
 import { recordOperationEffect } from './operation-effects.queries.js';
 import type { ProlificClient } from './prolific-client.js';
 import { type InFlight, readInFlight } from './prolific-in-flight.js';
-import { chunks, type Covered, formatMinor, formatUtc, majorText, planSettle, prolificReward, type SettlePlan } from './prolific-plan.js';
+import { formatMinor, majorText, prolificReward } from '../batches/prolific-pay.js';
+import { chunks, type Covered, formatUtc, planSettle, type SettlePlan } from './prolific-plan.js';
 import { bonusShown, checkOperation, unclearPayMessage } from './prolific-reconcile.js';
 import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
 

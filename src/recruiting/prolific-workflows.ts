@@ -15,7 +15,8 @@ import { createProlificClient, type NewStudy, type ProlificClient, type StudyAct
 import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
 import { type InFlight, readInFlight } from './prolific-in-flight.js';
 import { coveredOf } from './prolific-settle.js';
-import { type Deadline, planSettle, prolificReward, prolificStudyRequest, type ReviewItem, screenOutPayProblem, type SettlePlan } from './prolific-plan.js';
+import { prolificReward, screenOutPayProblem } from '../batches/prolific-pay.js';
+import { type Deadline, planSettle, prolificStudyRequest, type ReviewItem, type SettlePlan } from './prolific-plan.js';
 
 export type { ProlificDeps } from './prolific-deps.js';
 
