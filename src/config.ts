@@ -40,6 +40,8 @@ const envSchema = z.object({
   MIN_PAY_PER_HOUR: z.coerce.number({ error: 'must be an amount per hour, e.g. 6 or 7.50' }).min(0, 'must be an amount per hour, e.g. 6 or 7.50').max(10_000).default(6),
   /** Prolific's API token (issue 41): read here, never stored, logged or echoed. */
   PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
+  /** The Prolific workspace simarena's studies are paid from (its currency is checked before a study is created). */
+  PROLIFIC_WORKSPACE_ID: z.string().trim().min(1).max(64).optional(),
   /** Prolific's API base URL; overridden for tests and proxies. */
   PROLIFIC_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.prolific.com/api/v1/'),
   /** MTurk's requester endpoint; overridden for tests and proxies (`--sandbox` picks the sandbox's). */
@@ -74,6 +76,8 @@ export type Config = {
   minPayPerHour: number | null;
   /** Prolific's API base URL (PROLIFIC_API_URL), ending in a slash. */
   prolificApiUrl: string;
+  /** PROLIFIC_WORKSPACE_ID, or null: then the token's only workspace (several must agree on their currency). */
+  prolificWorkspaceId: string | null;
   /**
    * Prolific's API token (PROLIFIC_API_TOKEN), or undefined. A function, so that the token never appears when the
    * config is printed or serialised.
@@ -130,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     generationRunsPerEndpoint: e.GENERATION_RUNS_PER_ENDPOINT,
     minPayPerHour: e.MIN_PAY_PER_HOUR > 0 ? e.MIN_PAY_PER_HOUR : null,
     prolificApiUrl: e.PROLIFIC_API_URL.endsWith('/') ? e.PROLIFIC_API_URL : `${e.PROLIFIC_API_URL}/`,
+    prolificWorkspaceId: e.PROLIFIC_WORKSPACE_ID ?? null,
     prolificToken: () => e.PROLIFIC_API_TOKEN,
     mturkEndpoint: e.MTURK_ENDPOINT ?? null,
     awsCredentials: () =>

@@ -10,6 +10,8 @@ import {
   type ProlificSubmission,
   studySchema,
   submissionSchema,
+  workspaceBalanceSchema,
+  workspaceSchema,
 } from './prolific.schema.js';
 import { redactText } from './redact-secrets.js';
 
@@ -155,6 +157,9 @@ export function createProlificClient(options: ProlificClientOptions) {
 
   const submissionPath = (id: string, action = '') => `submissions/${encodeURIComponent(id)}/${action}`;
   return {
+    listWorkspaces: () => allPages('workspaces/', workspaceSchema),
+    /** The workspace's currency_code: the unit of every reward and bonus paid from it. */
+    workspaceCurrency: async (workspaceId: string): Promise<string | null> => (await read('GET', `workspaces/${encodeURIComponent(workspaceId)}/balance/`, workspaceBalanceSchema)).currency_code ?? null,
     getStudy: (id: string): Promise<ProlificStudy> => read('GET', `studies/${encodeURIComponent(id)}/`, studySchema),
     listStudies: (): Promise<ProlificStudy[]> => allPages('studies/', studySchema),
     /** Its answer is the study, whose id is needed: an answer without one is a 502 (and the study is found by name). */

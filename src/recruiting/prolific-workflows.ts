@@ -15,6 +15,7 @@ import { createProlificClient, type NewStudy, type ProlificClient, type StudyAct
 import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
 import { type InFlight, readInFlight } from './prolific-in-flight.js';
 import { coveredOf } from './prolific-settle.js';
+import { requireStudyTerms, requireWorkspaceCurrency } from './prolific-currency.js';
 import { prolificReward, screenOutPayProblem } from '../batches/prolific-pay.js';
 import { type Deadline, planSettle, prolificStudyRequest, type ReviewItem, type SettlePlan } from './prolific-plan.js';
 
@@ -66,6 +67,7 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
       await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
       let studyId = findProlificStudyId(deps.db, batchId) ?? null;
       if (!studyId) {
+        await requireWorkspaceCurrency(client, deps.config, batchId, currency);
         const created = await runPlatformOperation(
           {
             operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
@@ -79,7 +81,9 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
         if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
         linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
       }
-      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
+      const created = await client.getStudy(studyId);
+      requireStudyTerms(created, { id: batchId, currency, rewardMinor }, 'publish');
+      if (created.status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
       return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
     });
   });

@@ -32,6 +32,8 @@ export const studySchema = z.looseObject({
   places_taken: z.number().nullish(),
   reward: z.number().nullish(),
   external_study_url: z.string().nullish(),
+  /** The currency of the study's reward and bonuses: its workspace's (the study object; Prolific's CLI, model/study.go). */
+  currency_code: z.string().nullish(),
 });
 export type ProlificStudy = z.infer<typeof studySchema>;
 
@@ -73,6 +75,12 @@ export const bulkBonusSchema = z.looseObject({
   total_amount: z.number().nullish(),
 });
 export type ProlificBulkBonus = z.infer<typeof bulkBonusSchema>;
+
+/** A workspace of the token's user (docs.prolific.com, "Get all a user's workspaces"). */
+export const workspaceSchema = z.looseObject({ id: z.string().min(1), title: z.string().nullish() });
+
+/** "Get the balance of a workspace": currency_code is "the currency used for all financial transactions within the workspace". */
+export const workspaceBalanceSchema = z.looseObject({ currency_code: z.string().nullish() });
 
 export const costSchema = z.looseObject({ total_cost: z.number() });
 

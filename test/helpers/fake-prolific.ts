@@ -8,9 +8,10 @@
 // - COMPLETE is refused for a completion code whose actor is the participant;
 // - a submission awaiting review is approved automatically from midnight UTC on the 21st day (`advance`);
 // - an answer can be lost after the work was done (fault `lose`), as a crash or a dropped connection loses it.
-// Statuses are Prolific's own spellings ("AWAITING REVIEW", "TIMED-OUT", "SCREENED OUT"). The study keeps a workspace
-// currency and every submission status change is kept in `events`, so later tests can add currency checks and
-// webhooks (`submission.status.change`) without changing how the fake works.
+// - the workspace's currency is the unit of every amount: a study is created in the token's default workspace and
+//   carries its currency_code, whatever the batch meant (`currency`, `otherWorkspaces`).
+// Statuses are Prolific's own spellings ("AWAITING REVIEW", "TIMED-OUT", "SCREENED OUT"). Every submission status
+// change is kept in `events`.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,10 +84,14 @@ function autoApprovalAt(completedAt: string): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 21);
 }
 
+export type FakeWorkspace = { id: string; title: string; currency: 'GBP' | 'USD' };
+
 export type FakeProlificOptions = {
   token: string;
-  /** The workspace's currency: the study's `currency_code`, and the unit of every reward and bonus. */
+  /** The default workspace's currency: the study's `currency_code`, and the unit of every reward and bonus. */
   currency?: 'GBP' | 'USD';
+  /** Further workspaces of the token's user (studies are still created in the default one, the first listed). */
+  otherWorkspaces?: FakeWorkspace[];
   /**
    * Submissions in a queued bulk approve show PROCESSING until it is done, as Mephisto's provider saw ("After you
    * approve or reject a submission, it may have the 'Processing' status for a short time": Mephisto, prolific
@@ -97,6 +102,7 @@ export type FakeProlificOptions = {
 
 export async function startFakeProlific(options: FakeProlificOptions) {
   const studies = new Map<string, FakeStudy>();
+  const workspaces: FakeWorkspace[] = [{ id: hexId(), title: 'My workspace', currency: options.currency ?? 'GBP' }, ...(options.otherWorkspaces ?? [])];
   const submissions = new Map<string, FakeSubmission>();
   const bonuses = new Map<string, BulkBonus>();
   const jobs: Job[] = [];
@@ -204,7 +210,9 @@ export async function startFakeProlific(options: FakeProlificOptions) {
       total_available_places: Number(body.total_available_places),
       places_taken: 0,
       reward: Number(body.reward),
-      currency_code: options.currency ?? 'GBP',
+      // The study object: "reward ... in cents (according to the currency of your account)"; Prolific's CLI reads the
+      // study's currency_code (model/study.go, GetCurrencyCode). A study is made in the default workspace.
+      currency_code: (workspaces[0] as FakeWorkspace).currency,
       estimated_completion_time: Number(body.estimated_completion_time),
       device_compatibility: (body.device_compatibility as string[]) ?? [],
       completion_codes: body.completion_codes as FakeCompletionCode[],
@@ -357,9 +365,26 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     }
   }
 
+  // docs.prolific.com, Workspaces: "Get all a user's workspaces" lists them (id, title, ...); "Get the balance of a
+  // workspace" answers currency_code ("The currency used for all financial transactions within the workspace") and
+  // the balances "in the sub-currency of your workspace currency (e.g. pence, cents)".
+  function workspaceRoute(method: string, p: string, url: URL): { status: number; body: unknown } | null {
+    if (method !== 'GET') return null;
+    const shown = (w: FakeWorkspace) => ({ id: w.id, title: w.title, description: '', owner: 'researcher', users: [], projects: [], wallet: `wallet-${w.id}` });
+    if (p === '/workspaces/') return page(workspaces.map(shown), url);
+    const m = /^\/workspaces\/([^/]+)\/(balance\/)?$/.exec(p);
+    if (!m) return null;
+    const w = workspaces.find((x) => x.id === m[1]);
+    if (!w) return fail(404, 'Not found', 'No workspace with this id');
+    if (!m[2]) return { status: 200, body: shown(w) };
+    return { status: 200, body: { currency_code: w.currency, total_balance: 100_000, balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 }, available_balance: 100_000, available_balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 } } };
+  }
+
   function route(method: string, url: URL, body: Record<string, unknown>): { status: number; body: unknown } {
     const p = url.pathname.replace(/^\/api\/v1/, '');
     let m: RegExpExecArray | null;
+    const workspace = workspaceRoute(method, p, url);
+    if (workspace) return workspace;
     const submissionAt = (id: string | undefined) => submissions.get(id ?? '');
     if (method === 'POST' && p === '/studies/') return createStudy(body);
     if (method === 'GET' && p === '/studies/') return page([...studies.values()], url);
@@ -449,6 +474,7 @@ export async function startFakeProlific(options: FakeProlificOptions) {
 
   return {
     url: `${base}/api/v1/`,
+    workspaces,
     studies,
     submissions,
     bonuses,
