@@ -38,6 +38,13 @@ const envSchema = z.object({
     .default(1),
   /** Pay per hour (in a batch's own currency) below which the launch checklist warns; 0 turns the warning off. */
   MIN_PAY_PER_HOUR: z.coerce.number({ error: 'must be an amount per hour, e.g. 6 or 7.50' }).min(0, 'must be an amount per hour, e.g. 6 or 7.50').max(10_000).default(6),
+  /** How often the server brings published batches' platforms in step with them (pause, stop, expire). */
+  PLATFORM_FOLLOW_SECONDS: z.coerce
+    .number({ error: 'must be a whole number of seconds from 1 to 60' })
+    .int('must be a whole number of seconds from 1 to 60')
+    .min(1, 'must be a whole number of seconds from 1 to 60')
+    .max(60, 'must be a whole number of seconds from 1 to 60')
+    .default(15),
   /** Prolific's API token (issue 41): read here, never stored, logged or echoed. */
   PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
   /** The Prolific workspace simarena's studies are paid from (its currency is checked before a study is created). */
@@ -74,6 +81,8 @@ export type Config = {
   generationRunsPerEndpoint: number;
   /** The launch checklist's pay-per-hour floor (MIN_PAY_PER_HOUR), or null when turned off. */
   minPayPerHour: number | null;
+  /** Seconds between two checks that bring published batches' platforms in step with them (PLATFORM_FOLLOW_SECONDS). */
+  platformFollowSeconds: number;
   /** Prolific's API base URL (PROLIFIC_API_URL), ending in a slash. */
   prolificApiUrl: string;
   /** PROLIFIC_WORKSPACE_ID, or null: then the token's only workspace (several must agree on their currency). */
@@ -134,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     generationRunsPerEndpoint: e.GENERATION_RUNS_PER_ENDPOINT,
     minPayPerHour: e.MIN_PAY_PER_HOUR > 0 ? e.MIN_PAY_PER_HOUR : null,
     prolificApiUrl: e.PROLIFIC_API_URL.endsWith('/') ? e.PROLIFIC_API_URL : `${e.PROLIFIC_API_URL}/`,
+    platformFollowSeconds: e.PLATFORM_FOLLOW_SECONDS,
     prolificWorkspaceId: e.PROLIFIC_WORKSPACE_ID ?? null,
     prolificToken: () => e.PROLIFIC_API_TOKEN,
     mturkEndpoint: e.MTURK_ENDPOINT ?? null,
