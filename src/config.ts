@@ -49,6 +49,8 @@ const envSchema = z.object({
   PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
   /** The Prolific workspace simarena's studies are paid from (its currency is checked before a study is created). */
   PROLIFIC_WORKSPACE_ID: z.string().trim().min(1).max(64).optional(),
+  /** The workspace secret Prolific signs its webhooks with (Create/replace a secret): read here, never stored or echoed. */
+  PROLIFIC_WEBHOOK_SECRET: z.string().trim().min(8).optional(),
   /** Prolific's API base URL; overridden for tests and proxies. */
   PROLIFIC_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.prolific.com/api/v1/'),
   /** MTurk's requester endpoint; overridden for tests and proxies (`--sandbox` picks the sandbox's). */
@@ -92,6 +94,8 @@ export type Config = {
    * config is printed or serialised.
    */
   prolificToken: () => string | undefined;
+  /** The secret Prolific signs webhooks with (PROLIFIC_WEBHOOK_SECRET), or undefined; a function like prolificToken. */
+  prolificWebhookSecret: () => string | undefined;
   /** MTURK_ENDPOINT, or null for MTurk's production (or, with `--sandbox`, sandbox) endpoint. */
   mturkEndpoint: string | null;
   /** The AWS credentials MTurk is called with, or undefined; a function for the same reason as prolificToken. */
@@ -109,7 +113,7 @@ export class ConfigError extends UserFacingError {
   }
 }
 
-const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
+const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN', 'PROLIFIC_WEBHOOK_SECRET', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -146,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     platformFollowSeconds: e.PLATFORM_FOLLOW_SECONDS,
     prolificWorkspaceId: e.PROLIFIC_WORKSPACE_ID ?? null,
     prolificToken: () => e.PROLIFIC_API_TOKEN,
+    prolificWebhookSecret: () => e.PROLIFIC_WEBHOOK_SECRET,
     mturkEndpoint: e.MTURK_ENDPOINT ?? null,
     awsCredentials: () =>
       e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY

@@ -12,7 +12,7 @@
 //   carries its currency_code, whatever the batch meant (`currency`, `otherWorkspaces`).
 // Statuses are Prolific's own spellings ("AWAITING REVIEW", "TIMED-OUT", "SCREENED OUT"). Every submission status
 // change is kept in `events`.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -100,6 +100,25 @@ export type FakeProlificOptions = {
   processingWhileQueued?: boolean;
 };
 
+
+type HookSubscription = { id: string; workspace_id: string; event_type: string; target_url: string; is_enabled: boolean; confirmSecret: string; confirmed: boolean };
+type Delivery = { eventId: string; subscriptionId: string; attempts: number; lastStatus: number; done: boolean; headers: Record<string, string>; body: string };
+
+/**
+ * Prolific's webhooks (docs.prolific.com, API reference, Webhooks): a workspace secret (POST /hooks/secrets/, "you can
+ * only have one active secret per workspace at a time"), a subscription (POST /hooks/subscriptions/, whose target_url
+ * "must use https:// and be publicly accessible"; the answer carries an X-Hook-Secret header) that delivers only once
+ * confirmed (POST /hooks/subscriptions/{id}/ with that secret). A delivery is the event's JSON ("Receiving":
+ * resource_id, event_type, participant_id, status), signed ("Verifying": X-Prolific-Request-Signature, the base64
+ * HMAC-SHA256 of timestamp + body with the workspace secret, and X-Prolific-Request-Timestamp), with an X-Event-ID that
+ * stays "the same across retries"; a non-2xx or a failed connection is retried ("up to 11 additional times over a
+ * 24-hour period": Event Delivery & Retry Logic). `resolveTarget` maps a public https target to where the test's
+ * server listens, as DNS and a proxy would.
+ */
+function hookState() {
+  return { secrets: new Map<string, { id: string; value: string }>(), subscriptions: [] as HookSubscription[], deliveries: [] as Delivery[], resolveTarget: (url: string) => url };
+}
+
 export async function startFakeProlific(options: FakeProlificOptions) {
   const studies = new Map<string, FakeStudy>();
   const workspaces: FakeWorkspace[] = [{ id: hexId(), title: 'My workspace', currency: options.currency ?? 'GBP' }, ...(options.otherWorkspaces ?? [])];
@@ -108,7 +127,8 @@ export async function startFakeProlific(options: FakeProlificOptions) {
   const jobs: Job[] = [];
   const faults: Fault[] = [];
   const requests: { method: string; path: string; body: unknown; authorization: string | undefined }[] = [];
-  const events: { type: 'submission.status.change'; submissionId: string; status: FakeSubmissionStatus; at: string }[] = [];
+  const events: { id: string; type: 'submission.status.change'; submissionId: string; participantId: string; status: FakeSubmissionStatus; at: string }[] = [];
+  const hooks = startHooks();
   /** Every payment made: rewards on approval, screen-out rewards and bonuses (who was paid, and how often). */
   const payments: { participantId: string; kind: 'reward' | 'screen_out' | 'bonus'; cents: number; bulkId?: string }[] = [];
   const waiters: { test: (r: { method: string; path: string }) => boolean; resolve: () => void }[] = [];
@@ -119,10 +139,80 @@ export async function startFakeProlific(options: FakeProlificOptions) {
   const fail = (status: number, title: string, detail: string) => ({ status, body: { error: { status, title, detail } } });
   const studyOf = (s: FakeSubmission) => studies.get(s.study_id) as FakeStudy;
 
+  function startHooks() {
+    const state = hookState();
+    const bad = (detail: string) => fail(400, 'Bad request', detail);
+    function route(method: string, p: string, body: Record<string, unknown>): { status: number; body: unknown; headers?: Record<string, string> } | null {
+      if (method === 'GET' && p === '/hooks/event-types/') return { status: 200, body: { results: [{ event_type: 'submission.status.change', description: 'Triggered when the status of a submission changes.' }] } };
+      if (method === 'POST' && p === '/hooks/secrets/') {
+        const workspace = workspaces.find((w) => w.id === body.workspace_id);
+        if (!workspace) return bad('workspace_id is not a workspace of yours');
+        const secret = { id: hexId(), value: randomBytes(32).toString('base64url') };
+        state.secrets.set(workspace.id, secret);
+        return { status: 201, body: { id: secret.id, value: secret.value, workspace_id: workspace.id } };
+      }
+      if (method === 'GET' && p === '/hooks/secrets/') return { status: 200, body: { results: [...state.secrets.entries()].map(([workspace_id, x]) => ({ id: x.id, value: x.value, workspace_id })) } };
+      if (method === 'GET' && p === '/hooks/subscriptions/') return { status: 200, body: { results: state.subscriptions.map(({ confirmSecret: _c, confirmed: _d, ...shown }) => shown) } };
+      if (method === 'POST' && p === '/hooks/subscriptions/') {
+        const workspace = workspaces.find((w) => w.id === body.workspace_id);
+        if (!workspace || !state.secrets.has(workspace.id)) return bad('Create a secret for the workspace before subscribing');
+        const target = String(body.target_url ?? '');
+        if (!/^https:\/\/[^/]+/.test(target) || /^https:\/\/(localhost|127\.|\[::1\])/.test(target)) return bad('target_url must use https:// and be publicly accessible');
+        if (body.event_type !== 'submission.status.change') return bad('event_type is not a subscribable event type');
+        const sub: HookSubscription = { id: hexId(), workspace_id: workspace.id, event_type: body.event_type, target_url: target, is_enabled: body.is_enabled !== false, confirmSecret: randomBytes(16).toString('hex'), confirmed: false };
+        state.subscriptions.push(sub);
+        const shown = { id: sub.id, event_type: sub.event_type, target_url: sub.target_url, is_enabled: sub.is_enabled, workspace_id: sub.workspace_id };
+        return { status: 201, body: { ...shown, results: [shown] }, headers: { 'x-hook-secret': sub.confirmSecret } };
+      }
+      const m = /^\/hooks\/subscriptions\/([^/]+)\/$/.exec(p);
+      if (m && method === 'POST') {
+        const sub = state.subscriptions.find((x) => x.id === m[1]);
+        if (!sub) return fail(404, 'Not found', 'No subscription with this id');
+        if (body.secret !== sub.confirmSecret) return bad('secret does not match the X-Hook-Secret of this subscription');
+        sub.confirmed = true;
+        return { status: 200, body: { id: sub.id, event_type: sub.event_type, target_url: sub.target_url, is_enabled: sub.is_enabled, workspace_id: sub.workspace_id } };
+      }
+      return null;
+    }
+    async function deliverOne(d: Delivery, sub: HookSubscription) {
+      d.attempts += 1;
+      try {
+        const answer = await fetch(state.resolveTarget(sub.target_url), { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(5000) });
+        d.lastStatus = answer.status;
+        d.done = answer.ok;
+      } catch {
+        d.lastStatus = 0;
+      }
+    }
+    async function deliver() {
+      for (const sub of state.subscriptions.filter((x) => x.confirmed && x.is_enabled)) {
+        const secret = state.secrets.get(sub.workspace_id);
+        if (!secret) continue;
+        for (const e of events.filter((x) => x.type === sub.event_type && !state.deliveries.some((d) => d.eventId === x.id && d.subscriptionId === sub.id))) {
+          const body = JSON.stringify({ resource_id: e.submissionId, event_type: e.type, participant_id: e.participantId, status: e.status });
+          const timestamp = String(Math.floor(now().getTime() / 1000));
+          const signature = createHmac('sha256', secret.value).update(timestamp + body).digest('base64');
+          const headers = { 'content-type': 'application/json', 'x-event-id': e.id, 'x-prolific-request-timestamp': timestamp, 'x-prolific-request-signature': signature };
+          state.deliveries.push({ eventId: e.id, subscriptionId: sub.id, attempts: 0, lastStatus: 0, done: false, headers, body });
+        }
+        for (const d of state.deliveries.filter((x) => x.subscriptionId === sub.id && !x.done && x.attempts < 12)) await deliverOne(d, sub);
+      }
+      return state.deliveries;
+    }
+    /** Prolific sends a delivery again (a timeout on its side): the same X-Event-ID, body and signature. */
+    async function redeliver(eventId: string) {
+      for (const d of state.deliveries.filter((x) => x.eventId === eventId)) {
+        const sub = state.subscriptions.find((x) => x.id === d.subscriptionId);
+        if (sub) await deliverOne(d, sub);
+      }
+    }
+    return { state, route, deliver, redeliver };
+  }
+
   function setStatus(s: FakeSubmission, status: FakeSubmissionStatus) {
     if (s.status === status) return;
     s.status = status;
-    events.push({ type: 'submission.status.change', submissionId: s.id, status, at: now().toISOString() });
+    events.push({ id: hexId(), type: 'submission.status.change', submissionId: s.id, participantId: s.participant_id, status, at: now().toISOString() });
     if (status === 'APPROVED') payments.push({ participantId: s.participant_id, kind: 'reward', cents: studyOf(s).reward });
   }
 
@@ -380,10 +470,10 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     return { status: 200, body: { currency_code: w.currency, total_balance: 100_000, balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 }, available_balance: 100_000, available_balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 } } };
   }
 
-  function route(method: string, url: URL, body: Record<string, unknown>): { status: number; body: unknown } {
+  function route(method: string, url: URL, body: Record<string, unknown>): { status: number; body: unknown; headers?: Record<string, string> } {
     const p = url.pathname.replace(/^\/api\/v1/, '');
     let m: RegExpExecArray | null;
-    const workspace = workspaceRoute(method, p, url);
+    const workspace = workspaceRoute(method, p, url) ?? hooks.route(method, p, body);
     if (workspace) return workspace;
     const submissionAt = (id: string | undefined) => submissions.get(id ?? '');
     if (method === 'POST' && p === '/studies/') return createStudy(body);
@@ -457,7 +547,7 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     if (fault?.lose) return void res.socket?.destroy();
     if (fault?.status) return scripted(fault);
-    send(res, answer.status, answer.body);
+    send(res, answer.status, answer.body, answer.headers);
   }
 
   const server = createServer((req, res) => {
@@ -481,6 +571,10 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     requests,
     faults,
     events,
+    hooks: hooks.state,
+    /** Prolific delivers the events its confirmed subscriptions ask for: each not yet delivered, and each it retries. */
+    deliverHooks: () => hooks.deliver(),
+    redeliverHook: (eventId: string) => hooks.redeliver(eventId),
     payments,
     now,
     /** Work accepted but not done yet (bulk approves and bonus pays). */
