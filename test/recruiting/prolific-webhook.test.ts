@@ -1,12 +1,14 @@
 // Issue 50, item 11: Prolific's submission.status.change webhook frees the pairs of a participant who returns their
 // submission or times out, at once. Deliveries come from the fake Prolific as documented: signed with the workspace
 // secret, an X-Event-ID kept across retries, retried when not answered 2xx.
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
 import { prolificSignature } from '../../src/recruiting/prolific-webhook-signature.js';
 import { TEST_SECRET } from '../helpers/test-app.js';
 import { cli } from '../helpers/run-cli.js';
@@ -111,5 +113,35 @@ describe('Prolific webhooks', () => {
     expect(signed.status).toBe(200);
     expect(await signed.json()).toEqual({ outcome: 'released' });
     expect(holdsOf(setup, held.raterId)).toEqual({ leases: 0, reserved: 0 });
+  });
+});
+
+describe('prolific hooks', () => {
+  it('prolific hooks, with --create-secret, creates the workspace secret, subscribes and confirms, each in the ledger, prints the secret once and stores it nowhere; again, it finds the subscription', async () => {
+    const setup = await prolificSetup();
+    const env = { ...setup.cliEnv, PUBLIC_URL: 'https://simarena.example' };
+    const refused = await cli(['prolific', 'hooks', String(setup.seeded.batchId)], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('PROLIFIC_WEBHOOK_SECRET is not set');
+    expect(setup.fake.requests.filter((r) => r.method === 'POST')).toEqual([]);
+    const made = await cli(['prolific', 'hooks', String(setup.seeded.batchId), '--create-secret'], env);
+    expect(made.code).toBe(0);
+    const secret = [...setup.fake.hooks.secrets.values()][0]?.value ?? '';
+    expect(made.stdout).toContain(`The workspace's new webhook secret, shown once and stored nowhere: ${secret}`);
+    const [sub] = setup.fake.hooks.subscriptions;
+    expect(sub).toMatchObject({ target_url: 'https://simarena.example/hooks/prolific', event_type: 'submission.status.change', confirmed: true, is_enabled: true });
+    expect(listBatchOperations(setup.db, setup.seeded.batchId, 'prolific').map((o) => [o.kind, o.state])).toEqual([
+      ['hook_secret', 'confirmed'],
+      ['hook_subscribe', 'confirmed'],
+      ['hook_confirm', 'confirmed'],
+    ]);
+    setup.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(readFileSync(setup.dbPath).includes(Buffer.from(secret))).toBe(false);
+    const again = await cli(['prolific', 'hooks', String(setup.seeded.batchId)], { ...env, PROLIFIC_WEBHOOK_SECRET: secret });
+    expect(again.stdout).toContain(`Already subscribed: Prolific sends submission.status.change to https://simarena.example/hooks/prolific (subscription ${sub?.id}`);
+    expect(setup.fake.hooks.subscriptions).toHaveLength(1);
+    // Prolific refuses a target that is not public https; simarena says so before asking.
+    const local = await cli(['prolific', 'hooks', String(setup.seeded.batchId)], { ...setup.cliEnv, PROLIFIC_WEBHOOK_SECRET: secret });
+    expect(local.stderr).toContain('Prolific delivers webhooks only to a public https:// address; PUBLIC_URL is http://simarena.example.');
   });
 });
