@@ -1,7 +1,9 @@
 // Issue 50, item 11: the study follows its batch. A batch that closes by itself (a sequential stop), is paused or has
 // every pair full stops taking raters; the server then pauses or stops its Prolific study, through the ledger, so
 // Prolific sends nobody who would be told the study is closed.
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { loadConfig } from '../../src/config.js';
 import { followNotice, followPlatforms } from '../../src/recruiting/platform-follow.js';
@@ -9,7 +11,10 @@ import { getPlatformFollow } from '../../src/recruiting/platform-follows.queries
 import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
 import { getBatch } from '../../src/batches/batch.commands.js';
 import { cli } from '../helpers/run-cli.js';
+import { TEST_SECRET } from '../helpers/test-app.js';
+import { signIn } from '../auth/session-helpers.js';
 import { startServer, stopServer } from '../helpers/start-server.js';
+import { mturkSetup } from './mturk-helpers.js';
 import { participantIds, prolificSetup, walkFromProlific } from './prolific-helpers.js';
 
 type Setup = Awaited<ReturnType<typeof prolificSetup>>;
@@ -29,6 +34,14 @@ async function rateAll(setup: Setup, studyId: string, n: number) {
     const code = await walkFromProlific(setup, url, 'complete');
     if (code) setup.fake.completeSubmission(submission.id, code);
   }
+}
+
+/** The console's batch page of a server with `env`, over the setup's database, as an admin sees it. */
+async function consolePage(setup: Setup, env: Record<string, string>): Promise<string> {
+  const app = createApp({ db: setup.db, config: loadConfig(env), logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET });
+  const admin = await signIn(app, setup.db, 'admin');
+  const res = await admin.agent.get(`/console/batches/${setup.seeded.batchId}`).expect(200);
+  return res.text.replace(/&#39;/g, "'");
 }
 
 const followDeps = (setup: Setup, env: Record<string, string> = setup.cliEnv, laterMs = 0) => ({ db: setup.db, config: loadConfig(env), clock: () => new Date(Date.now() + laterMs), actor: 'server' });
@@ -96,11 +109,17 @@ describe('the Prolific study follows its batch', () => {
       link: `https://app.prolific.com/researcher/workspaces/studies/${study.id}`,
       text: `The batch is paused, but the server holds no PROLIFIC_API_TOKEN, so its Prolific study ${study.id} may still send participants: pause the study by hand on Prolific.`,
     });
+    // The batch page of a server without the token shows it, with the study's link.
+    const page = await consolePage(setup, noToken);
+    expect(page).toContain('data-testid="platform-follow"');
+    expect(page).toContain('<strong>Recruiting is still open on the platform.</strong>');
+    expect(page).toContain(`href="https://app.prolific.com/researcher/workspaces/studies/${study.id}"`);
     // A minute on (a refusal is not tried on every check), with the token, the server pauses it and the notice goes.
     expect(await followPlatforms(followDeps(setup))).toEqual([]);
     await followPlatforms(followDeps(setup, setup.cliEnv, 61_000));
     expect(study.status).toBe('PAUSED');
     expect(batch && followNotice(setup.db, loadConfig(setup.cliEnv), batch)).toBeNull();
+    expect(await consolePage(setup, setup.cliEnv)).not.toContain('data-testid="platform-follow"');
   });
 
   it('the server, for a sequential batch that closes itself while it runs, stops the Prolific study within a minute', async () => {
@@ -124,4 +143,24 @@ describe('the Prolific study follows its batch', () => {
       await stopServer(server.child);
     }
   }, 90_000);
+});
+
+describe('the MTurk HITs follow their batch', () => {
+  it('followPlatforms, when an MTurk batch is closed, expires its HITs once through the ledger and asks MTurk nothing more', async () => {
+    const setup = await mturkSetup();
+    expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
+    const hits = [...setup.fake.hits.values()];
+    expect(hits.length).toBeGreaterThan(0);
+    const deps = { db: setup.db, config: loadConfig(setup.cliEnv), clock: () => new Date(), actor: 'server' };
+    expect(await followPlatforms(deps)).toEqual([]);
+    transitionBatch(setup.db, setup.seeded.batchId, 'close', 'admin', new Date());
+    expect(await followPlatforms(deps)).toEqual([{ batchId: setup.seeded.batchId, platform: 'mturk', target: 'expired', reached: true, problem: null }]);
+    const nowSeconds = Date.now() / 1000 + 1;
+    for (const h of hits) expect(h.Expiration).toBeLessThanOrEqual(nowSeconds);
+    const expiries = listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').filter((o) => o.kind === 'expire');
+    expect(expiries.map((o) => [o.state, o.actor])).toEqual(hits.map(() => ['confirmed', 'server']));
+    const asked = setup.fake.requests.length;
+    expect(await followPlatforms(deps)).toEqual([]);
+    expect(setup.fake.requests.length).toBe(asked);
+  });
 });
