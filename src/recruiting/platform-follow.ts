@@ -27,7 +27,8 @@ export function prolificTargetOf(batch: Pick<BatchView, 'state' | 'counts' | 'se
   if (batch.state === 'paused') return { platform: 'prolific', target: 'paused', why: 'the batch is paused' };
   if (batch.state !== 'open') return null;
   if (batch.counts.pairs > 0 && batch.counts.completedPairs >= batch.counts.pairs) {
-    return { platform: 'prolific', target: 'paused', why: `every pair has its ${batch.settings.judgmentsPerPair} judgments` };
+    const k = batch.settings.judgmentsPerPair;
+    return { platform: 'prolific', target: 'paused', why: `every pair has its ${k} judgment${k === 1 ? '' : 's'}` };
   }
   return { platform: 'prolific', target: 'active', why: 'the batch is open' };
 }

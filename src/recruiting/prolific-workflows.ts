@@ -145,7 +145,8 @@ export function followProlificStudy(deps: ProlificDeps, batchId: number, target:
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study.`, 409);
     const client = requireClient(deps.config);
     return withPlatformLock(deps.db, 'prolific', batchId, 'study follows its batch', deps.clock, async () => {
-      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+      // Only the study's own transitions: a bonus pay left unclear must not keep the study open.
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps), ['publish', 'pause', 'start', 'stop']);
       const before = (await client.getStudy(studyId)).status;
       const action = FOLLOW[target].moves[before];
       if (action) await transitionStudy(deps, client, batchId, studyId, action, why);

@@ -8,7 +8,7 @@ import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { loadConfig } from '../../src/config.js';
 import { followNotice, followPlatforms } from '../../src/recruiting/platform-follow.js';
 import { getPlatformFollow } from '../../src/recruiting/platform-follows.queries.js';
-import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
+import { listBatchOperations, markOperationAnswered, markOperationSent, recordOperation } from '../../src/recruiting/platform-operations.queries.js';
 import { getBatch } from '../../src/batches/batch.commands.js';
 import { cli } from '../helpers/run-cli.js';
 import { TEST_SECRET } from '../helpers/test-app.js';
@@ -83,7 +83,7 @@ describe('the Prolific study follows its batch', () => {
     expect(getBatch(setup.db, id)?.state).toBe('open');
     await followPlatforms(followDeps(setup));
     expect(study.status).toBe('PAUSED');
-    expect(getPlatformFollow(setup.db, id, 'prolific')).toMatchObject({ target: 'paused', why: 'every pair has its 1 judgments', acted: 1 });
+    expect(getPlatformFollow(setup.db, id, 'prolific')).toMatchObject({ target: 'paused', why: 'every pair has its 1 judgment', acted: 1 });
     setup.db.prepare("UPDATE batches SET settings = json_set(settings, '$.judgmentsPerPair', 2) WHERE id = ?").run(id);
     await followPlatforms(followDeps(setup));
     expect(study.status).toBe('ACTIVE');
@@ -92,6 +92,25 @@ describe('the Prolific study follows its batch', () => {
     expect(await followPlatforms(followDeps(setup))).toEqual([]);
     expect(study.status).toBe('PAUSED');
     expect(transitions(setup)).toEqual(['PUBLISH', 'PAUSE', 'START', 'PAUSE', 'START']);
+  });
+
+  it('followPlatforms, while a bonus payment of the batch is left unclear, still pauses the study and leaves the payment for settle', async () => {
+    const setup = await prolificSetup();
+    const study = await published(setup);
+    const [who] = participantIds(1) as [string];
+    const { submission } = setup.fake.startSubmission(study.id, who);
+    const now = new Date();
+    const pay = recordOperation(
+      setup.db,
+      { platform: 'prolific', batchId: setup.seeded.batchId, kind: 'bonus_pay', idempotencyKey: 'prolific:test:bonus_pay', platformObjectId: 'bulk-1', request: {}, actor: 'cli', lines: [{ participantId: who, submissionId: submission.id, amountMinor: 50 }] },
+      now,
+    ).operation;
+    markOperationSent(setup.db, pay.id, now);
+    markOperationAnswered(setup.db, pay.id, { state: 'unknown', error: 'no answer' }, now);
+    transitionBatch(setup.db, setup.seeded.batchId, 'pause', 'admin', now);
+    expect(await followPlatforms(followDeps(setup))).toMatchObject([{ target: 'paused', reached: true }]);
+    expect(study.status).toBe('PAUSED');
+    expect(listBatchOperations(setup.db, setup.seeded.batchId, 'prolific').find((o) => o.id === pay.id)?.state).toBe('unknown');
   });
 
   it('followNotice (the batch page), when the batch is paused and the server holds no Prolific token, says loudly that the study must be paused by hand, with its link', async () => {
