@@ -1,19 +1,21 @@
 import type { BatchSettings } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
 import { formatMoney, parsePay } from './pay.js';
+import { formatMinor, minorOf, prolificReward, screeningPayProblem } from './prolific-pay.js';
 import { providerParamNames } from './rater-links.js';
 
 // The launch checklist (issue 14): what must be right before raters may enter a batch. A blocking item that fails
 // refuses `open` (console and CLI); a warning is shown but does not stop the launch. Which is which:
 // - blocking: consent and instructions written; the provider's completion codes (Prolific: completed, screenedOut
 //   and noConsent, or its participants cannot be paid or returned); pay given and readable for Prolific and MTurk;
-//   the capacity check; Prolific's three URL parameter names distinct.
+//   the capacity check; Prolific's three URL parameter names distinct; a Prolific batch that screens raters out
+//   (onboarding, attention checks) sets a screen-out payment below its reward (Prolific pays screen-outs).
 // - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); pay per hour
 //   below the configured floor; a public URL that is not https for Prolific or MTurk (fine for a local pilot);
 //   MTurk's sandbox switch left on.
 
 export type ChecklistItem = {
-  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'payPerHour' | 'capacity' | 'providerUrl';
+  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'providerUrl';
   label: string;
   ok: boolean;
   /** A failing blocking item refuses `open`; a failing warning does not. */
@@ -102,6 +104,15 @@ function payItems(settings: BatchSettings, minutes: number, floor: number | null
   return items;
 }
 
+/** Prolific batches that screen: the screen-out payment Prolific's participants are told of (batches/prolific-pay.ts). */
+function screenOutPayItem(settings: BatchSettings): ChecklistItem | null {
+  if (settings.provider.kind !== 'prolific' || (settings.onboarding === null && settings.attentionChecks === null)) return null;
+  const problem = screeningPayProblem(settings);
+  const currency = prolificReward(settings.pay)?.currency ?? '';
+  const detail = problem ?? `Screened-out participants are paid ${formatMinor(minorOf(settings.provider.screenOutPay ?? '0'), currency)} for their time by Prolific's screen-out code.`;
+  return { key: 'screenOutPay', label: 'Screen-out payment', ok: problem === null, blocking: true, detail, field: 'screenOutPay', setting: 'provider.screenOutPay' };
+}
+
 function providerUrlItem(settings: BatchSettings, publicUrl: string | undefined): ChecklistItem | null {
   const { provider } = settings;
   if (provider.kind === 'link') return null;
@@ -143,6 +154,7 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
     written('instructions', 'Instructions'),
     completionCodesItem(settings),
     ...payItems(settings, minutes, input.minPayPerHour ?? null),
+    ...[screenOutPayItem(settings)].filter((item): item is ChecklistItem => item !== null),
     {
       key: 'capacity',
       label: 'Capacity',

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type Deadline, formatMinor, formatUtc } from '../recruiting/prolific-plan.js';
 import { describeInFlight, describeSettlePlan, settleOnProlific } from '../recruiting/prolific-settle.js';
 import { prolificStatus, publishOnProlific } from '../recruiting/prolific-workflows.js';
+import { subscribeProlificHooks } from '../recruiting/prolific-hooks.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
 import { batchRef, platformDeps } from './platform-deps.js';
 
@@ -28,6 +29,22 @@ export function registerProlific(program: Command, ctx: CliContext): void {
           : "Prolific's fees and VAT come on top (set PROLIFIC_API_TOKEN for its cost calculator's figure).",
       );
       if (!options.dryRun) ctx.out(`Published on Prolific as study ${result.studyId}.`);
+    });
+
+  prolific
+    .command('hooks')
+    .description("subscribe the batch's workspace to Prolific's submission.status.change webhook at PUBLIC_URL/hooks/prolific (a return frees the participant's pairs at once)")
+    .argument('<batch>', 'batch id or name')
+    .option('--create-secret', "create the workspace's webhook secret (it replaces any other; printed once, never stored)")
+    .option('--json', 'print the result as JSON')
+    .action(async (ref: string, options: { createSecret?: boolean; json?: boolean }) => {
+      const result = await subscribeProlificHooks(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { createSecret: options.createSecret === true });
+      if (options.json) return printJson(ctx, { ...result, createdSecret: result.createdSecret !== null });
+      ctx.out(`${result.already ? 'Already subscribed' : 'Subscribed'}: Prolific sends submission.status.change to ${result.targetUrl} (subscription ${result.subscriptionId}, workspace ${result.workspaceId}).`);
+      if (result.createdSecret) {
+        ctx.out(`The workspace's new webhook secret, shown once and stored nowhere: ${result.createdSecret}`);
+        ctx.out('Set PROLIFIC_WEBHOOK_SECRET to it in the server\'s environment and restart the server: until then it refuses Prolific\'s deliveries (Prolific retries them for 24 hours).');
+      }
     });
 
   prolific

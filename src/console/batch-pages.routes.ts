@@ -30,6 +30,7 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { batchActions } from './lifecycle-actions.js';
 import { batchFormErrors } from './batch-form-errors.js';
 import { parsePage } from './pagination.js';
+import { followNotice } from '../recruiting/platform-follow.js';
 
 const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
 const closeFormSchema = z.object({ confirm: z.literal('close', { error: 'type "close" to confirm; the batch was not closed' }) });
@@ -99,6 +100,7 @@ function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, e
     payRate: payPerHour(batch.settings.pay, consentTime.minutes),
     minPayPerHour: config.minPayPerHour,
     sequential: sequentialNotice(db, batch),
+    platformFollow: followNotice(db, config, batch),
     error,
   });
 }

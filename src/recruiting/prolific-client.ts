@@ -10,6 +10,12 @@ import {
   type ProlificSubmission,
   studySchema,
   submissionSchema,
+  workspaceBalanceSchema,
+  workspaceSchema,
+  createdSubscriptionSchema,
+  hookListSchema,
+  hookSecretSchema,
+  hookSubscriptionSchema,
 } from './prolific.schema.js';
 import { redactText } from './redact-secrets.js';
 
@@ -91,13 +97,33 @@ export function statusInAnswer(answer: WriteAnswer): string | null {
   return body !== null && typeof body === 'object' && 'status' in body && typeof body.status === 'string' ? body.status : null;
 }
 
+type Reader = <T extends z.ZodType>(method: 'GET' | 'POST', pathOrUrl: string, schema: T, body?: unknown) => Promise<z.infer<T>>;
+type HeaderReader = <T extends z.ZodType>(method: 'GET' | 'POST', pathOrUrl: string, schema: T, body?: unknown) => Promise<{ data: z.infer<T>; headers: Headers }>;
+
+/** Webhooks (docs.prolific.com, API reference, Webhooks): the workspace's one secret, subscriptions and their confirmation. */
+function hooksApi(read: Reader, readWithHeaders: HeaderReader) {
+  return {
+    listHookSecrets: async () => (await read('GET', 'hooks/secrets/', hookListSchema(hookSecretSchema))).results,
+    /** Creates the workspace's secret, replacing any other ("one active secret per workspace at a time"). */
+    createHookSecret: (workspaceId: string) => read('POST', 'hooks/secrets/', hookSecretSchema, { workspace_id: workspaceId }),
+    listHookSubscriptions: async () => (await read('GET', 'hooks/subscriptions/', hookListSchema(hookSubscriptionSchema))).results,
+    /** The subscription and the X-Hook-Secret header its confirmation needs ("Subscribing"). */
+    createHookSubscription: async (s: { workspace_id: string; event_type: string; target_url: string }) => {
+      const { data, headers } = await readWithHeaders('POST', 'hooks/subscriptions/', createdSubscriptionSchema, s);
+      const id = data.id ?? data.results?.find((r) => r.target_url === s.target_url && r.event_type === s.event_type)?.id;
+      return { id: id ?? null, confirmSecret: headers.get('x-hook-secret') };
+    },
+    confirmHookSubscription: (id: string, secret: string) => read('POST', `hooks/subscriptions/${encodeURIComponent(id)}/`, hookSubscriptionSchema, { secret }),
+  };
+}
+
 export function createProlificClient(options: ProlificClientOptions) {
   const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const token = options.token;
   const timeoutMs = options.timeoutMs ?? 30_000;
 
   /** Sends a request; a non-2xx (or no answer) is thrown as a PlatformHttpError, a 2xx gives its body's text. */
-  async function send(method: 'GET' | 'POST', pathOrUrl: string, body?: unknown): Promise<{ status: number; text: string; path: string }> {
+  async function send(method: 'GET' | 'POST', pathOrUrl: string, body?: unknown): Promise<{ status: number; text: string; path: string; headers: Headers }> {
     const url = /^https?:/.test(pathOrUrl) ? new URL(pathOrUrl) : new URL(pathOrUrl.replace(/^\//, ''), base);
     if (url.origin !== base.origin) throw new PlatformHttpError('prolific', 0, `refused to follow a link to another host (${url.origin})`);
     let res: Response;
@@ -115,12 +141,16 @@ export function createProlificClient(options: ProlificClientOptions) {
     if (!res.ok) throw new PlatformHttpError('prolific', res.status, await platformMessage(res, token), retryAfterSeconds(res));
     // A 2xx whose body is cut off has been taken all the same: what is missing is only the answer.
     const text = await res.text().catch(() => '');
-    return { status: res.status, text, path: url.pathname };
+    return { status: res.status, text, path: url.pathname, headers: res.headers };
   }
 
   /** A read: its answer parsed with its schema (an answer of another shape is a 502, and a read is safe to send again). */
   async function read<T extends z.ZodType>(method: 'GET' | 'POST', pathOrUrl: string, schema: T, body?: unknown): Promise<z.infer<T>> {
-    const { text, path } = await send(method, pathOrUrl, body);
+    return (await readWithHeaders(method, pathOrUrl, schema, body)).data;
+  }
+
+  async function readWithHeaders<T extends z.ZodType>(method: 'GET' | 'POST', pathOrUrl: string, schema: T, body?: unknown): Promise<{ data: z.infer<T>; headers: Headers }> {
+    const { text, path, headers } = await send(method, pathOrUrl, body);
     let json: unknown;
     try {
       json = text === '' ? {} : JSON.parse(text);
@@ -129,7 +159,7 @@ export function createProlificClient(options: ProlificClientOptions) {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw new PlatformHttpError('prolific', 502, `${method} ${path}: unexpected answer (${parsed.error.issues[0]?.message ?? 'invalid'})`);
-    return parsed.data;
+    return { data: parsed.data, headers };
   }
 
   /** A write: any 2xx is taken, whatever its body. */
@@ -155,6 +185,10 @@ export function createProlificClient(options: ProlificClientOptions) {
 
   const submissionPath = (id: string, action = '') => `submissions/${encodeURIComponent(id)}/${action}`;
   return {
+    listWorkspaces: () => allPages('workspaces/', workspaceSchema),
+    /** The workspace's currency_code: the unit of every reward and bonus paid from it. */
+    workspaceCurrency: async (workspaceId: string): Promise<string | null> => (await read('GET', `workspaces/${encodeURIComponent(workspaceId)}/balance/`, workspaceBalanceSchema)).currency_code ?? null,
+    ...hooksApi(read, readWithHeaders),
     getStudy: (id: string): Promise<ProlificStudy> => read('GET', `studies/${encodeURIComponent(id)}/`, studySchema),
     listStudies: (): Promise<ProlificStudy[]> => allPages('studies/', studySchema),
     /** Its answer is the study, whose id is needed: an answer without one is a 502 (and the study is found by name). */

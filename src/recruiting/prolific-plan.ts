@@ -1,5 +1,5 @@
 import type { BonusSettings, BatchSettings } from '../batches/batch.schema.js';
-import { parsePay } from '../batches/pay.js';
+import { minorOf } from '../batches/prolific-pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
 import type { NewStudy } from './prolific-client.js';
 import { participantOfSubmission, type ProlificSubmission } from './prolific.schema.js';
@@ -8,30 +8,9 @@ import { participantOfSubmission, type ProlificSubmission } from './prolific.sch
 // submissions without touching either: the settle's plan is printed by --dry-run and shown on the console before the
 // single button.
 
-/** Prolific pays in pounds or dollars (a workspace's currency). */
-const PROLIFIC_CURRENCIES: Record<string, 'GBP' | 'USD'> = { '£': 'GBP', GBP: 'GBP', gbp: 'GBP', $: 'USD', USD: 'USD', usd: 'USD' };
-
-/** The batch's pay in Prolific's terms: the currency and the reward in minor units (pence, cents); null when unusable. */
-export function prolificReward(pay: string): { currency: 'GBP' | 'USD'; rewardMinor: number } | null {
-  const parsed = parsePay(pay);
-  if (!parsed || parsed.amount <= 0) return null;
-  const currency = PROLIFIC_CURRENCIES[parsed.currency];
-  return currency ? { currency, rewardMinor: Math.round(parsed.amount * 100) } : null;
-}
-
-/** A decimal amount in major units ("0.50") in minor units (50). */
-export function minorOf(amount: string): number {
-  return Math.round(Number(amount) * 100);
-}
-
-/** Minor units as the decimal major-unit text Prolific's bonus lines take ("0.50"). */
-export function majorText(minor: number): string {
-  return (minor / 100).toFixed(2);
-}
-
-export function formatMinor(minor: number, currency: string): string {
-  return `${majorText(minor)} ${currency}`;
-}
+// Money formatting moved to batches/prolific-pay.ts (the launch checklist holds a batch to the same rules); kept here
+// for the MTurk modules that import it from this file.
+export { formatMinor, majorText } from '../batches/prolific-pay.js';
 
 /** A participant's bonus in minor units: the fixed amount plus the per-judgment amount times their regular judgments. */
 export function bonusMinor(bonus: BonusSettings | null, regularJudgments: number): number {
@@ -91,27 +70,6 @@ export function prolificStudyRequest(
     device_compatibility: RATER_DEVICES,
     peripheral_requirements: [],
   };
-}
-
-/**
- * Prolific's least fixed screen-out payment, in pence / cents: "The minimum pay for a screen-out is $0.14 / £0.10"
- * (Prolific Team, "Update to in-study screening rewards", r/ProlificAc, July 2025).
- */
-export const MIN_SCREEN_OUT_MINOR = { GBP: 10, USD: 14 } as const;
-
-/**
- * Why Prolific would refuse the batch's paid screen-out, or null: the fixed screen-out reward must be below the study's
- * reward (PsyNet's Prolific recruiter checks it before deploying: "Prolific requires the fixed screen-out reward to be
- * less than the study reward") and at least Prolific's minimum.
- */
-export function screenOutPayProblem(screenOutPay: string | undefined, reward: { currency: 'GBP' | 'USD'; rewardMinor: number }): string | null {
-  if (screenOutPay === undefined) return null;
-  const minor = minorOf(screenOutPay);
-  const pay = formatMinor(minor, reward.currency);
-  if (minor >= reward.rewardMinor) return `its screen-out payment (provider.screenOutPay, ${pay}) must be below the study's reward (${formatMinor(reward.rewardMinor, reward.currency)}): Prolific refuses a study otherwise.`;
-  const least = MIN_SCREEN_OUT_MINOR[reward.currency];
-  if (minor < least) return `its screen-out payment (provider.screenOutPay, ${pay}) is below Prolific's minimum of ${formatMinor(least, reward.currency)}.`;
-  return null;
 }
 
 /** The study's internal name (never shown to participants): how a study whose creation answer was lost is found again. */

@@ -56,10 +56,34 @@ export function checkOperation(client: ProlificClient, deps: ReconcileDeps): (op
         return op.platform_object_id ? { done: true } : { done: false };
       case 'bonus_pay':
         return checkBonusPaid(client, deps, op, lines);
+      case 'hook_secret':
+      case 'hook_subscribe':
+      case 'hook_confirm':
+        return checkHookOperation(client, op);
       default:
         throw new PlatformError(`Operation ${op.id} (${op.kind}) is not one simarena sends to Prolific; check it by hand.`, 409);
     }
   };
+}
+
+const hookRequestSchema = z.looseObject({ workspace_id: z.string(), target_url: z.string().optional(), event_type: z.string().optional() });
+
+/**
+ * Webhook set-up whose answer was lost (src/recruiting/prolific-hooks.ts): a secret is there when Prolific lists one for
+ * the workspace (the one active secret, whatever made it); a subscription when one with its target and event type is
+ * listed; a confirmation is sent again (confirming with the same secret twice changes nothing).
+ */
+async function checkHookOperation(client: ProlificClient, op: PlatformOperationRow): Promise<PlatformCheck> {
+  const request = hookRequestSchema.parse(JSON.parse(op.request));
+  if (op.kind === 'hook_secret') {
+    const secret = (await client.listHookSecrets()).find((x) => x.workspace_id === request.workspace_id);
+    return secret ? { done: true, platformObjectId: secret.id ?? null } : { done: false };
+  }
+  if (op.kind === 'hook_subscribe') {
+    const found = (await client.listHookSubscriptions()).find((x) => x.target_url === request.target_url && x.event_type === request.event_type && x.workspace_id === request.workspace_id);
+    return found ? { done: true, platformObjectId: found.id ?? null } : { done: false };
+  }
+  return { done: false };
 }
 
 /** What Prolific shows of a bulk bonus pay: on how many of its participants' submissions its bonus appears. */

@@ -21,7 +21,9 @@ import {
 import { recordOperationEffect } from './operation-effects.queries.js';
 import type { ProlificClient } from './prolific-client.js';
 import { type InFlight, readInFlight } from './prolific-in-flight.js';
-import { chunks, type Covered, formatMinor, formatUtc, majorText, planSettle, prolificReward, type SettlePlan } from './prolific-plan.js';
+import { formatMinor, majorText, prolificReward } from '../batches/prolific-pay.js';
+import { requireStudyTerms } from './prolific-currency.js';
+import { chunks, type Covered, formatUtc, planSettle, type SettlePlan } from './prolific-plan.js';
 import { bonusShown, checkOperation, unclearPayMessage } from './prolific-reconcile.js';
 import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
 
@@ -260,6 +262,8 @@ async function pay(ctx: Context, create: PlatformOperationRow, sent: SettleResul
 async function payBonuses(ctx: Context, plan: SettlePlan, sent: SettleResult['sent']): Promise<void> {
   const { db } = ctx.deps;
   const batchId = ctx.batch.id;
+  // Bonus amounts are the batch's, in the study's currency: a study made before simarena checked it may pay in another.
+  requireStudyTerms(await ctx.client.getStudy(ctx.studyId), { id: batchId, currency: ctx.currency }, 'pay bonuses');
   const all = listBatchOperations(db, batchId, 'prolific');
   const paid = new Set(all.filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed').map((o) => o.platform_object_id));
   for (const create of all.filter((o) => o.kind === 'bonus_create' && o.state === 'confirmed' && o.platform_object_id && !paid.has(o.platform_object_id))) await pay(ctx, create, sent);

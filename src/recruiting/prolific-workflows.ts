@@ -15,7 +15,9 @@ import { createProlificClient, type NewStudy, type ProlificClient, type StudyAct
 import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
 import { type InFlight, readInFlight } from './prolific-in-flight.js';
 import { coveredOf } from './prolific-settle.js';
-import { type Deadline, planSettle, prolificReward, prolificStudyRequest, type ReviewItem, screenOutPayProblem, type SettlePlan } from './prolific-plan.js';
+import { requireStudyTerms, requireWorkspaceCurrency } from './prolific-currency.js';
+import { prolificReward, screenOutPayProblem } from '../batches/prolific-pay.js';
+import { type Deadline, planSettle, prolificStudyRequest, type ReviewItem, type SettlePlan } from './prolific-plan.js';
 
 export type { ProlificDeps } from './prolific-deps.js';
 
@@ -66,6 +68,7 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
       await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
       let studyId = findProlificStudyId(deps.db, batchId) ?? null;
       if (!studyId) {
+        await requireWorkspaceCurrency(client, deps.config, batchId, currency);
         const created = await runPlatformOperation(
           {
             operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
@@ -79,7 +82,9 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
         if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
         linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
       }
-      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(locked, client, batchId, studyId, 'PUBLISH');
+      const created = await client.getStudy(studyId);
+      requireStudyTerms(created, { id: batchId, currency, rewardMinor }, 'publish');
+      if (created.status === 'UNPUBLISHED') await transitionStudy(locked, client, batchId, studyId, 'PUBLISH');
       return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
     });
   });
@@ -87,12 +92,12 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
 
 const STUDY_KINDS = { PUBLISH: 'publish', PAUSE: 'pause', START: 'start', STOP: 'stop' } as const;
 
-async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, action: StudyAction): Promise<void> {
+async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, action: StudyAction, why?: string): Promise<void> {
   const kind = STUDY_KINDS[action];
   const earlier = listBatchOperations(deps.db, batchId, 'prolific').filter((o) => o.kind === kind && o.state === 'confirmed').length;
   await runPlatformOperation(
     {
-      operation: { platform: 'prolific', batchId, kind, idempotencyKey: `prolific:study:${studyId}:${kind}:${earlier + 1}`, platformObjectId: studyId, request: { action }, actor: deps.actor },
+      operation: { platform: 'prolific', batchId, kind, idempotencyKey: `prolific:study:${studyId}:${kind}:${earlier + 1}`, platformObjectId: studyId, request: why ? { action, why } : { action }, actor: deps.actor },
       send: () => client.transitionStudy(studyId, action),
       answerOf: (a) => ({ answer: { status: statusInAnswer(a) } }),
       check: checkOperation(client, deps),
@@ -115,6 +120,41 @@ export function transitionProlificStudy(deps: ProlificDeps, batchId: number, act
       const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
       if (!already.includes(study.status)) await transitionStudy(locked, client, batchId, studyId, action);
       return (await client.getStudy(studyId)).status;
+    });
+  });
+}
+
+export type StudyTarget = 'active' | 'paused' | 'stopped';
+
+/**
+ * How the server brings a study to what its batch asks (src/recruiting/platform-follow.ts): the transition from each
+ * status Prolific shows (the study object: ACTIVE ⇄ PAUSED by PAUSE and START, STOP to AWAITING REVIEW), and the
+ * statuses in which nobody more is sent (a draft, a study awaiting review or completed) or, for `active`, it is open.
+ */
+const FOLLOW: Record<StudyTarget, { moves: Partial<Record<string, StudyAction>>; reached: readonly string[] }> = {
+  paused: { moves: { ACTIVE: 'PAUSE' }, reached: ['PAUSED', 'AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+  stopped: { moves: { ACTIVE: 'STOP', PAUSED: 'STOP' }, reached: ['AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+  active: { moves: { PAUSED: 'START' }, reached: ['ACTIVE', 'AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+};
+
+/**
+ * Brings the batch's Prolific study to `target`, through the ledger like every transition: `sent` when a transition
+ * was sent, `reached` when Prolific then shows the study so (a study PUBLISHING or SCHEDULED is left for the next try).
+ */
+export function followProlificStudy(deps: ProlificDeps, batchId: number, target: StudyTarget, why: string): Promise<{ status: string; sent: boolean; reached: boolean }> {
+  return withPlatformErrors(async () => {
+    const studyId = findProlificStudyId(deps.db, batchId);
+    if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study.`, 409);
+    const client = requireClient(deps.config);
+    return withPlatformLock(deps.db, 'prolific', batchId, 'study follows its batch', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      // Only the study's own transitions: a bonus pay left unclear must not keep the study open.
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(locked), ['publish', 'pause', 'start', 'stop']);
+      const before = (await client.getStudy(studyId)).status;
+      const action = FOLLOW[target].moves[before];
+      if (action) await transitionStudy(locked, client, batchId, studyId, action, why);
+      const status = action ? (await client.getStudy(studyId)).status : before;
+      return { status, sent: action !== undefined, reached: FOLLOW[target].reached.includes(status) };
     });
   });
 }

@@ -55,6 +55,24 @@ describe('launchChecklist', () => {
     expect(failing(check({ consent: 'c', instructions: 'i', pay: '$3', provider: { kind: 'mturk', sandbox: true } }))).toEqual(['providerUrl:warning:provider.sandbox']);
   });
 
+  it('launchChecklist, for a Prolific batch whose onboarding or attention checks screen raters out, blocks until a screen-out payment below the reward is set', () => {
+    const codes = { completed: 'A', screenedOut: 'B', noConsent: 'C' };
+    const base = { consent: 'c', instructions: 'i', pay: '£2.00', onboarding: { pairs: 1, threshold: 1 } };
+    const unpaid = check({ ...base, provider: { kind: 'prolific', completionCodes: codes } });
+    expect(failing(unpaid)).toEqual(['screenOutPay:blocking:provider.screenOutPay']);
+    expect(unpaid.find((i) => i.key === 'screenOutPay')?.detail).toContain('Prolific tells participants that screened-out ones are paid for their time');
+    expect(blockingFailures(check({ ...base, onboarding: null, attentionChecks: { rate: 0.1, maxFailures: 1 }, provider: { kind: 'prolific', completionCodes: codes } })).map((i) => i.key)).toEqual(['screenOutPay']);
+    const tooHigh = check({ ...base, provider: { kind: 'prolific', completionCodes: codes, screenOutPay: '2.00' } });
+    expect(failing(tooHigh)).toEqual(['screenOutPay:blocking:provider.screenOutPay']);
+    expect(tooHigh.find((i) => i.key === 'screenOutPay')?.detail).toContain("must be below the study's reward (2.00 GBP)");
+    const paid = check({ ...base, provider: { kind: 'prolific', completionCodes: codes, screenOutPay: '0.30' } });
+    expect(failing(paid)).toEqual([]);
+    expect(paid.find((i) => i.key === 'screenOutPay')?.detail).toBe("Screened-out participants are paid 0.30 GBP for their time by Prolific's screen-out code.");
+    // No screening, no item; MTurk and plain links are not Prolific's rule.
+    expect(check({ ...base, onboarding: null, provider: { kind: 'prolific', completionCodes: codes } }).some((i) => i.key === 'screenOutPay')).toBe(false);
+    expect(check({ ...base, pay: '$2', provider: { kind: 'mturk' } }).some((i) => i.key === 'screenOutPay')).toBe(false);
+  });
+
   it('payPerHour, for "£3.00", "$4.50", "3 EUR" and words, gives the hourly rate or null', () => {
     expect(payPerHour('£3.00', 12)?.text).toBe('£15.00 per hour');
     expect(payPerHour('$4.50', 30)?.text).toBe('$9.00 per hour');

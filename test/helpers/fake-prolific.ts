@@ -8,10 +8,11 @@
 // - COMPLETE is refused for a completion code whose actor is the participant;
 // - a submission awaiting review is approved automatically from midnight UTC on the 21st day (`advance`);
 // - an answer can be lost after the work was done (fault `lose`), as a crash or a dropped connection loses it.
-// Statuses are Prolific's own spellings ("AWAITING REVIEW", "TIMED-OUT", "SCREENED OUT"). The study keeps a workspace
-// currency and every submission status change is kept in `events`, so later tests can add currency checks and
-// webhooks (`submission.status.change`) without changing how the fake works.
-import { randomBytes } from 'node:crypto';
+// - the workspace's currency is the unit of every amount: a study is created in the token's default workspace and
+//   carries its currency_code, whatever the batch meant (`currency`, `otherWorkspaces`).
+// Statuses are Prolific's own spellings ("AWAITING REVIEW", "TIMED-OUT", "SCREENED OUT"). Every submission status
+// change is kept in `events`.
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -83,10 +84,14 @@ function autoApprovalAt(completedAt: string): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 21);
 }
 
+export type FakeWorkspace = { id: string; title: string; currency: 'GBP' | 'USD' };
+
 export type FakeProlificOptions = {
   token: string;
-  /** The workspace's currency: the study's `currency_code`, and the unit of every reward and bonus. */
+  /** The default workspace's currency: the study's `currency_code`, and the unit of every reward and bonus. */
   currency?: 'GBP' | 'USD';
+  /** Further workspaces of the token's user (studies are still created in the default one, the first listed). */
+  otherWorkspaces?: FakeWorkspace[];
   /**
    * Submissions in a queued bulk approve show PROCESSING until it is done, as Mephisto's provider saw ("After you
    * approve or reject a submission, it may have the 'Processing' status for a short time": Mephisto, prolific
@@ -95,14 +100,35 @@ export type FakeProlificOptions = {
   processingWhileQueued?: boolean;
 };
 
+
+type HookSubscription = { id: string; workspace_id: string; event_type: string; target_url: string; is_enabled: boolean; confirmSecret: string; confirmed: boolean };
+type Delivery = { eventId: string; subscriptionId: string; attempts: number; lastStatus: number; done: boolean; headers: Record<string, string>; body: string };
+
+/**
+ * Prolific's webhooks (docs.prolific.com, API reference, Webhooks): a workspace secret (POST /hooks/secrets/, "you can
+ * only have one active secret per workspace at a time"), a subscription (POST /hooks/subscriptions/, whose target_url
+ * "must use https:// and be publicly accessible"; the answer carries an X-Hook-Secret header) that delivers only once
+ * confirmed (POST /hooks/subscriptions/{id}/ with that secret). A delivery is the event's JSON ("Receiving":
+ * resource_id, event_type, participant_id, status), signed ("Verifying": X-Prolific-Request-Signature, the base64
+ * HMAC-SHA256 of timestamp + body with the workspace secret, and X-Prolific-Request-Timestamp), with an X-Event-ID that
+ * stays "the same across retries"; a non-2xx or a failed connection is retried ("up to 11 additional times over a
+ * 24-hour period": Event Delivery & Retry Logic). `resolveTarget` maps a public https target to where the test's
+ * server listens, as DNS and a proxy would.
+ */
+function hookState() {
+  return { secrets: new Map<string, { id: string; value: string }>(), subscriptions: [] as HookSubscription[], deliveries: [] as Delivery[], resolveTarget: (url: string) => url };
+}
+
 export async function startFakeProlific(options: FakeProlificOptions) {
   const studies = new Map<string, FakeStudy>();
+  const workspaces: FakeWorkspace[] = [{ id: hexId(), title: 'My workspace', currency: options.currency ?? 'GBP' }, ...(options.otherWorkspaces ?? [])];
   const submissions = new Map<string, FakeSubmission>();
   const bonuses = new Map<string, BulkBonus>();
   const jobs: Job[] = [];
   const faults: Fault[] = [];
   const requests: { method: string; path: string; body: unknown; authorization: string | undefined }[] = [];
-  const events: { type: 'submission.status.change'; submissionId: string; status: FakeSubmissionStatus; at: string }[] = [];
+  const events: { id: string; type: 'submission.status.change'; submissionId: string; participantId: string; status: FakeSubmissionStatus; at: string }[] = [];
+  const hooks = startHooks();
   /** Every payment made: rewards on approval, screen-out rewards and bonuses (who was paid, and how often). */
   const payments: { participantId: string; kind: 'reward' | 'screen_out' | 'bonus'; cents: number; bulkId?: string }[] = [];
   const waiters: { test: (r: { method: string; path: string }) => boolean; resolve: () => void }[] = [];
@@ -113,10 +139,80 @@ export async function startFakeProlific(options: FakeProlificOptions) {
   const fail = (status: number, title: string, detail: string) => ({ status, body: { error: { status, title, detail } } });
   const studyOf = (s: FakeSubmission) => studies.get(s.study_id) as FakeStudy;
 
+  function startHooks() {
+    const state = hookState();
+    const bad = (detail: string) => fail(400, 'Bad request', detail);
+    function route(method: string, p: string, body: Record<string, unknown>): { status: number; body: unknown; headers?: Record<string, string> } | null {
+      if (method === 'GET' && p === '/hooks/event-types/') return { status: 200, body: { results: [{ event_type: 'submission.status.change', description: 'Triggered when the status of a submission changes.' }] } };
+      if (method === 'POST' && p === '/hooks/secrets/') {
+        const workspace = workspaces.find((w) => w.id === body.workspace_id);
+        if (!workspace) return bad('workspace_id is not a workspace of yours');
+        const secret = { id: hexId(), value: randomBytes(32).toString('base64url') };
+        state.secrets.set(workspace.id, secret);
+        return { status: 201, body: { id: secret.id, value: secret.value, workspace_id: workspace.id } };
+      }
+      if (method === 'GET' && p === '/hooks/secrets/') return { status: 200, body: { results: [...state.secrets.entries()].map(([workspace_id, x]) => ({ id: x.id, value: x.value, workspace_id })) } };
+      if (method === 'GET' && p === '/hooks/subscriptions/') return { status: 200, body: { results: state.subscriptions.map(({ confirmSecret: _c, confirmed: _d, ...shown }) => shown) } };
+      if (method === 'POST' && p === '/hooks/subscriptions/') {
+        const workspace = workspaces.find((w) => w.id === body.workspace_id);
+        if (!workspace || !state.secrets.has(workspace.id)) return bad('Create a secret for the workspace before subscribing');
+        const target = String(body.target_url ?? '');
+        if (!/^https:\/\/[^/]+/.test(target) || /^https:\/\/(localhost|127\.|\[::1\])/.test(target)) return bad('target_url must use https:// and be publicly accessible');
+        if (body.event_type !== 'submission.status.change') return bad('event_type is not a subscribable event type');
+        const sub: HookSubscription = { id: hexId(), workspace_id: workspace.id, event_type: body.event_type, target_url: target, is_enabled: body.is_enabled !== false, confirmSecret: randomBytes(16).toString('hex'), confirmed: false };
+        state.subscriptions.push(sub);
+        const shown = { id: sub.id, event_type: sub.event_type, target_url: sub.target_url, is_enabled: sub.is_enabled, workspace_id: sub.workspace_id };
+        return { status: 201, body: { ...shown, results: [shown] }, headers: { 'x-hook-secret': sub.confirmSecret } };
+      }
+      const m = /^\/hooks\/subscriptions\/([^/]+)\/$/.exec(p);
+      if (m && method === 'POST') {
+        const sub = state.subscriptions.find((x) => x.id === m[1]);
+        if (!sub) return fail(404, 'Not found', 'No subscription with this id');
+        if (body.secret !== sub.confirmSecret) return bad('secret does not match the X-Hook-Secret of this subscription');
+        sub.confirmed = true;
+        return { status: 200, body: { id: sub.id, event_type: sub.event_type, target_url: sub.target_url, is_enabled: sub.is_enabled, workspace_id: sub.workspace_id } };
+      }
+      return null;
+    }
+    async function deliverOne(d: Delivery, sub: HookSubscription) {
+      d.attempts += 1;
+      try {
+        const answer = await fetch(state.resolveTarget(sub.target_url), { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(5000) });
+        d.lastStatus = answer.status;
+        d.done = answer.ok;
+      } catch {
+        d.lastStatus = 0;
+      }
+    }
+    async function deliver() {
+      for (const sub of state.subscriptions.filter((x) => x.confirmed && x.is_enabled)) {
+        const secret = state.secrets.get(sub.workspace_id);
+        if (!secret) continue;
+        for (const e of events.filter((x) => x.type === sub.event_type && !state.deliveries.some((d) => d.eventId === x.id && d.subscriptionId === sub.id))) {
+          const body = JSON.stringify({ resource_id: e.submissionId, event_type: e.type, participant_id: e.participantId, status: e.status });
+          const timestamp = String(Math.floor(now().getTime() / 1000));
+          const signature = createHmac('sha256', secret.value).update(timestamp + body).digest('base64');
+          const headers = { 'content-type': 'application/json', 'x-event-id': e.id, 'x-prolific-request-timestamp': timestamp, 'x-prolific-request-signature': signature };
+          state.deliveries.push({ eventId: e.id, subscriptionId: sub.id, attempts: 0, lastStatus: 0, done: false, headers, body });
+        }
+        for (const d of state.deliveries.filter((x) => x.subscriptionId === sub.id && !x.done && x.attempts < 12)) await deliverOne(d, sub);
+      }
+      return state.deliveries;
+    }
+    /** Prolific sends a delivery again (a timeout on its side): the same X-Event-ID, body and signature. */
+    async function redeliver(eventId: string) {
+      for (const d of state.deliveries.filter((x) => x.eventId === eventId)) {
+        const sub = state.subscriptions.find((x) => x.id === d.subscriptionId);
+        if (sub) await deliverOne(d, sub);
+      }
+    }
+    return { state, route, deliver, redeliver };
+  }
+
   function setStatus(s: FakeSubmission, status: FakeSubmissionStatus) {
     if (s.status === status) return;
     s.status = status;
-    events.push({ type: 'submission.status.change', submissionId: s.id, status, at: now().toISOString() });
+    events.push({ id: hexId(), type: 'submission.status.change', submissionId: s.id, participantId: s.participant_id, status, at: now().toISOString() });
     if (status === 'APPROVED') payments.push({ participantId: s.participant_id, kind: 'reward', cents: studyOf(s).reward });
   }
 
@@ -204,7 +300,9 @@ export async function startFakeProlific(options: FakeProlificOptions) {
       total_available_places: Number(body.total_available_places),
       places_taken: 0,
       reward: Number(body.reward),
-      currency_code: options.currency ?? 'GBP',
+      // The study object: "reward ... in cents (according to the currency of your account)"; Prolific's CLI reads the
+      // study's currency_code (model/study.go, GetCurrencyCode). A study is made in the default workspace.
+      currency_code: (workspaces[0] as FakeWorkspace).currency,
       estimated_completion_time: Number(body.estimated_completion_time),
       device_compatibility: (body.device_compatibility as string[]) ?? [],
       completion_codes: body.completion_codes as FakeCompletionCode[],
@@ -357,9 +455,26 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     }
   }
 
-  function route(method: string, url: URL, body: Record<string, unknown>): { status: number; body: unknown } {
+  // docs.prolific.com, Workspaces: "Get all a user's workspaces" lists them (id, title, ...); "Get the balance of a
+  // workspace" answers currency_code ("The currency used for all financial transactions within the workspace") and
+  // the balances "in the sub-currency of your workspace currency (e.g. pence, cents)".
+  function workspaceRoute(method: string, p: string, url: URL): { status: number; body: unknown } | null {
+    if (method !== 'GET') return null;
+    const shown = (w: FakeWorkspace) => ({ id: w.id, title: w.title, description: '', owner: 'researcher', users: [], projects: [], wallet: `wallet-${w.id}` });
+    if (p === '/workspaces/') return page(workspaces.map(shown), url);
+    const m = /^\/workspaces\/([^/]+)\/(balance\/)?$/.exec(p);
+    if (!m) return null;
+    const w = workspaces.find((x) => x.id === m[1]);
+    if (!w) return fail(404, 'Not found', 'No workspace with this id');
+    if (!m[2]) return { status: 200, body: shown(w) };
+    return { status: 200, body: { currency_code: w.currency, total_balance: 100_000, balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 }, available_balance: 100_000, available_balance_breakdown: { rewards: 75_000, fees: 25_000, vat: 0 } } };
+  }
+
+  function route(method: string, url: URL, body: Record<string, unknown>): { status: number; body: unknown; headers?: Record<string, string> } {
     const p = url.pathname.replace(/^\/api\/v1/, '');
     let m: RegExpExecArray | null;
+    const workspace = workspaceRoute(method, p, url) ?? hooks.route(method, p, body);
+    if (workspace) return workspace;
     const submissionAt = (id: string | undefined) => submissions.get(id ?? '');
     if (method === 'POST' && p === '/studies/') return createStudy(body);
     if (method === 'GET' && p === '/studies/') return page([...studies.values()], url);
@@ -432,7 +547,7 @@ export async function startFakeProlific(options: FakeProlificOptions) {
     if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     if (fault?.lose) return void res.socket?.destroy();
     if (fault?.status) return scripted(fault);
-    send(res, answer.status, answer.body);
+    send(res, answer.status, answer.body, answer.headers);
   }
 
   const server = createServer((req, res) => {
@@ -449,12 +564,17 @@ export async function startFakeProlific(options: FakeProlificOptions) {
 
   return {
     url: `${base}/api/v1/`,
+    workspaces,
     studies,
     submissions,
     bonuses,
     requests,
     faults,
     events,
+    hooks: hooks.state,
+    /** Prolific delivers the events its confirmed subscriptions ask for: each not yet delivered, and each it retries. */
+    deliverHooks: () => hooks.deliver(),
+    redeliverHook: (eventId: string) => hooks.redeliver(eventId),
     payments,
     now,
     /** Work accepted but not done yet (bulk approves and bonus pays). */

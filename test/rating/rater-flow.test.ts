@@ -398,7 +398,7 @@ describe('rater flow over HTTP (plain link)', () => {
 });
 
 describe('rater flow over HTTP (Prolific)', () => {
-  const prolific = { provider: { kind: 'prolific' as const, completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' } } };
+  const prolific = { provider: { kind: 'prolific' as const, completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' }, screenOutPay: '0.30' } };
 
   it('GET /r/:batch, without the Prolific parameters, says which are missing and makes no rater', async () => {
     const { app, db } = testApp();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
 import type { DecidedParticipant } from '../../src/recruiting/decided-participants.js';
-import { autoApprovalAt, bonusMinor, chunks, planSettle, prolificActionOf, prolificReward, screenOutPayProblem } from '../../src/recruiting/prolific-plan.js';
+import { prolificReward, screenOutPayProblem } from '../../src/batches/prolific-pay.js';
+import { autoApprovalAt, bonusMinor, chunks, planSettle, prolificActionOf } from '../../src/recruiting/prolific-plan.js';
 import type { ProlificSubmission } from '../../src/recruiting/prolific.schema.js';
 
 const participant = (over: Partial<DecidedParticipant>): DecidedParticipant => ({

@@ -162,11 +162,11 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     const wrong = { ...setup.cliEnv, PROLIFIC_API_TOKEN: `${setup.token}x` };
     const published = await cli(['prolific', 'publish', String(setup.seeded.batchId)], wrong);
     expect(published.code).toBe(1);
-    expect(published.stderr).toContain('Prolific refused study create (401): Unauthorized: Invalid token.');
+    // The workspace's currency is read first (issue 50, item 7): the refusal comes before anything is created.
+    expect(published.stderr).toContain('Prolific refused (401): Unauthorized: Invalid token.');
     expect(published.stderr).toContain('Check PROLIFIC_API_TOKEN');
     expect(published.stdout + published.stderr).not.toContain(setup.token);
-    const [op] = listBatchOperations(setup.db, setup.seeded.batchId);
-    expect(op).toMatchObject({ kind: 'study_create', state: 'failed' });
+    expect(listBatchOperations(setup.db, setup.seeded.batchId)).toEqual([]);
     setup.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
   });
@@ -356,7 +356,8 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
   });
 
   it('prolific publish, for a screen-out payment not below the study reward, is refused before any call to Prolific with both amounts named', async () => {
-    const setup = await prolificSetup({ settings: { provider: { kind: 'prolific', completionCodes: CODES, screenOutPay: '2.00' } } });
+    // The launch checklist blocks opening such a batch too (issue 50, item 10): it stays a draft.
+    const setup = await prolificSetup({ settings: { provider: { kind: 'prolific', completionCodes: CODES, screenOutPay: '2.00' } }, open: false });
     const published = await cli(['prolific', 'publish', String(setup.seeded.batchId)], setup.cliEnv);
     expect(published.code).toBe(1);
     expect(published.stderr).toContain("its screen-out payment (provider.screenOutPay, 2.00 GBP) must be below the study's reward (2.00 GBP)");
