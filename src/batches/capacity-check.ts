@@ -9,6 +9,8 @@ export type CapacityInput = {
   plannedRaters: number | null;
   /** The scenario-sample key of every regular pair (pairs of one sample share a key). */
   pairSamples: string[];
+  /** Regular pairs a sequential rule stopped (they take no new rater and need no more judgments), not in `pairSamples`. */
+  stoppedPairs?: number;
   gold: {
     onboardingWanted: number;
     onboardingPairs: number;
@@ -25,6 +27,8 @@ export type CapacityResult = {
   /** False when some regular pair cannot reach K judgments: creating or opening the batch is refused. */
   ok: boolean;
   pairs: number;
+  /** Regular pairs a sequential rule stopped (not counted in `pairs`): the batch has pairs + stoppedPairs. */
+  stoppedPairs: number;
   samples: number;
   judgmentsPerPair: number;
   judgmentsNeeded: number;
@@ -65,7 +69,8 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
   const maxPairsPerSample = Math.max(0, ...perSample.values());
   const problems: CapacityProblem[] = [];
 
-  if (pairs === 0) {
+  const stoppedPairs = input.stoppedPairs ?? 0;
+  if (pairs === 0 && stoppedPairs === 0) {
     problems.push({ level: 'error', message: 'The batch has no regular pairs, so there is nothing to judge.', numbers: { pairs: 0 } });
   }
   if (pairs > 0 && input.plannedRaters !== null && input.plannedRaters < ratersNeeded) {
@@ -109,7 +114,7 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
       numbers: { goldFromRatedSamples: g.fromRatedSamples },
     });
   }
-  return { ok: !problems.some((p) => p.level === 'error'), pairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, problems };
+  return { ok: !problems.some((p) => p.level === 'error'), pairs, stoppedPairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, problems };
 }
 
 /** One line per problem, for the CLI and BatchError messages. */

@@ -149,7 +149,7 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
       ok: capacity.ok,
       blocking: true,
       detail: capacity.ok
-        ? `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters.`
+        ? `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters${capacity.stoppedPairs > 0 ? ` (and ${capacity.stoppedPairs} pairs stopped by the sequential rule need none)` : ''}.`
         : (capacity.problems.find((p) => p.level === 'error')?.message ?? 'Some regular pair cannot reach its judgments.'),
       field: 'perRaterCap',
       setting: 'perRaterCap',

@@ -7,7 +7,8 @@ import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
 import { blockingFailures, type ChecklistItem, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
-import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { reallocationLines, summariseComparison } from '../analysis/sequential-report.js';
+import { comparisonStandingLines, readComparisonPlans } from '../analysis/sequential-standing.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
@@ -118,12 +119,12 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential, reallocations });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
   ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
-  for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
+  for (const line of comparisonStandingLines(db, batch.settings, stops)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
 }
 

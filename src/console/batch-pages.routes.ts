@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { reallocationLines } from '../analysis/sequential-report.js';
+import { comparisonStandingLines } from '../analysis/sequential-standing.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
-import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
+import { listComparisonStops } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
@@ -102,7 +103,7 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   const stops = listComparisonStops(db, batch.id);
   const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const moved = reallocationLines(listReallocations(db, batch.id)).map((l) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`);
-  return { closedItself, lines: [...stops.flatMap((c) => sequentialLines(summariseComparison(c, listLooks(db, c.id)))), ...moved] };
+  return { closedItself, lines: [...comparisonStandingLines(db, batch.settings, stops), ...moved] };
 }
 
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {

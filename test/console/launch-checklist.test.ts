@@ -10,7 +10,7 @@ import { buildTestApp } from '../helpers/test-app.js';
 import { signIn } from '../auth/session-helpers.js';
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
-const CAPACITY_OK: CapacityResult = { ok: true, pairs: 4, samples: 4, judgmentsPerPair: 3, judgmentsNeeded: 12, perRater: 4, ratersNeeded: 3, problems: [] };
+const CAPACITY_OK: CapacityResult = { ok: true, pairs: 4, stoppedPairs: 0, samples: 4, judgmentsPerPair: 3, judgmentsNeeded: 12, perRater: 4, ratersNeeded: 3, problems: [] };
 
 function draft(t: ReturnType<typeof buildTestApp>, settings: Record<string, unknown>) {
   const runId = makeRun(t.db, { name: `run-${Math.random().toString(36).slice(2, 8)}`, modes: ['SCRIPT', 'AGENTS'] });
