@@ -2,6 +2,7 @@ import type { BatchSettings } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
 import { formatMoney, parsePay } from './pay.js';
 import { providerParamNames } from './rater-links.js';
+import { PUBLIC_URL_DOCS, publicLinkProblem } from '../web/public-link.js';
 
 // The launch checklist (issue 14): what must be right before raters may enter a batch. A blocking item that fails
 // refuses `open` (console and CLI); a warning is shown but does not stop the launch. Which is which:
@@ -9,7 +10,8 @@ import { providerParamNames } from './rater-links.js';
 //   and noConsent, or its participants cannot be paid or returned); pay given and readable for Prolific and MTurk;
 //   the capacity check; Prolific's three URL parameter names distinct.
 // - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); pay per hour
-//   below the configured floor; a public URL that is not https for Prolific or MTurk (fine for a local pilot);
+//   below the configured floor; a public URL participants outside cannot open (http, localhost, a loopback or private
+//   address) for Prolific or MTurk (fine for a local pilot; publishing refuses it);
 //   MTurk's sandbox switch left on.
 
 export type ChecklistItem = {
@@ -115,8 +117,11 @@ function providerUrlItem(settings: BatchSettings, publicUrl: string | undefined)
   if (provider.kind === 'mturk' && provider.sandbox) {
     return { ...base, ok: false, blocking: false, detail: 'The sandbox switch is on: raters without turkSubmitTo are sent to the MTurk sandbox, not to www.mturk.com.', field: 'sandbox', setting: 'provider.sandbox' };
   }
-  if (publicUrl !== undefined && !publicUrl.startsWith('https://')) {
-    return { ...base, ok: false, blocking: false, detail: `The public URL ${publicUrl} is not https: ${provider.kind === 'prolific' ? 'Prolific' : 'MTurk'} participants need an https address reachable from outside (set PUBLIC_URL).`, field: 'providerKind', setting: 'PUBLIC_URL' };
+  // A warning, not a block: a batch may be opened for a pilot on this network; publishing refuses such a link.
+  const problem = publicUrl === undefined ? null : publicLinkProblem(publicUrl);
+  if (problem) {
+    const platform = provider.kind === 'prolific' ? 'Prolific' : 'MTurk';
+    return { ...base, ok: false, blocking: false, detail: `The public URL ${publicUrl} ${problem.reason}. Publishing on ${platform} is refused until PUBLIC_URL is an https address participants reach (see ${PUBLIC_URL_DOCS}).`, field: 'providerKind', setting: 'PUBLIC_URL' };
   }
   const detail =
     provider.kind === 'prolific'

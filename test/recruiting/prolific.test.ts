@@ -51,7 +51,7 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(study.name).toBe('Compare pairs of short conversations');
     expect(`${study.name} ${study.description}`).not.toMatch(/SCRIPT|AGENTS|blindcheck/);
     expect(study.total_available_places).toBe(10);
-    expect(study.external_study_url).toBe(`http://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
+    expect(study.external_study_url).toBe(`https://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
     expect(study.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toEqual([
       [CODES.completed, 'MANUALLY_REVIEW'],
       [CODES.screenedOut, 'FIXED_SCREEN_OUT_PAYMENT'],
