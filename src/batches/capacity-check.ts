@@ -36,6 +36,11 @@ export type CapacityResult = {
   perRater: number;
   /** The fewest raters (who each go on to their cap) with whom every regular pair can reach K; 0 without pairs. */
   ratersNeeded: number;
+  /**
+   * Comparisons a rater who goes on to their cap is shown: the onboarding pairs, `perRater` regular pairs and the
+   * attention checks due among them (at most the check pairs there are). What a full session's time is counted over.
+   */
+  sessionComparisons: number;
   problems: CapacityProblem[];
 };
 
@@ -94,9 +99,8 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
       numbers: { onboardingWanted: g.onboardingWanted, onboardingPairs: g.onboardingPairs },
     });
   }
-  if (g.attentionRate !== null && g.attentionRate > 0 && perRater > 0) {
-    const perRegular = g.attentionRate / (1 - g.attentionRate);
-    const due = Math.ceil(perRater * perRegular);
+  const due = g.attentionRate !== null && g.attentionRate > 0 && perRater > 0 ? Math.ceil((perRater * g.attentionRate) / (1 - g.attentionRate)) : 0;
+  if (due > 0) {
     if (due > g.attentionPairs) {
       problems.push({
         level: 'warning',
@@ -114,7 +118,8 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
       numbers: { goldFromRatedSamples: g.fromRatedSamples },
     });
   }
-  return { ok: !problems.some((p) => p.level === 'error'), pairs, stoppedPairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, problems };
+  const sessionComparisons = g.onboardingPairs + perRater + Math.min(due, g.attentionPairs);
+  return { ok: !problems.some((p) => p.level === 'error'), pairs, stoppedPairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, sessionComparisons, problems };
 }
 
 /** One line per problem, for the CLI and BatchError messages. */
