@@ -144,6 +144,24 @@ function payItems(settings: BatchSettings, minutes: number, floor: number | null
   return items;
 }
 
+/**
+ * For a plain link, the per-address limit said as a passing item (issue 49): colleagues of a pilot behind one office
+ * network share an address, and the first over the limit is told so before consenting.
+ */
+function addressLimitsItem(settings: BatchSettings): ChecklistItem | null {
+  if (settings.provider.kind !== 'link') return null;
+  return { key: 'addressLimits', label: 'Raters per internet address', ok: true, blocking: false, detail: describeAddressLimits(settings), field: 'addressActiveRaters', setting: 'addressLimits' };
+}
+
+/** The per-address limit in a sentence (the checklist, `batches open` and `batches show`). */
+export function describeAddressLimits(settings: BatchSettings): string {
+  const l = settings.addressLimits;
+  return (
+    `One internet address may have ${l.activeRaters} rater${l.activeRaters === 1 ? '' : 's'} working at once and start ${l.ratersPerWindow} in ${l.windowMinutes} minutes: ` +
+    'colleagues behind one office network share an address, and the next one is told so before consenting (raise addressLimits for such a pilot).'
+  );
+}
+
 function providerUrlItem(settings: BatchSettings, publicUrl: string | undefined): ChecklistItem | null {
   const { provider } = settings;
   if (provider.kind === 'link') return null;
@@ -204,6 +222,8 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
       setting: 'perRaterCap',
     },
   ];
+  const address = addressLimitsItem(settings);
+  if (address) items.push(address);
   const url = providerUrlItem(settings, input.publicUrl);
   if (url) items.push(url);
   return items;

@@ -5,7 +5,7 @@ import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
-import { blockingFailures, type ChecklistItem, describeFailures, payPerHour } from '../batches/launch-checklist.js';
+import { blockingFailures, type ChecklistItem, describeAddressLimits, describeFailures, payPerHour } from '../batches/launch-checklist.js';
 import { describeMinimum } from '../batches/minimum-time.js';
 import { formatMoney } from '../batches/pay.js';
 import { platformPayFloor } from '../batches/platform-pay-floor.js';
@@ -99,6 +99,7 @@ async function changeBatchState(ctx: CliContext, action: BatchAction, ref: strin
       throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
     }
     for (const line of failing) ctx.err(line);
+    if (getBatch(ctx.db(), id)?.settings.provider.kind === 'link') ctx.err(`note: ${checklist.find((item) => item.key === 'addressLimits')?.detail ?? ''}`);
   }
   const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
   ctx.out(`Batch ${view.id} is ${view.state}.`);
@@ -145,6 +146,7 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
   ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
   for (const line of time.lines) ctx.out(`  ${line}`);
+  if (batch.settings.provider.kind === 'link') ctx.out(`  per address: ${describeAddressLimits(batch.settings)}`);
   for (const line of comparisonStandingLines(db, batch.settings, stops)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
 }

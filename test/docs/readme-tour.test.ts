@@ -58,6 +58,8 @@ describe("the README's tour", () => {
     const opened = await cli(['batches', 'open', 'tour'], env);
     expect(opened.stderr, opened.stderr).not.toMatch(/warning:|blocking:/);
     expect(opened).toMatchObject({ code: 0, stdout: 'Batch 1 is open.' });
+    // The per-address limit of a plain link, with the README's pilot setting.
+    expect(opened.stderr).toContain('note: One internet address may have 10 raters working at once and start 20 in 60 minutes');
 
     const shown = JSON.parse((await cli(['batches', 'show', 'tour', '--json'], env)).stdout) as { time: { promisedMinutes: number; source: string; minimum: { minutes: number; comparisons: number } } };
     // The promise is the README's estimate, honestly at least the least time ten comparisons take.
