@@ -24,12 +24,11 @@ export function batchLaunchChecklist(db: Db, batchId: number, options: LaunchOpt
 
 /**
  * The least time a full session of a stored batch takes: the comparisons a rater who goes on to their cap is shown
- * (the capacity check's count), each of the batch's mean words (`wordsPerComparison`: the caller's count when it has
- * one, e.g. the console's memo). Null when the batch has no regular pair.
+ * (the capacity check's count), each of the batch's mean words. Null when the batch has no regular pair.
  */
-export function fullSessionMinimum(db: Db, batchId: number, settings: BatchSettings, capacity: CapacityResult, words?: number): SessionMinimum | null {
+function fullSessionMinimum(db: Db, batchId: number, settings: BatchSettings, capacity: CapacityResult): SessionMinimum | null {
   if (capacity.pairs === 0) return null;
-  return sessionMinimum(settings, words ?? wordsPerComparison(db, batchId, settings.context === 'scenario+profiles+goals'), capacity.sessionComparisons);
+  return sessionMinimum(settings, wordsPerComparison(db, batchId, settings.context === 'scenario+profiles+goals'), capacity.sessionComparisons);
 }
 
 /** Throws a 409 naming every failing blocking item of the checklist, each with the setting that fixes it. */

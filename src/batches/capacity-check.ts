@@ -100,14 +100,12 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
     });
   }
   const due = g.attentionRate !== null && g.attentionRate > 0 && perRater > 0 ? Math.ceil((perRater * g.attentionRate) / (1 - g.attentionRate)) : 0;
-  if (due > 0) {
-    if (due > g.attentionPairs) {
-      problems.push({
-        level: 'warning',
-        message: `A rater who judges ${perRater} pairs is due about ${due} attention checks, but the batch has ${g.attentionPairs} check pairs and a rater meets each once: they get at most ${g.attentionPairs}.`,
-        numbers: { perRater, attentionChecksDue: due, attentionPairs: g.attentionPairs },
-      });
-    }
+  if (due > g.attentionPairs) {
+    problems.push({
+      level: 'warning',
+      message: `A rater who judges ${perRater} pairs is due about ${due} attention checks, but the batch has ${g.attentionPairs} check pairs and a rater meets each once: they get at most ${g.attentionPairs}.`,
+      numbers: { perRater, attentionChecksDue: due, attentionPairs: g.attentionPairs },
+    });
   }
   if (g.fromRatedSamples > 0) {
     problems.push({

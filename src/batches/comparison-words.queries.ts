@@ -4,7 +4,8 @@ import { countTurnWords, countWords } from '../generation/dialogue-words.js';
 // The words a rater reads in one comparison of a batch (issue 14; moved here from rating/ for issue 49): the launch
 // checklist counts the least time a session takes from them, the consent page (rating/consent-time.queries.ts) too.
 
-const REGULAR_PAIRS = "p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL";
+/** The served regular pairs of batch `:batchId`, as `pairs p`. */
+export const REGULAR_PAIRS = "p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL";
 /** A batch's served regular pairs with their two dialogues. */
 const REGULAR_PAIRS_WITH_DIALOGUES = `pairs p JOIN dialogues da ON da.id = p.dialogue_a_id JOIN dialogues db ON db.id = p.dialogue_b_id WHERE ${REGULAR_PAIRS}`;
 

@@ -99,7 +99,9 @@ async function changeBatchState(ctx: CliContext, action: BatchAction, ref: strin
       throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
     }
     for (const line of failing) ctx.err(line);
-    if (getBatch(ctx.db(), id)?.settings.provider.kind === 'link') ctx.err(`note: ${checklist.find((item) => item.key === 'addressLimits')?.detail ?? ''}`);
+    // A plain link's per-address limit, said before raters arrive (it passes: a statement, not a problem).
+    const address = checklist.find((item) => item.key === 'addressLimits');
+    if (address) ctx.err(`note: ${address.detail}`);
   }
   const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
   ctx.out(`Batch ${view.id} is ${view.state}.`);

@@ -18,15 +18,15 @@ export function holdAddressPlace(db: Db, hold: { batchId: number; holder: string
   ).run({ ...hold, now: now.toISOString(), expires: new Date(now.getTime() + minutes * 60_000).toISOString() });
 }
 
-/** Places of an address held now by consent pages, but the one of `exceptRaterPublicId`. */
-export function countAddressHolds(db: Db, batchId: number, addressHash: string, now: Date, exceptRaterPublicId = ''): number {
+/** Places of an address held now by consent pages. */
+export function countAddressHolds(db: Db, batchId: number, addressHash: string, now: Date): number {
   return (
     db
-      .prepare<{ batchId: number; addressHash: string; now: string; except: string }, number>(
-        'SELECT count(*) FROM address_holds WHERE batch_id = :batchId AND address_hash = :addressHash AND expires_at > :now AND rater_public_id <> :except',
+      .prepare<{ batchId: number; addressHash: string; now: string }, number>(
+        'SELECT count(*) FROM address_holds WHERE batch_id = :batchId AND address_hash = :addressHash AND expires_at > :now',
       )
       .pluck()
-      .get({ batchId, addressHash, now: now.toISOString(), except: exceptRaterPublicId }) ?? 0
+      .get({ batchId, addressHash, now: now.toISOString() }) ?? 0
   );
 }
 

@@ -2,7 +2,7 @@ import type { Db } from '../db/connection.js';
 import { medianOfOrdered } from '../numbers/median.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
-import { wordsPerComparison } from '../batches/comparison-words.queries.js';
+import { REGULAR_PAIRS, wordsPerComparison } from '../batches/comparison-words.queries.js';
 import { type SessionMinimum, sessionMinimum } from '../batches/minimum-time.js';
 import { type ConsentTime, estimateConsentTime } from './consent-time.js';
 import { createTtlMemo } from './ttl-memo.js';
@@ -20,8 +20,6 @@ export function completedRaterMedian(db: Db, batchId: number): { count: number; 
   const middle = db.prepare<{ batchId: number; offset: number }, number>(`SELECT regular_active_ms FROM raters WHERE ${where} ORDER BY regular_active_ms LIMIT 2 OFFSET :offset`).pluck();
   return { count, medianMs: medianOfOrdered(count, (offset) => middle.all({ batchId, offset })) };
 }
-
-const REGULAR_PAIRS = "p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL";
 
 /**
  * Which regular pairs a batch serves, in one string: when it is unchanged, so are the words of its comparisons
