@@ -186,7 +186,7 @@ function dialoguesTable(report: AnalysisReport): ReportSection | null {
   };
 }
 
-function exclusionsTable(report: AnalysisReport): ReportSection {
+export function exclusionsTable(report: AnalysisReport): ReportSection {
   return {
     title: 'Exclusions',
     note: 'Applied before every statistic.',
@@ -238,6 +238,19 @@ export function questionTables(report: AnalysisReport, index: number): { title: 
 export function sourceLine(report: AnalysisReport): string {
   const src = report.source.kind === 'batch' ? `batch ${report.source.batch_id} (${report.source.name})` : `file ${report.source.path}`;
   return `${src}: ${report.n_judgments} judgments, ${report.n_pairs} pairs, ${report.n_raters} raters; seed ${report.settings.seed}, ${report.settings.bootstrap} bootstrap replicates; computed ${report.generated_at}`;
+}
+
+/**
+ * The headline of a report with no judgment to analyse (issue 49), or null: said once at the top instead of an empty
+ * table in every section. Judgments left out with excluded raters are counted, so "none yet" is not said of those.
+ */
+export function noJudgmentsHeadline(report: AnalysisReport): string | null {
+  if (report.n_judgments > 0) return null;
+  const src = report.source.kind === 'batch' ? `Batch ${report.source.batch_id} (${report.source.name})` : `The file ${report.source.path}`;
+  const left = report.exclusions.raters.reduce((n, r) => n + r.judgments, 0) + report.exclusions.dropped.reduce((n, d) => n + d.judgments, 0);
+  return left > 0
+    ? `Nothing to analyse: every judgment of ${src.replace(/^The/, 'the')} (${left}) was left out with an excluded rater or a dropped row; see the exclusions.`
+    : `No judgments yet: ${src} has no accepted judgment, so there is nothing to analyse. Run this again once raters have answered.`;
 }
 
 /**

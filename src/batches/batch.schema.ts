@@ -138,13 +138,20 @@ export const attentionChecksSchema = z.strictObject({
   maxFailures: z.number().int().min(1).max(20).default(2),
 });
 
-/** How much of a batch one client address may take (issue 10): a script cannot hold every place. */
+/** A whole number from `min` to `max`, refused in words a person reads beside the field. */
+const wholeNumber = (min: number, max: number) =>
+  z.number({ message: `must be a whole number from ${min} to ${max}` }).int(`must be a whole number from ${min} to ${max}`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+/**
+ * How much of a batch one client address may take (issue 10): a script cannot hold every place. Colleagues behind one
+ * office network share an address: raise the limits for such a pilot (issue 49; checked before consent).
+ */
 export const addressLimitsSchema = z.strictObject({
   /** Raters that may be created from one address within `windowMinutes`. */
-  ratersPerWindow: z.number().int().min(1).max(10_000).default(20),
-  windowMinutes: z.number().int().min(1).max(24 * 60).default(60),
-  /** Raters of one address that may hold comparisons (a lease or reserved pairs) at the same time. */
-  activeRaters: z.number().int().min(1).max(10_000).default(5),
+  ratersPerWindow: wholeNumber(1, 10_000).default(20),
+  windowMinutes: wholeNumber(1, 24 * 60).default(60),
+  /** Raters of one address that may hold comparisons (a lease or reserved pairs, or a consent page open) at the same time. */
+  activeRaters: wholeNumber(1, 10_000).default(5),
 });
 
 /** One question raters answer on each pair (issue 16): its own choice, tie rule and reason, stored per judgment row. */

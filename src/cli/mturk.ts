@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { formatMinor } from '../recruiting/prolific-plan.js';
 import { describeMturkPlan, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
 import { type CliContext, printJson } from './cli-context.js';
-import { batchRef, platformDeps } from './platform-deps.js';
+import { batchRef, platformDeps, sayStudyLink } from './platform-deps.js';
 
 export function registerMturk(program: Command, ctx: CliContext): void {
   const mturk = program.command('mturk').description('run a batch as MTurk HITs: publish them, watch them, approve and pay (AWS credentials)');
@@ -16,6 +16,7 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; sandbox?: boolean; json?: boolean }) => {
       const result = await publishOnMturk(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true, sandbox: options.sandbox });
+      sayStudyLink(ctx, result.entryUrl, result.warnings, options.json === true);
       if (options.json) return printJson(ctx, result);
       if (options.dryRun) {
         ctx.out(`Dry run: nothing is sent. The requests publish would send to ${result.endpoint}:`);

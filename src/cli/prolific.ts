@@ -4,7 +4,7 @@ import { describeInFlight, describeSettlePlan, settleOnProlific } from '../recru
 import { prolificStatus, publishOnProlific } from '../recruiting/prolific-workflows.js';
 import { subscribeProlificHooks } from '../recruiting/prolific-hooks.js';
 import { type CliContext, CliError, printJson } from './cli-context.js';
-import { batchRef, platformDeps } from './platform-deps.js';
+import { batchRef, platformDeps, sayStudyLink } from './platform-deps.js';
 
 export function registerProlific(program: Command, ctx: CliContext): void {
   const prolific = program.command('prolific').description('run a batch as a Prolific study: publish it, watch it, approve and pay (PROLIFIC_API_TOKEN)');
@@ -17,6 +17,7 @@ export function registerProlific(program: Command, ctx: CliContext): void {
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; json?: boolean }) => {
       const result = await publishOnProlific(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true });
+      sayStudyLink(ctx, result.studyUrl, result.warnings, options.json === true);
       if (options.json) return printJson(ctx, result);
       if (options.dryRun) {
         ctx.out('Dry run: nothing is sent. The requests publish would send:');

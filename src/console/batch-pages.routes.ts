@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { reallocationLines } from '../analysis/sequential-report.js';
+import { comparisonStandingLines } from '../analysis/sequential-standing.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
-import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
+import { listComparisonStops } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
@@ -10,6 +11,9 @@ import { createBatch, previewPairs } from '../batches/create-batch.js';
 import { NAME_TAKEN } from '../batches/batch-name.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, payPerHour } from '../batches/launch-checklist.js';
+import { describeMinimum } from '../batches/minimum-time.js';
+import { formatMoney } from '../batches/pay.js';
+import { platformPayFloor } from '../batches/platform-pay-floor.js';
 import { raterLinks } from '../batches/rater-links.js';
 import { consentTimeOfFullSession, createWordsMemo, type WordsMemo } from '../rating/consent-time.queries.js';
 import { previewUrl } from '../rating/rater-token.js';
@@ -67,21 +71,32 @@ type BatchPageDeps = ConsoleDeps & { wordsMemo: WordsMemo };
  * The launch checklist with the time promised at consent now and the configured pay floor; the batch page passes the
  * time and capacity it shows (each reads every regular pair of the batch: 30 ms at 20,000 pairs).
  */
-function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { minutes: number; capacity: CapacityResult }) {
+function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { time: FullSessionTime; capacity: CapacityResult }) {
   const { db, config, wordsMemo } = deps;
-  return batchLaunchChecklist(
-    db,
-    batch.id,
-    { minutes: shown?.minutes ?? consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo).minutes, minPayPerHour: config.minPayPerHour, publicUrl: config.publicUrl },
-    shown?.capacity,
-  );
+  const capacity = shown?.capacity ?? checkBatchCapacity(db, batch.id);
+  const time = shown?.time ?? consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo, capacity);
+  // The minimum of the time promised is the full session's minimum, its words counted once through the memo.
+  const minimum = capacity.pairs > 0 ? time.minimum : null;
+  return batchLaunchChecklist(db, batch.id, { minutes: time.minutes, minimum, minPayPerHour: config.minPayPerHour, publicUrl: config.publicUrl }, capacity);
+}
+
+type FullSessionTime = ReturnType<typeof consentTimeOfFullSession>;
+
+/** The batch page's "Time and pay": the time promised, the least a session takes, pay per hour at it and the platform's floor. */
+function timeAndPay(batch: BatchView, time: FullSessionTime) {
+  const rate = payPerHour(batch.settings.pay, time.minutes);
+  return {
+    minimumText: describeMinimum(time.minimum),
+    floor: rate ? platformPayFloor(batch.settings.provider.kind, rate.currency) : null,
+    formatMoney,
+  };
 }
 
 function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, error?: string) {
   const { db, clock, config, wordsMemo } = deps;
-  const consentTime = consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo);
   const capacity = checkBatchCapacity(db, batch.id);
-  const checklist = checklistOf(deps, batch, { minutes: consentTime.minutes, capacity });
+  const consentTime = consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo, capacity);
+  const checklist = checklistOf(deps, batch, { time: consentTime, capacity });
   renderPage(res, 'batch', {
     title: batch.name,
     batch,
@@ -97,6 +112,7 @@ function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, e
     checklist,
     launchBlocked: blockingFailures(checklist).length > 0,
     consentTime,
+    timeAndPay: timeAndPay(batch, consentTime),
     payRate: payPerHour(batch.settings.pay, consentTime.minutes),
     minPayPerHour: config.minPayPerHour,
     sequential: sequentialNotice(db, batch),
@@ -111,7 +127,7 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   const stops = listComparisonStops(db, batch.id);
   const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const moved = reallocationLines(listReallocations(db, batch.id)).map((l) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`);
-  return { closedItself, lines: [...stops.flatMap((c) => sequentialLines(summariseComparison(c, listLooks(db, c.id)))), ...moved] };
+  return { closedItself, lines: [...comparisonStandingLines(db, batch.settings, stops), ...moved] };
 }
 
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {

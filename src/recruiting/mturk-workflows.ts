@@ -28,6 +28,7 @@ import { listMturkSessions, listMturkWorkersOf } from './mturk-sessions.queries.
 import { type HeldLock, withPlatformLock } from './platform-lock.js';
 import { PlatformError, PlatformHttpError, withPlatformErrors } from './platform-error.js';
 import { type OperationDeps, type OperationOutcome, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import { checkStudyLink } from './study-link.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
 import { majorText } from './prolific-plan.js';
 
@@ -139,6 +140,9 @@ function requireListed<T>(outcome: OperationOutcome<T>, what: string): Operation
 }
 
 export type MturkPublishPreview = {
+  /** The link every HIT's ExternalQuestion frames, and why workers could not open it (a dry run only: publishing refuses). */
+  entryUrl: string;
+  warnings: string[];
   endpoint: string;
   sandbox: boolean;
   requests: { operation: string; body: unknown }[];
@@ -160,11 +164,9 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
   const m = mturkSettingsOf(batch.settings);
   const assignments = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
   const entryUrl = raterLinks(batch, deps.config.publicUrl).entryUrl;
-  // MTurk frames only https pages; a plain-http link passes only against an overridden endpoint (tests, proxies).
-  if (!entryUrl.startsWith('https:') && !deps.config.mturkEndpoint) throw new RecruitingError(`MTurk frames only https pages, and this batch's link is ${entryUrl}: set PUBLIC_URL to the https address workers reach.`, 409);
   const question = externalQuestion(entryUrl, m.frameHeight);
   const hit = (index: number) => ({ MaxAssignments: assignments, LifetimeInSeconds: Math.round(m.lifetimeDays * 86_400), Question: question, RequesterAnnotation: hitMark(batch.publicId, index), UniqueRequestToken: hitMark(batch.publicId, index) });
-  return { reward, m, assignments, hit };
+  return { reward, m, assignments, hit, entryUrl };
 }
 
 /**
@@ -175,7 +177,8 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
 export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean; sandbox?: boolean }): Promise<MturkPublishPreview> {
   return withPlatformErrors(async () => {
     const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
-    const { reward, m, assignments, hit } = publishPlan(deps, batch);
+    const { reward, m, assignments, hit, entryUrl } = publishPlan(deps, batch);
+    const warnings = checkStudyLink(entryUrl, 'MTurk', options.dryRun);
     const { endpoint, sandbox } = endpointOf(deps, batchId, options.sandbox);
     const blocked = listMturkWorkersOf(deps.db, batch.settings.blockParticipantsOf);
     const qualificationName = tookPartBeforeName(batch.publicId);
@@ -186,6 +189,8 @@ export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryR
       ...Array.from({ length: m.hits }, (_, i) => ({ operation: 'CreateHITWithHITType', body: hit(i + 1) })),
     ];
     const preview = {
+      entryUrl,
+      warnings,
       endpoint,
       sandbox,
       requests,

@@ -18,6 +18,7 @@ import { coveredOf } from './prolific-settle.js';
 import { requireStudyTerms, requireWorkspaceCurrency } from './prolific-currency.js';
 import { prolificReward, screenOutPayProblem } from '../batches/prolific-pay.js';
 import { type Deadline, planSettle, prolificStudyRequest, type ReviewItem, type SettlePlan } from './prolific-plan.js';
+import { checkStudyLink } from './study-link.js';
 
 export type { ProlificDeps } from './prolific-deps.js';
 
@@ -25,10 +26,10 @@ export type { ProlificDeps } from './prolific-deps.js';
 // prolific-settle.ts). Every request that creates or changes goes through runPlatformOperation (recorded before it is
 // sent), after whatever an earlier run left unconfirmed is reconciled with Prolific's own state.
 
-export type PublishPreview = { requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
+export type PublishPreview = { studyUrl: string; warnings: string[]; requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
 
 /** Refuses a batch Prolific cannot be asked to run, before any call: no pay, a failing launch checklist, no code. */
-function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy; rewardMinor: number; currency: string; places: number } {
+function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy; studyUrl: string; rewardMinor: number; currency: string; places: number } {
   const reward = prolificReward(batch.settings.pay);
   if (!reward) throw new RecruitingError(`Batch ${batch.id} has no pay Prolific can use ("${batch.settings.pay}"): set "pay" to an amount in pounds or dollars, e.g. "£2.50".`, 400);
   if (!batch.settings.provider.completionCodes.completed) throw new RecruitingError(`Batch ${batch.id} has no completion code: set provider.completionCodes.completed.`, 400);
@@ -39,7 +40,7 @@ function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy
   if (failing.length > 0) throw new RecruitingError(`Batch ${batch.id} is not ready to publish: ${describeFailures(failing).join(' ')}`, 409);
   const places = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
   const studyUrl = raterLinks(batch, deps.config.publicUrl).providerUrl;
-  return { study: prolificStudyRequest(batch, { studyUrl, places, minutes, rewardMinor: reward.rewardMinor }), rewardMinor: reward.rewardMinor, currency: reward.currency, places };
+  return { study: prolificStudyRequest(batch, { studyUrl, places, minutes, rewardMinor: reward.rewardMinor }), studyUrl, rewardMinor: reward.rewardMinor, currency: reward.currency, places };
 }
 
 /**
@@ -49,7 +50,8 @@ function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy
 export function publishOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<PublishPreview> {
   return withPlatformErrors(async () => {
     const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
-    const { study, rewardMinor, currency, places } = studyRequestOf(deps, batch);
+    const { study, studyUrl, rewardMinor, currency, places } = studyRequestOf(deps, batch);
+    const warnings = checkStudyLink(studyUrl, 'Prolific', options.dryRun);
     const known = findProlificStudyId(deps.db, batchId) ?? null;
     const requests = [
       ...(known ? [] : [{ method: 'POST', path: 'studies/', body: study }]),
@@ -58,7 +60,7 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
     const token = deps.config.prolificToken();
     if (options.dryRun) {
       const costMinor = token ? await createProlificClient({ baseUrl: deps.config.prolificApiUrl, token }).studyCost(rewardMinor, places).catch(() => null) : null;
-      return { requests, places, rewardMinor, currency, costMinor, rewardsMinor: rewardMinor * places, studyId: known };
+      return { studyUrl, warnings, requests, places, rewardMinor, currency, costMinor, rewardsMinor: rewardMinor * places, studyId: known };
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
     const client = requireClient(deps.config);
@@ -85,7 +87,7 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
       const created = await client.getStudy(studyId);
       requireStudyTerms(created, { id: batchId, currency, rewardMinor }, 'publish');
       if (created.status === 'UNPUBLISHED') await transitionStudy(locked, client, batchId, studyId, 'PUBLISH');
-      return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+      return { studyUrl, warnings, requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
     });
   });
 }

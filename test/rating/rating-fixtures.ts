@@ -114,9 +114,12 @@ export function raterClient(app: Express, options: { address?: string } = {}) {
       const res = await client.post(action, { _csrf: inputValue(page, '_csrf'), ...formTokens(page), ...fields });
       return res;
     },
-    /** From the entry link through consent and instructions to the first comparison page. */
-    async startRating(publicId: string, query = '') {
-      const consent = await client.follow(`/r/${publicId}${query}`);
+    /**
+     * From the entry link through consent and instructions to the first comparison page; `consent`: the consent page
+     * the rater already opened (opening the link again would hold a second place of their address, issue 49).
+     */
+    async startRating(publicId: string, query = '', consent?: { res: { status: number; text: string } }) {
+      consent ??= await client.follow(`/r/${publicId}${query}`);
       expect(consent.res.status).toBe(200);
       const afterConsent = await client.submit(consent.res.text, { decision: 'agree' });
       expect(afterConsent.status).toBe(303);

@@ -8,7 +8,8 @@ import { type FakeMturk, startFakeMturk } from '../helpers/fake-mturk.js';
 import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
-export const PUBLIC_URL = 'http://simarena.example';
+// https, as MTurk needs (publish refuses an http or local link); the console signs in behind TLS (agentBehindTls).
+export const PUBLIC_URL = 'https://simarena.example';
 export const CODES = { completed: 'MTOK4821', screenedOut: 'MTSCR339', noConsent: 'MTNOC117' };
 
 const fakes: FakeMturk[] = [];
@@ -23,12 +24,14 @@ export const newCredentials = () => ({
   sessionToken: `IQo${randomBytes(40).toString('base64')}`,
 });
 
-export async function mturkSetup(options: { settings?: Record<string, unknown>; open?: boolean } = {}) {
+/** `publicUrl`: the server's (and the CLI's) PUBLIC_URL, when a test needs another than PUBLIC_URL. */
+export async function mturkSetup(options: { settings?: Record<string, unknown>; open?: boolean; publicUrl?: string } = {}) {
   const credentials = newCredentials();
   const fake = await startFakeMturk({ accessKeyId: credentials.accessKeyId });
   fakes.push(fake);
   const env = {
-    PUBLIC_URL,
+    PUBLIC_URL: options.publicUrl ?? PUBLIC_URL,
+    TRUST_PROXY: '1',
     MTURK_ENDPOINT: fake.url,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,

@@ -52,7 +52,7 @@ describe('mturk publish', () => {
     const batchName = setup.db.prepare<{ id: number }, string>('SELECT name FROM batches WHERE id = :id').pluck().get({ id: setup.seeded.batchId }) as string;
     expect(batchName).toMatch(/SCRIPT vs AGENTS blindcheck/);
     const { hit } = await publishedWithWorkers(setup, 1);
-    const next = seedBatch(setup.db, { samples: 4, settings: { name: 'SCRIPT vs MINDREADERS blindcheck round 2', judgmentsPerPair: 2, perRaterCap: 2, plannedRaters: 4, pay: '$1.00', provider: { kind: 'mturk', completionCodes: CODES }, blockParticipantsOf: [setup.seeded.batchId] } });
+    const next = seedBatch(setup.db, { samples: 4, settings: { name: 'SCRIPT vs MINDREADERS blindcheck round 2', judgmentsPerPair: 2, perRaterCap: 2, plannedRaters: 4, pay: '$1.50', provider: { kind: 'mturk', completionCodes: CODES }, blockParticipantsOf: [setup.seeded.batchId] } });
     expect((await cli(['mturk', 'publish', next.publicId], setup.cliEnv)).code).toBe(0);
     expect((await cli(['mturk', 'settle', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
     // What a worker can read (MTurk's HIT, qualification, assignment and bonus pages); RequesterAnnotation is the requester's alone.

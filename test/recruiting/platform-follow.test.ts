@@ -39,7 +39,7 @@ async function rateAll(setup: Setup, studyId: string, n: number) {
 /** The console's batch page of a server with `env`, over the setup's database, as an admin sees it. */
 async function consolePage(setup: Setup, env: Record<string, string>): Promise<string> {
   const app = createApp({ db: setup.db, config: loadConfig(env), logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET });
-  const admin = await signIn(app, setup.db, 'admin');
+  const admin = await signIn(app, setup.db, 'admin', { behindTls: true });
   const res = await admin.agent.get(`/console/batches/${setup.seeded.batchId}`).expect(200);
   return res.text.replace(/&#39;/g, "'");
 }

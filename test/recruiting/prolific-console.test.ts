@@ -11,8 +11,8 @@ import { participantIds, prolificSetup, walkFromProlific } from './prolific-help
 describe('Prolific in the console', () => {
   it('the batch page, publish page and settle page, for an admin, show the dry run and the money before a typed confirmation, then publish and settle once', async () => {
     const setup = await prolificSetup();
-    const admin = await signIn(setup.app, setup.db, 'admin');
-    const researcher = await signIn(setup.app, setup.db, 'researcher');
+    const admin = await signIn(setup.app, setup.db, 'admin', { behindTls: true });
+    const researcher = await signIn(setup.app, setup.db, 'researcher', { behindTls: true });
     const id = setup.seeded.batchId;
     const pages: string[] = [];
     const get = async (agent: typeof admin.agent, path: string, status = 200) => {
@@ -76,7 +76,7 @@ describe('Prolific in the console', () => {
 
   it('the settle page, for a bonus payment whose answer was lost and a participant asked to return who did not, shows the bulk id, what Prolific shows and the day-21 deadline, and resends the pay only on the typed bulk id, in the audit log', async () => {
     const setup = await prolificSetup();
-    const admin = await signIn(setup.app, setup.db, 'admin');
+    const admin = await signIn(setup.app, setup.db, 'admin', { behindTls: true });
     const id = setup.seeded.batchId;
     await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
     const study = [...setup.fake.studies.values()][0];
@@ -98,7 +98,7 @@ describe('Prolific in the console', () => {
     expect(page).toContain(`${day} 00:00 UTC</time></td><td>${declined}</td>`);
     expect(page).toContain('declined consent (asked to return the study); asked to return on');
 
-    const researcher = await signIn(setup.app, setup.db, 'researcher');
+    const researcher = await signIn(setup.app, setup.db, 'researcher', { behindTls: true });
     expect((await researcher.agent.post(`/console/batches/${id}/prolific/confirm-unpaid`).type('form').send({ _csrf: researcher.csrf, bulkId, confirm: bulkId })).status).toBe(403);
     const mistyped = await admin.agent.post(`/console/batches/${id}/prolific/confirm-unpaid`).type('form').send({ _csrf: admin.csrf, bulkId, confirm: 'yes' });
     expect(mistyped.status).toBe(400);
@@ -115,7 +115,7 @@ describe('Prolific in the console', () => {
 
   it('the Prolific pages, when Prolific refuses or cannot be reached, show its message and never the token', async () => {
     const setup = await prolificSetup();
-    const admin = await signIn(setup.app, setup.db, 'admin');
+    const admin = await signIn(setup.app, setup.db, 'admin', { behindTls: true });
     const id = setup.seeded.batchId;
     await admin.agent.post(`/console/batches/${id}/prolific/publish`).type('form').send({ _csrf: admin.csrf, confirm: 'publish' }).expect(303);
     setup.fake.faults.push({ method: 'GET', path: /studies\/[^/]+\/$/, status: 403, body: { error: { title: 'Forbidden', detail: `token ${setup.token} may not read this study` } } });
@@ -137,7 +137,7 @@ describe('Prolific in the console', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: setup.clock });
-    const admin = await signIn(app, setup.db, 'admin');
+    const admin = await signIn(app, setup.db, 'admin', { behindTls: true });
     const id = setup.seeded.batchId;
     await admin.agent.get(`/console/batches/${id}/prolific`).expect(200);
     setup.fake.faults.push({ method: 'POST', path: /studies\/$/, status: 400, body: { error: { title: 'Bad request', detail: `bad study (token ${setup.token})` } } });

@@ -28,7 +28,7 @@ async function subscribe(setup: Setup): Promise<string> {
     fetch(`${setup.fake.url}${path}`, { method: 'POST', headers: { Authorization: `Token ${setup.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const workspace_id = setup.fake.workspaces[0]?.id;
   const secret = ((await (await api('hooks/secrets/', { workspace_id })).json()) as { value: string }).value;
-  const created = await api('hooks/subscriptions/', { workspace_id, event_type: 'submission.status.change', target_url: `${PUBLIC_URL.replace('http:', 'https:')}/hooks/prolific` });
+  const created = await api('hooks/subscriptions/', { workspace_id, event_type: 'submission.status.change', target_url: `${PUBLIC_URL}/hooks/prolific` });
   const { id } = (await created.json()) as { id: string };
   expect((await api(`hooks/subscriptions/${id}/`, { secret: created.headers.get('x-hook-secret') })).status).toBe(200);
   return secret;
@@ -141,7 +141,7 @@ describe('prolific hooks', () => {
     expect(again.stdout).toContain(`Already subscribed: Prolific sends submission.status.change to https://simarena.example/hooks/prolific (subscription ${sub?.id}`);
     expect(setup.fake.hooks.subscriptions).toHaveLength(1);
     // Prolific refuses a target that is not public https; simarena says so before asking.
-    const local = await cli(['prolific', 'hooks', String(setup.seeded.batchId)], { ...setup.cliEnv, PROLIFIC_WEBHOOK_SECRET: secret });
+    const local = await cli(['prolific', 'hooks', String(setup.seeded.batchId)], { ...setup.cliEnv, PUBLIC_URL: 'http://simarena.example', PROLIFIC_WEBHOOK_SECRET: secret });
     expect(local.stderr).toContain('Prolific delivers webhooks only to a public https:// address; PUBLIC_URL is http://simarena.example.');
   });
 });

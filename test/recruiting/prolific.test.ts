@@ -52,7 +52,7 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(study.name).toBe('Compare pairs of short conversations');
     expect(`${study.name} ${study.description}`).not.toMatch(/SCRIPT|AGENTS|blindcheck/);
     expect(study.total_available_places).toBe(10);
-    expect(study.external_study_url).toBe(`http://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
+    expect(study.external_study_url).toBe(`https://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
     expect(study.completion_codes.map((c) => [c.code, c.code_type, c.actor, c.actions[0]?.action])).toEqual([
       [CODES.completed, 'COMPLETED', 'participant', 'MANUALLY_REVIEW'],
       [CODES.screenedOut, 'FIXED_SCREENOUT', 'participant', 'FIXED_SCREEN_OUT_PAYMENT'],
