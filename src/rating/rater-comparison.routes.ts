@@ -121,7 +121,7 @@ async function renderComparison(
   assignmentPublicId: string,
   status: number,
   error: { message: string; question: number | null } | null,
-  form: { choices: string[]; reasons: string[] },
+  form: { choices: string[]; reasons: string[]; confidences?: string[] },
   known?: AssignmentRow,
 ): Promise<void> {
   const { db, clock } = pages.deps;
@@ -233,7 +233,15 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
-    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, signals: parsed.data.signals ?? null, laterAnswers: later };
+    const input = {
+      assignmentPublicId,
+      choice: first.choice,
+      reason: first.reason,
+      confidence: first.confidence,
+      activeMs: parsed.data.active_ms ?? null,
+      signals: parsed.data.signals ?? null,
+      laterAnswers: later,
+    };
     const step: AnswerStep = { leasing: false, answered: undefined, next: null };
     let nextFailed = false;
     let outcome: RecordOutcome;
