@@ -79,7 +79,7 @@ function cellRate(answers: AnswersAgainst | null, condition: string): CellRate {
 }
 
 function modelOf(answers: AnswersAgainst | null, cells: CellSpec[]): TwoByTwoModel {
-  if (!answers) return { n: 0, reason: 'the batch has no question of this kind' };
+  if (!answers) return { n: 0, reason: 'no answers of this kind in the report (naturalness needs a preference question of the same batch)' };
   const synthetic = cells.filter((c) => c.condition !== REAL_REFERENCE);
   const missing = synthetic.filter((c) => !answers.conditions.includes(c.condition)).map((c) => c.condition);
   if (missing.length > 0) return { n: 0, reason: `needs all four cells; no answers for ${missing.join(', ')}` };

@@ -7,7 +7,7 @@ export type RealismRow = { scenario: string; rater: string; comparison: number; 
 type Effect = { estimate: number; se: number; ci95: [number, number]; p: number };
 export type RealismFixture = {
   source: string;
-  design: { real: string; comparisons: [string, string][]; margin: number; alpha: number };
+  design: { real: string; comparisons: [string, string][]; margin: number; alpha: number; judgments_per_pair: number };
   rows: RealismRow[];
   detection: Record<string, { n: number; accuracy: number; se: number; ci95: [number, number]; error_rate: number; tost: { p_lower: number; p_upper: number; p: number; ci90: [number, number]; equivalent: boolean } }>;
   pairwise: { a: string; b: string; difference: number; se: number; p: number; p_holm: number }[];

@@ -104,7 +104,7 @@ describe('the realism analysis against statsmodels (scripts/realism-reference.py
     expect(none.conditions.map((c) => c.equivalence)).toEqual([null, null, null]);
     expect(none.conditions.map((c) => c.verdict)).toEqual(['detected', 'inconclusive', 'inconclusive']);
     expect(none.conditions[1]?.sentence).toContain('no equivalence margin was stated before the batch opened');
-    expect(none.two_by_two[0]?.natural).toMatchObject({ reason: 'the batch has no question of this kind' });
+    expect(none.two_by_two[0]?.natural).toMatchObject({ reason: 'no answers of this kind in the report (naturalness needs a preference question of the same batch)' });
   });
 });
 
