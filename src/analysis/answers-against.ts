@@ -11,6 +11,8 @@ export type AnswersAgainst = {
   /** The other conditions, in the order their comparisons first appear. */
   conditions: string[];
   condition: Int32Array;
+  /** The pair (item) answered. */
+  item: Int32Array;
   /** 1 when the other condition was chosen (taken for real, or judged more natural), 0 when the reference was. */
   chosen: Float64Array;
   rater: Int32Array;
@@ -31,6 +33,7 @@ export function answersAgainst(t: JudgmentTable, reference: string): AnswersAgai
     return { side, index: conditions.indexOf(other) };
   });
   const condition: number[] = [];
+  const item: number[] = [];
   const chosen: number[] = [];
   const rater: number[] = [];
   const scenario: number[] = [];
@@ -46,6 +49,7 @@ export function answersAgainst(t: JudgmentTable, reference: string): AnswersAgai
       continue;
     }
     condition.push(other.index);
+    item.push(i);
     chosen.push(outcome === other.side ? 0 : 1);
     rater.push(t.rater[j] as number);
     const s = t.itemScenario[i] as number;
@@ -56,6 +60,7 @@ export function answersAgainst(t: JudgmentTable, reference: string): AnswersAgai
     reference,
     conditions,
     condition: Int32Array.from(condition),
+    item: Int32Array.from(item),
     chosen: Float64Array.from(chosen),
     rater: Int32Array.from(rater),
     scenario: Int32Array.from(scenario),
