@@ -165,7 +165,8 @@ export const questionSchema = z
       .trim()
       .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a short id of lower-case letters, digits, - or _ (e.g. "natural")'),
     text: z.string().trim().min(5).max(500),
-    kind: z.enum(QUESTION_KINDS, { message: `must be ${QUESTION_KINDS.join(' or ')}` }).default('preference'),
+    /** Absent for a preference question, so the settings of batches without realism stay as they were written. */
+    kind: z.enum(QUESTION_KINDS, { message: `must be ${QUESTION_KINDS.join(' or ')}` }).optional(),
     /** which-is-real: the condition whose dialogues are real (every comparison of the batch sets it against another). */
     real: conditionSchema.optional(),
     allowTie: z.boolean().default(false),
@@ -180,10 +181,9 @@ export const questionSchema = z
       return;
     }
     if (q.real !== undefined) ctx.addIssue({ code: 'custom', path: ['real'], message: 'only a which-is-real question ("kind": "which-is-real") names a real condition' });
-    // 'off' is what this schema itself stores for a preference question, read back from batches.settings.
     if (q.confidence !== undefined && q.confidence !== 'off') ctx.addIssue({ code: 'custom', path: ['confidence'], message: 'only a which-is-real question ("kind": "which-is-real") asks for confidence' });
   })
-  .transform((q) => ({ ...q, confidence: q.confidence ?? (q.kind === 'which-is-real' ? ('optional' as const) : ('off' as const)) }));
+  .transform((q) => (q.kind === 'which-is-real' ? { ...q, confidence: q.confidence ?? ('optional' as const) } : q));
 export type Question = z.infer<typeof questionSchema>;
 
 /**
@@ -337,7 +337,7 @@ export type BatchState = (typeof BATCH_STATES)[number];
 /** The questions of a batch in page order: `questions`, or the single `question` as one question with id "natural". */
 export function batchQuestions(settings: BatchSettings): Question[] {
   return (
-    settings.questions ?? [{ id: DEFAULT_QUESTION_ID, text: settings.question, kind: 'preference', allowTie: settings.allowTie, reason: settings.reason, confidence: 'off' }]
+    settings.questions ?? [{ id: DEFAULT_QUESTION_ID, text: settings.question, allowTie: settings.allowTie, reason: settings.reason }]
   );
 }
 

@@ -32,7 +32,7 @@ export function buildQuestionViews(settings: BatchSettings): QuestionView[] {
       text: q.text,
       allowTie: q.allowTie,
       reasonMode: q.reason,
-      confidenceMode: q.confidence,
+      confidenceMode: q.confidence ?? 'off',
       confidenceName: names.confidence,
       confidenceId: i === 0 ? 'confidence' : `confidence-${i + 1}`,
       choiceName: names.choice,

@@ -108,7 +108,7 @@ function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairR
 
 /** A which-is-real answer's confidence as stored (issue 53): null when the question asks none or none was given. */
 function confidenceOf(question: Question, given: number | null | undefined, pair: PairRow, several: boolean, i: number): { value: number | null } | { refused: RecordOutcome } {
-  if (question.confidence === 'off') return { value: null };
+  if ((question.confidence ?? 'off') === 'off') return { value: null };
   const value = given ?? null;
   if (value !== null && !(Number.isInteger(value) && value >= 1 && value <= 5))
     return { refused: reject(400, 'bad_confidence', `Please choose how sure you are${onQuestion(several, i)}, from 1 to 5.`, i + 1) };
