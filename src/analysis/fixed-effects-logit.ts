@@ -16,6 +16,12 @@ import { normalCdf } from '../numbers/normal.js';
 
 export const MIN_ROWS_PER_PARAMETER = 5;
 
+/**
+ * Newton's method inverts the p × p information at each step (p³ work): 400 parameters take about a tenth of a second
+ * a step; a study with more raters and scenarios than that is left to the clustered comparison, which needs no fit.
+ */
+export const MAX_PARAMETERS = 400;
+
 export type FixedEffectsInput = { error: Float64Array; condition: Int32Array; conditions: string[]; rater: Int32Array; scenario: Int32Array };
 
 export type FixedEffectsLogit = {
@@ -56,6 +62,7 @@ export function fixedEffectsLogit(input: FixedEffectsInput): FixedEffectsLogit {
   const raters = code(rater);
   const scenarios = code(scenario);
   const p = c + raters.count - 1 + scenarios.count - 1;
+  if (p > MAX_PARAMETERS) return { reason: `too many raters and scenarios for a fixed effect each: ${p} parameters (at most ${MAX_PARAMETERS}); the clustered comparison above needs none` };
   if (kept.length < MIN_ROWS_PER_PARAMETER * p)
     return { reason: `too few answers for rater and scenario effects: ${kept.length} answers for ${p} parameters (needs ${MIN_ROWS_PER_PARAMETER} per parameter)` };
   const x = new Float64Array(kept.length * p);

@@ -155,7 +155,7 @@ export const addressLimitsSchema = z.strictObject({
  */
 export const QUESTION_KINDS = ['preference', 'which-is-real'] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
-export const ANSWER_MODES = ['off', 'optional', 'required'] as const;
+const ANSWER_MODES = ['off', 'optional', 'required'] as const;
 
 /** One question raters answer on each pair (issue 16): its own choice, tie rule and reason, stored per judgment row. */
 export const questionSchema = z
@@ -339,12 +339,6 @@ export function batchQuestions(settings: BatchSettings): Question[] {
   return (
     settings.questions ?? [{ id: DEFAULT_QUESTION_ID, text: settings.question, allowTie: settings.allowTie, reason: settings.reason }]
   );
-}
-
-/** The batch's which-is-real question (at most one, issue 53), or null. */
-export function realismQuestion(settings: Pick<BatchSettings, 'questions'>): (Question & { real: string }) | null {
-  const q = settings.questions?.find((x) => x.kind === 'which-is-real');
-  return q?.real ? { ...q, real: q.real } : null;
 }
 
 /**

@@ -4,6 +4,7 @@
 // the logistic model with rater and scenario effects, confidence calibration, and the 2×2's logistic effects.
 import { describe, expect, it } from 'vitest';
 import { equivalenceTest } from '../../src/analysis/equivalence-test.js';
+import { fixedEffectsLogit } from '../../src/analysis/fixed-effects-logit.js';
 import { holmAdjust } from '../../src/analysis/holm.js';
 import { realismSection } from '../../src/analysis/realism-section.js';
 import { fixtureTable, REALISM_FIXTURE, type RealismFixture as Fixture } from './realism-fixture.js';
@@ -122,5 +123,23 @@ describe('small estimators', () => {
     // Holm 1979's procedure by hand: sorted 0.01, 0.02, 0.04, 0.3 times 4, 3, 2, 1, made monotone.
     expect(holmAdjust([0.04, 0.01, 0.3, 0.02])).toEqual([0.08, 0.04, 0.3, 0.06]);
     expect(holmAdjust([0.5, 0.6])).toEqual([1, 1]);
+  });
+});
+
+describe('the fixed-effects logit, when there are not enough answers', () => {
+  it('fixedEffectsLogit with fewer than 5 answers per parameter, or more than 400 parameters, fits nothing and says why', () => {
+    const n = 40;
+    const base = { error: Float64Array.from({ length: n }, (_, i) => (i * 7) % 3 === 0 ? 1 : 0), condition: Int32Array.from({ length: n }, (_, i) => i % 2), conditions: ['A:m', 'B:m'] };
+    const few = fixedEffectsLogit({ ...base, rater: Int32Array.from({ length: n }, (_, i) => i % 10), scenario: Int32Array.from({ length: n }, (_, i) => Math.floor(i / 10)) });
+    expect(few).toEqual({ reason: expect.stringMatching(/^too few answers for rater and scenario effects: \d+ answers for \d+ parameters \(needs 5 per parameter\)$/) });
+    const big = 3000;
+    const many = fixedEffectsLogit({
+      error: Float64Array.from({ length: big }, (_, i) => (i % 3 === 0 ? 1 : 0)),
+      condition: Int32Array.from({ length: big }, (_, i) => i % 2),
+      conditions: ['A:m', 'B:m'],
+      rater: Int32Array.from({ length: big }, (_, i) => i % 500),
+      scenario: Int32Array.from({ length: big }, (_, i) => i % 7),
+    });
+    expect(many).toEqual({ reason: expect.stringContaining('parameters (at most 400)') });
   });
 });
