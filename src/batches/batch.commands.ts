@@ -2,6 +2,7 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
 import { requireLaunchChecklist } from './batch-launch.js';
 import { BatchError } from './batch-error.js';
+import { freeCopyName, requireFreeBatchName } from './batch-name.js';
 import { requireBatchCapacity } from './batch-capacity.js';
 import {
   type BatchCounts,
@@ -117,6 +118,7 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
   return db.transaction(() => {
     const row = requireBatch(db, batchId);
     if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
+    if (next.name !== row.name) requireFreeBatchName(db, next.name, batchId);
     checkBlockedBatches(db, next, batchId);
     const current = readBatchSettings(row);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
@@ -185,10 +187,13 @@ export function deleteDraftBatch(db: Db, batchId: number, deps: { actor: string;
   }).immediate();
 }
 
-/** A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. */
+/**
+ * A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. Its
+ * name is the first free of "NAME (copy)", "NAME (copy 2)", ...; a name given in `overrides` must be free.
+ */
 export function cloneBatch(db: Db, batchId: number, deps: BatchDeps & { overrides?: Partial<BatchSettings> }): CreateBatchResult {
   const row = requireBatch(db, batchId);
   const settings = readBatchSettings(row);
-  const input = { ...settings, name: `${settings.name} (copy)`, ...deps.overrides };
+  const input = { ...settings, name: freeCopyName(db, settings.name), ...deps.overrides };
   return createBatch(db, input, { ...deps, clonedFrom: batchId });
 }

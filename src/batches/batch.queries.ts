@@ -114,6 +114,11 @@ export function deleteBatchRow(db: Db, batchId: number): void {
 }
 
 /** The batches cloned from this one (batches.cloned_from, which does not cascade). */
+/** The batches named exactly `name`, oldest first (a database made before migration 046 may hold several). */
+export function listBatchIdsNamed(db: Db, name: string): number[] {
+  return db.prepare<{ name: string }, number>('SELECT id FROM batches WHERE name = :name ORDER BY id').pluck().all({ name });
+}
+
 export function listClonesOf(db: Db, batchId: number): number[] {
   return db.prepare<{ batchId: number }, number>('SELECT id FROM batches WHERE cloned_from = :batchId ORDER BY id').pluck().all({ batchId });
 }

@@ -42,7 +42,7 @@ export type BonusSettings = z.infer<typeof bonusSchema>;
  * HITs takes `plannedRaters` assignments.
  */
 export const mturkSchema = z.strictObject({
-  /** Shown in MTurk's list of HITs; defaults to the batch's name. */
+  /** Shown in MTurk's list of HITs; defaults to a neutral title, never the batch's name (workers read it). */
   title: z.string().trim().min(1).max(128).optional(),
   /** Shown with the title; defaults to the instructions' first 2,000 characters, else the question. */
   description: z.string().trim().min(1).max(2000).optional(),

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { type BatchAction, deleteDraftBatch, editDraftBatch, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { BatchError } from '../batches/batch-error.js';
+import { NAME_TAKEN } from '../batches/batch-name.js';
 import { resolveBatchRef } from '../batches/batch-ref.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
@@ -37,9 +39,28 @@ function launchChecklistOf(ctx: CliContext, id: number): ChecklistItem[] {
 
 type JsonOption = { json?: boolean };
 
+/** Runs a command that names a batch; a name another batch has is refused with the option that gives another. */
+function withFreeName<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof BatchError && error.code === NAME_TAKEN) throw new CliError(`${error.message.replace(/\.$/, '')} with --name NEW.`, error.status, error.code);
+    throw error;
+  }
+}
+
+/** The settings of a batch file, with the name given by --name instead of the file's. */
+function settingsOfFile(from: string, name: string | undefined): unknown {
+  const settings = readJsonFile(from);
+  if (name === undefined) return settings;
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new CliError(`${from}: must hold a JSON object of batch settings`);
+  return { ...settings, name };
+}
+
 /** batches create: a draft batch from a settings file, with what was skipped and the raters it needs. */
-function createFromFile(ctx: CliContext, options: { from: string; json?: boolean }): void {
-  const result = createBatch(ctx.db(), readJsonFile(options.from), { actor: 'cli', now: ctx.now() });
+function createFromFile(ctx: CliContext, options: { from: string; name?: string; json?: boolean }): void {
+  const settings = settingsOfFile(options.from, options.name);
+  const result = withFreeName(() => createBatch(ctx.db(), settings, { actor: 'cli', now: ctx.now() }));
   if (options.json) {
     printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity });
     return;
@@ -147,7 +168,7 @@ function editBatch(ctx: CliContext, ref: string, options: { from?: string; name?
   const changes = options.from === undefined ? {} : readJsonFile(options.from);
   if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) throw new CliError(`${options.from}: must hold a JSON object of batch settings`);
   const id = resolveBatchRef(ctx.db(), ref);
-  const view = editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() });
+  const view = withFreeName(() => editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() }));
   ctx.out(`Batch ${view.id} (${view.name}) is updated: ${view.counts.pairs} pair(s).`);
 }
 
@@ -164,8 +185,9 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .command('create')
     .description('create a draft batch from a JSON settings file (see docs/researcher/rating-batches.md)')
     .requiredOption('--from <file>', 'batch settings JSON file')
+    .option('--name <name>', "the batch's name instead of the file's (a name another batch has is refused)")
     .option('--json', 'print the result as JSON')
-    .action((options: { from: string; json?: boolean }) => createFromFile(ctx, options));
+    .action((options: { from: string; name?: string; json?: boolean }) => createFromFile(ctx, options));
 
   batches
     .command('list')

@@ -7,6 +7,7 @@ import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { createBatch, previewPairs } from '../batches/create-batch.js';
+import { NAME_TAKEN } from '../batches/batch-name.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, payPerHour } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
@@ -16,6 +17,7 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
 import type { Db } from '../db/connection.js';
+import type { FieldErrors } from '../web/field-errors.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
@@ -40,6 +42,11 @@ export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
 }
 
 const FIELD_ERRORS_SUMMARY = 'Nothing was saved: see the messages by the fields below.';
+
+/** A refusal as the form shows it: a name another batch has by the name's own input, any other at the top. */
+function refusalOnForm(error: UserFacingError): { errors?: FieldErrors; error: string } {
+  return error.code === NAME_TAKEN ? { errors: { name: error.message }, error: FIELD_ERRORS_SUMMARY } : { error: error.message };
+}
 
 const formOptions = {
   contexts: CONTEXTS,
@@ -181,7 +188,7 @@ function submitNewBatch(deps: ConsoleDeps): RouteHandler {
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
       res.status(error.status);
-      renderForm(db, res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', error: error.message });
+      renderForm(db, res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', ...refusalOnForm(error) });
     }
   };
 }
@@ -262,7 +269,7 @@ function submitEdit(deps: ConsoleDeps): RouteHandler {
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
       res.status(error.status);
-      renderForm(db, res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, error: error.message });
+      renderForm(db, res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, ...refusalOnForm(error) });
       return;
     }
     redirectWithFlash(req, res, `/console/batches/${batch.id}`, 'Settings saved.');

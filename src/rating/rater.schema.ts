@@ -12,6 +12,25 @@ const emptyToUndefined = (v: unknown) => (v === '' || v === null ? undefined : v
 export const REASON_MAX = 2000;
 /** As many as batch.schema.ts allows on one page. */
 export const QUESTIONS_MAX = 6;
+/**
+ * The largest answer form read: every reason box full of three-byte UTF-8 characters (CJK), each sent as nine bytes
+ * (%XX%XX%XX), plus the other fields. At 16 KB, a reason of 2,000 such characters within the limit was refused as
+ * "too long" before its length was ever checked, and an over-long one lost its text to a generic page (issue 49).
+ */
+export const ANSWER_FORM_BYTES = QUESTIONS_MAX * REASON_MAX * 9 + 16 * 1024;
+
+/** How the rater's page writes a count: 2,000. */
+function formatCount(n: number): string {
+  return n.toLocaleString('en-GB');
+}
+
+/**
+ * The refusal of a reason over the limit, said beside its box with the text kept (issue 49): its length, the limit and
+ * how much to take out, so nothing is ever cut without the rater knowing.
+ */
+export function reasonTooLong(length: number): string {
+  return `This reason is ${formatCount(length)} characters long; the limit is ${formatCount(REASON_MAX)}. Please shorten it by ${formatCount(length - REASON_MAX)} character${length - REASON_MAX === 1 ? '' : 's'}.`;
+}
 
 export const CHOICES = ['left', 'right', 'tie'] as const;
 export type Choice = (typeof CHOICES)[number];
@@ -26,7 +45,16 @@ export function answerFields(index: number): { choice: string; reason: string; c
 }
 
 const choiceField = z.preprocess(emptyToUndefined, z.enum(CHOICES).optional());
-const reasonField = z.string().max(REASON_MAX, `Please keep the reason under ${REASON_MAX} characters.`).optional().default('');
+// Browsers send a box's line breaks as CR LF, but count them as one character against its limit: read as the page counts.
+const reasonField = z
+  .string()
+  .transform((text) => text.replace(/\r\n?/g, '\n'))
+  .superRefine((text, ctx) => {
+    const length = text.trim().length;
+    if (length > REASON_MAX) ctx.addIssue({ code: 'custom', message: reasonTooLong(length) });
+  })
+  .optional()
+  .default('');
 const confidenceField = z.preprocess(
   emptyToUndefined,
   z.coerce.number({ message: 'Please choose how sure you are, from 1 to 5.' }).int('Please choose how sure you are, from 1 to 5.').min(1, 'Please choose how sure you are, from 1 to 5.').max(5, 'Please choose how sure you are, from 1 to 5.').optional(),
@@ -72,6 +100,11 @@ export function readAnswers(form: Record<string, unknown>, count: number): { ans
 export function questionOfField(name: unknown): number | null {
   const match = typeof name === 'string' ? /^(?:choice|reason|confidence)(?:_(\d))?$/.exec(name) : null;
   return match ? Number(match[1] ?? 1) : null;
+}
+
+/** The on-page number of the question whose reason box a form field is (`reason_2` → 2, `reason` → 1), or null. */
+export function reasonOfField(name: unknown): number | null {
+  return typeof name === 'string' && name.startsWith('reason') ? questionOfField(name) : null;
 }
 
 /** A field named as a choice that holds something other than left/right/tie (a tampered or stale form). */

@@ -3,6 +3,10 @@ import { z } from 'zod';
 // Prolific's API answers as simarena reads them (https://docs.prolific.com/api-reference): only the fields used,
 // unknown ones let through (the API adds fields over time).
 
+/**
+ * Submission statuses as Prolific spells them (docs.prolific.com, Count study submissions by status), and PROCESSING,
+ * shown briefly while Prolific changes one (Mephisto's Prolific provider, api/constants.py).
+ */
 export const SUBMISSION_STATUSES = [
   'RESERVED',
   'ACTIVE',
@@ -13,6 +17,7 @@ export const SUBMISSION_STATUSES = [
   'REJECTED',
   'PARTIALLY APPROVED',
   'SCREENED OUT',
+  'PROCESSING',
 ] as const;
 export type SubmissionStatus = (typeof SUBMISSION_STATUSES)[number];
 
@@ -39,7 +44,7 @@ export const submissionSchema = z.looseObject({
   entered_code: z.string().nullish(),
   started_at: z.string().nullish(),
   completed_at: z.string().nullish(),
-  /** Bonuses paid on the submission, in pence / cents. */
+  /** Bonuses paid on the submission, in pence / cents, a fixed screen-out payment among them (Retrieve a submission; only there, not in a study's list). */
   bonus_payments: z.array(z.number()).nullish(),
   return_requested: z.string().nullish(),
 });

@@ -20,7 +20,7 @@ function draft(t: ReturnType<typeof buildTestApp>, settings: Record<string, unkn
     makeDialogue(t.db, { runId, scenario, mode: 'SCRIPT', turns: makeTurns(4, 8) });
     makeDialogue(t.db, { runId, scenario, mode: 'AGENTS', turns: makeTurns(4, 8) });
   }
-  return createBatch(t.db, { name: 'launch', runs: [runName], comparisons: [['SCRIPT:test-model', 'AGENTS:test-model']], ...settings }, { actor: 'test', now: NOW }).batchId;
+  return createBatch(t.db, { name: `launch ${runName}`, runs: [runName], comparisons: [['SCRIPT:test-model', 'AGENTS:test-model']], ...settings }, { actor: 'test', now: NOW }).batchId;
 }
 
 const stateOf = (t: ReturnType<typeof buildTestApp>, id: number) => t.db.prepare('SELECT state FROM batches WHERE id = ?').pluck().get(id);

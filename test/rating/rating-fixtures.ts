@@ -28,6 +28,7 @@ export function seedBatch(
   options: { samples?: number; settings?: Partial<BatchSettingsInput>; open?: boolean; random?: () => number } = {},
 ): SeededBatch {
   const runName = `blindrun-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
+  // Each batch its own name: a name another batch has is refused (issue 49).
   const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS'] });
   const dialogueIds: number[] = [];
   for (let i = 0; i < (options.samples ?? 4); i += 1) {
@@ -38,7 +39,7 @@ export function seedBatch(
   const created = createBatch(
     db,
     launchReady({
-      name: `SCRIPT vs AGENTS ${MODEL}`,
+      name: `SCRIPT vs AGENTS ${MODEL} (${runName})`,
       runs: [runName],
       comparisons: [[`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`]],
       provider: { kind: 'link' },

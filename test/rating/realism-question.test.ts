@@ -137,6 +137,32 @@ describe('which-is-real question on the rater page', () => {
     expect(count(db, "SELECT count(*) FROM assignments WHERE state = 'answered'")).toBe(0);
   });
 
+  it('GET /r/:batch/c/:assignment, back on the realism comparison just answered, shows its stored confidence; a changed confidence alone revises the answer, and judgment_revisions keeps the one replaced', async () => {
+    const { app, db, advance } = testApp();
+    const seeded = seedRealismBatch(db);
+    const rater = raterClient(app);
+    const first = await rater.startRating(seeded.publicId);
+    advance(20_000);
+    const answered = await rater.submit(first.res.text, { choice: 'left', choice_2: 'right', confidence_2: '2' });
+    expect(answered.status).toBe(303);
+    const back = await rater.get(first.url);
+    expect(back.text).toMatch(/id="confidence-2-2" name="confidence_2" value="2" checked>/);
+    // The same answer sent again is a double submit: nothing changes.
+    expect((await rater.submit(back.text, { choice: 'left', choice_2: 'right', confidence_2: '2' })).status).toBe(303);
+    expect(count(db, 'SELECT count(*) FROM judgment_revisions')).toBe(0);
+    advance(5_000);
+    const revised = await rater.submit(back.text, { choice: 'left', choice_2: 'right', confidence_2: '5' });
+    expect(revised.status).toBe(303);
+    expect(rowsOf(db).map((r) => [r.question_id, r.choice, r.confidence])).toEqual([
+      ['natural', 'left', null],
+      ['real', 'right', 5],
+    ]);
+    expect(db.prepare('SELECT choice, confidence FROM judgment_revisions ORDER BY id').all()).toEqual([
+      { choice: 'left', confidence: null },
+      { choice: 'right', confidence: 2 },
+    ]);
+  });
+
   it('every response a rater receives walking a realism batch over HTTP is free of the mode names (HUMANS, SCRIPT, AGENTS), the models (human, the model), the runs, the question ids and internal ids', async () => {
     const { app, db, advance } = testApp();
     padInternalIds(db);

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
+import { cli } from '../helpers/run-cli.js';
 import { type FakeMturk, startFakeMturk } from '../helpers/fake-mturk.js';
 import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
@@ -95,3 +96,19 @@ export function excludeWorker(setup: MturkSetup, workerId: string): void {
 }
 
 export const workerIds = (n: number) => Array.from({ length: n }, (_, i) => `A${(i + 1).toString().padStart(3, '0')}WORKER7Q`);
+
+/** The batch published on the fake MTurk, and `n` workers who took its HIT, walked the rater pages and submitted. */
+export async function publishedWithWorkers(setup: MturkSetup, n: number) {
+  const published = await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv);
+  expect(published.stderr).not.toContain('rror');
+  expect(published.code).toBe(0);
+  const hit = [...setup.fake.hits.values()][0];
+  if (!hit) throw new Error('no HIT');
+  const assignments = [];
+  for (const id of workerIds(n)) {
+    const { assignment, url } = setup.fake.acceptHit(hit.HITId, id);
+    await walkFromMturk(setup, url, 'complete');
+    assignments.push(assignment);
+  }
+  return { hit, assignments };
+}

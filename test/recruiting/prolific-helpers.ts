@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
-import { type FakeProlific, startFakeProlific } from '../helpers/fake-prolific.js';
+import { type FakeProlific, type FakeProlificOptions, startFakeProlific } from '../helpers/fake-prolific.js';
 import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
@@ -19,9 +19,9 @@ afterEach(async () => {
 /** A token that looks like Prolific's and is unique to the test, so it can be searched for everywhere. */
 export const newToken = () => `ptk_${randomBytes(24).toString('hex')}`;
 
-export async function prolificSetup(options: { settings?: Record<string, unknown>; token?: string; open?: boolean } = {}) {
+export async function prolificSetup(options: { settings?: Record<string, unknown>; token?: string; open?: boolean; fake?: Omit<FakeProlificOptions, 'token'> } = {}) {
   const token = options.token ?? newToken();
-  const fake = await startFakeProlific({ token });
+  const fake = await startFakeProlific({ ...options.fake, token });
   fakes.push(fake);
   const env = { PUBLIC_URL, PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
   // Raters take 20 s a comparison: faster, the server's own shown→submitted time flags them "too fast".
