@@ -1,5 +1,6 @@
 import type { AnalysisReport } from './analysis-report.js';
 import { paperTables } from './paper-report-tables.js';
+import { againstHumansTable, realismSentences, realismTables } from './realism-report-tables.js';
 import { raterCount, RATERS_TABLE_ROWS } from './page-report.js';
 import { ci, num, pct, pValue, type Table } from './report-format.js';
 
@@ -9,7 +10,9 @@ type ReportSection = { title: string; note?: string; table: Table };
 /** The report's tables as plain rows, shared by the Markdown and HTML renderers so both always say the same. */
 export function reportTables(report: AnalysisReport): ReportSection[] {
   const sections: (ReportSection | null)[] = [
+    ...realismTables(report),
     winRatesTable(report),
+    againstHumansTable(report),
     perModelTable(report),
     byCategoryTable(report),
     byScenarioTable(report),
@@ -258,6 +261,12 @@ export function noJudgmentsHeadline(report: AnalysisReport): string | null {
  * agreement), so the report's headline can be quoted without reassembling it from the tables.
  */
 export function summarySentences(report: AnalysisReport): string[] {
+  // A which-is-real question's comparisons count the conversation taken for real, not a preference: its summary is
+  // the realism section's (issue 53).
+  return report.realism ? realismSentences(report) : comparisonSentences(report);
+}
+
+function comparisonSentences(report: AnalysisReport): string[] {
   return report.comparisons.map((c) => {
     const decisive = c.wins_a + c.wins_b;
     if (c.win_rate_a === null) return `${c.a} vs ${c.b}: no decisive judgment among ${c.n} (${c.ties} ties); no win rate.`;

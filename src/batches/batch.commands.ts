@@ -47,7 +47,7 @@ export type BatchView = {
 };
 
 /** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
-export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping'] as const satisfies readonly (keyof BatchSettings)[];
+export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping', 'equivalenceMargin'] as const satisfies readonly (keyof BatchSettings)[];
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
 export type BatchAction = 'open' | 'pause' | 'close';
@@ -122,6 +122,10 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     checkBlockedBatches(db, next, batchId);
     const current = readBatchSettings(row);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
+    // Issue 53: the equivalence margin is stated before anyone answers, so no one can choose it after seeing the data.
+    if (row.opened_at !== null && changed.includes('equivalenceMargin')) {
+      throw new BatchError(`Batch ${batchId} has been opened; its equivalenceMargin was stated in advance and can no longer change. Clone the batch to change it.`, 409);
+    }
     const hasJudgments = countBatchJudgments(db, batchId) > 0;
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
     if (hasJudgments && frozen.length > 0) {

@@ -106,7 +106,7 @@ function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, e
     explanation: STATE_EXPLANATIONS[batch.state],
     actions: batchActions(batch.state),
     explanations: STATE_EXPLANATIONS,
-    frozen: batch.counts.judgments > 0 ? FROZEN_KEYS : [],
+    frozen: frozenKeys(batch),
     settingsJson: JSON.stringify(batch.settings, null, 2),
     capacity,
     checklist,
@@ -130,6 +130,12 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   return { closedItself, lines: [...comparisonStandingLines(db, batch.settings, stops), ...moved] };
 }
 
+/** The settings an edit may not change: the frozen keys once judgments exist; the equivalence margin once opened (issue 53). */
+function frozenKeys(batch: BatchView): string[] {
+  if (batch.counts.judgments > 0) return [...FROZEN_KEYS];
+  return batch.openedAt ? ['equivalenceMargin'] : [];
+}
+
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {
   const runChoices = listRunChoices(db);
   renderPage(res, 'batch-form', {
@@ -148,7 +154,7 @@ function renderForm(db: Db, res: Response, values: Record<string, unknown> & { f
 
 function editableBatch(deps: ConsoleDeps, req: Request, user: SessionUser) {
   const batch = requireBatchView(deps, req);
-  return { batch, frozen: batch.counts.judgments > 0 ? [...FROZEN_KEYS] : [], actor: user.email };
+  return { batch, frozen: frozenKeys(batch), actor: user.email };
 }
 
 function showBatchList(deps: ConsoleDeps): RouteHandler {

@@ -131,6 +131,9 @@ async function goToNext(pages: RaterPages, res: Response, b: BatchRow, settings:
  */
 type FormRefusal = { message: string; question: number | null; reason: number | null };
 
+/** What the page fills its answers with: as sent (a refused answer) or as stored (an answer being changed). */
+type AnswerForm = { choices: string[]; reasons: string[]; confidences?: string[] };
+
 /** The first problem of an answer form that does not parse, as its page shows it. */
 function refusalOfForm(error: ZodError, count: number): FormRefusal {
   const field = error.issues[0]?.path[0];
@@ -143,10 +146,10 @@ function refusalOfForm(error: ZodError, count: number): FormRefusal {
  * The form of an answered assignment (issue 49), which the page offers to change: the answers as stored, unless the
  * page is shown again with what the rater sent.
  */
-function revisingForm(db: Db, assignment: AssignmentRow, form: { choices: string[]; reasons: string[] }): { choices: string[]; reasons: string[] } {
-  if (form.choices.some((c) => c !== '') || form.reasons.some((r) => r !== '')) return form;
+function revisingForm(db: Db, assignment: AssignmentRow, form: AnswerForm): AnswerForm {
+  if (form.choices.some((c) => c !== '') || form.reasons.some((r) => r !== '') || form.confidences?.some((c) => c !== '')) return form;
   const stored = storedAnswersOf(db, assignment.id);
-  return { choices: stored.map((a) => a.choice), reasons: stored.map((a) => a.reason ?? '') };
+  return { choices: stored.map((a) => a.choice), reasons: stored.map((a) => a.reason ?? ''), confidences: stored.map((a) => (a.confidence === null ? '' : String(a.confidence))) };
 }
 
 /**
@@ -162,7 +165,7 @@ async function renderComparison(
   assignmentPublicId: string,
   status: number,
   error: FormRefusal | null,
-  form: { choices: string[]; reasons: string[] },
+  form: AnswerForm,
   known?: AssignmentRow,
 ): Promise<void> {
   const { db, clock } = pages.deps;
@@ -289,7 +292,15 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
-    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, signals: parsed.data.signals ?? null, laterAnswers: later };
+    const input = {
+      assignmentPublicId,
+      choice: first.choice,
+      reason: first.reason,
+      confidence: first.confidence,
+      activeMs: parsed.data.active_ms ?? null,
+      signals: parsed.data.signals ?? null,
+      laterAnswers: later,
+    };
     const step: AnswerStep = { leasing: false, answered: undefined, next: null };
     let nextFailed = false;
     let outcome: RecordOutcome;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
 // Rater forms, validated at the edge. Field names are the public contract of the no-JavaScript flow:
-// `choice` ∈ left/right/tie, `reason`, `active_ms`, `signals` (set by the page's script), plus `rt` (signed rater token) and `_csrf`.
+// `choice` ∈ left/right/tie, `reason`, `confidence` (1-5, a which-is-real question's, issue 53), `active_ms`, `signals`
+// (set by the page's script), plus `rt` (signed rater token) and `_csrf`.
 // A batch with several questions (issue 16) names the fields by the question's number on the page, never by its id
-// (a researcher's word that the rater need not see): question 1 keeps `choice`/`reason`, so a one-question page
-// and its clients are unchanged, and question n ≥ 2 answers in `choice_n`/`reason_n`.
+// (a researcher's word that the rater need not see): question 1 keeps `choice`/`reason`/`confidence`, so a one-question
+// page and its clients are unchanged, and question n ≥ 2 answers in `choice_n`/`reason_n`/`confidence_n`.
 
 const emptyToUndefined = (v: unknown) => (v === '' || v === null ? undefined : v);
 
@@ -33,11 +34,14 @@ export function reasonTooLong(length: number): string {
 
 export const CHOICES = ['left', 'right', 'tie'] as const;
 export type Choice = (typeof CHOICES)[number];
-export type Answer = { choice: Choice; reason: string };
+/** `confidence`: a which-is-real answer's 1-5 (issue 53), null when none was given or asked. */
+export type Answer = { choice: Choice; reason: string; confidence: number | null };
 
 /** The form field names of the question at `index` (0 = the first question on the page). */
-export function answerFields(index: number): { choice: string; reason: string } {
-  return index === 0 ? { choice: 'choice', reason: 'reason' } : { choice: `choice_${index + 1}`, reason: `reason_${index + 1}` };
+export function answerFields(index: number): { choice: string; reason: string; confidence: string } {
+  return index === 0
+    ? { choice: 'choice', reason: 'reason', confidence: 'confidence' }
+    : { choice: `choice_${index + 1}`, reason: `reason_${index + 1}`, confidence: `confidence_${index + 1}` };
 }
 
 const choiceField = z.preprocess(emptyToUndefined, z.enum(CHOICES).optional());
@@ -51,12 +55,17 @@ const reasonField = z
   })
   .optional()
   .default('');
+const confidenceField = z.preprocess(
+  emptyToUndefined,
+  z.coerce.number({ message: 'Please choose how sure you are, from 1 to 5.' }).int('Please choose how sure you are, from 1 to 5.').min(1, 'Please choose how sure you are, from 1 to 5.').max(5, 'Please choose how sure you are, from 1 to 5.').optional(),
+);
 
-const answerShape: Record<string, typeof choiceField | typeof reasonField> = {};
+const answerShape: Record<string, typeof choiceField | typeof reasonField | typeof confidenceField> = {};
 for (let i = 0; i < QUESTIONS_MAX; i += 1) {
   const names = answerFields(i);
   answerShape[names.choice] = choiceField;
   answerShape[names.reason] = reasonField;
+  answerShape[names.confidence] = confidenceField;
 }
 
 /** Every answer field a page may send, each optional here: which are required depends on the batch's questions. */
@@ -81,14 +90,15 @@ export function readAnswers(form: Record<string, unknown>, count: number): { ans
       return { missing: i + 1, message: count === 1 ? 'Please choose one of the conversations.' : `Please answer question ${i + 1}.` };
     }
     const reason = form[names.reason];
-    answers.push({ choice, reason: typeof reason === 'string' ? reason : '' });
+    const confidence = form[names.confidence];
+    answers.push({ choice, reason: typeof reason === 'string' ? reason : '', confidence: typeof confidence === 'number' ? confidence : null });
   }
   return { answers };
 }
 
-/** The on-page number of the question a form field answers (`reason_2` → 2, `choice` → 1), or null for another field. */
+/** The on-page number of the question a form field answers (`reason_2` → 2, `choice` → 1, `confidence_3` → 3), or null for another field. */
 export function questionOfField(name: unknown): number | null {
-  const match = typeof name === 'string' ? /^(?:choice|reason)(?:_(\d))?$/.exec(name) : null;
+  const match = typeof name === 'string' ? /^(?:choice|reason|confidence)(?:_(\d))?$/.exec(name) : null;
   return match ? Number(match[1] ?? 1) : null;
 }
 
@@ -107,10 +117,10 @@ export function hasUnknownChoice(body: Record<string, unknown>): boolean {
 }
 
 /** What the rater sent, kept as text to fill the page again when an answer is refused. */
-export function keptAnswers(body: Record<string, unknown>, count: number): { choices: string[]; reasons: string[] } {
+export function keptAnswers(body: Record<string, unknown>, count: number): { choices: string[]; reasons: string[]; confidences: string[] } {
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   const indexes = Array.from({ length: count }, (_, i) => answerFields(i));
-  return { choices: indexes.map((n) => text(body[n.choice])), reasons: indexes.map((n) => text(body[n.reason])) };
+  return { choices: indexes.map((n) => text(body[n.choice])), reasons: indexes.map((n) => text(body[n.reason])), confidences: indexes.map((n) => text(body[n.confidence])) };
 }
 
 export const consentFormSchema = z.object({ decision: z.enum(['agree', 'decline'], { error: 'Please choose whether you agree.' }) });

@@ -37,10 +37,12 @@ export type JudgmentInput = {
   assignmentPublicId: string;
   choice: Choice;
   reason: string | null;
+  /** How sure the rater is, 1-5, of a which-is-real answer (issue 53); null or absent for none. */
+  confidence?: number | null;
   activeMs: number | null;
   /** The page's `signals` field as sent (issue 43); checked here against the server's own times. */
   signals?: string | null;
-  laterAnswers?: { choice: Choice; reason: string | null }[];
+  laterAnswers?: { choice: Choice; reason: string | null; confidence?: number | null }[];
 };
 
 export type RecordOutcome =
@@ -74,7 +76,7 @@ function refusalOf(assignment: AssignmentRow, rater: RaterRow, batch: BatchRow, 
   return null;
 }
 
-export type CheckedAnswer = { questionId: string; choice: Choice; reason: string | null };
+export type CheckedAnswer = { questionId: string; choice: Choice; reason: string | null; confidence: number | null };
 
 /** How a refusal names the question it is about: only when the page has several. */
 function onQuestion(several: boolean, i: number): string {
@@ -86,7 +88,7 @@ function onQuestion(several: boolean, i: number): string {
  * the answers to store, one per question in page order, or the refusal of the first that breaks a rule.
  */
 export function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairRow): CheckedAnswer[] | RecordOutcome {
-  const given = [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])];
+  const given = [{ choice: input.choice, reason: input.reason, confidence: input.confidence }, ...(input.laterAnswers ?? [])];
   const several = questions.length > 1;
   const answers: CheckedAnswer[] = [];
   for (const [i, question] of questions.entries()) {
@@ -99,9 +101,22 @@ export function checkedAnswers(questions: Question[], input: JudgmentInput, pair
       const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
       return reject(400, 'reason_required', message, i + 1);
     }
-    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason });
+    const confidence = confidenceOf(question, answer.confidence, pair, several, i);
+    if ('refused' in confidence) return confidence.refused;
+    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason, confidence: confidence.value });
   }
   return answers;
+}
+
+/** A which-is-real answer's confidence as stored (issue 53): null when the question asks none or none was given. */
+function confidenceOf(question: Question, given: number | null | undefined, pair: PairRow, several: boolean, i: number): { value: number | null } | { refused: RecordOutcome } {
+  if ((question.confidence ?? 'off') === 'off') return { value: null };
+  const value = given ?? null;
+  if (value !== null && !(Number.isInteger(value) && value >= 1 && value <= 5))
+    return { refused: reject(400, 'bad_confidence', `Please choose how sure you are${onQuestion(several, i)}, from 1 to 5.`, i + 1) };
+  if (value === null && question.confidence === 'required' && pair.kind === 'regular')
+    return { refused: reject(400, 'confidence_required', `Please say how sure you are${onQuestion(several, i)}, from 1 to 5.`, i + 1) };
+  return { value };
 }
 
 /** The side a choice picks, from which conversation was shown on the left. */
@@ -210,6 +225,7 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
       winner,
       label: labelOf(winner, pair),
       reason: answer.reason,
+      confidence: answer.confidence,
       isGold,
       correct: i === 0 ? correct : null,
       shownAt: assignment.leased_at,

@@ -39,7 +39,7 @@ export function revisionRefusal(db: Db, rater: RaterRow, assignment: AssignmentR
 
 /** The answers as they would be stored are those stored: a form sent again (a double submit, or nothing changed). */
 function sameAsStored(stored: StoredAnswer[], answers: CheckedAnswer[]): boolean {
-  return answers.length === stored.length && stored.every((s, i) => answers[i]?.choice === s.choice && answers[i]?.reason === s.reason);
+  return answers.length === stored.length && stored.every((s, i) => answers[i]?.choice === s.choice && answers[i]?.reason === s.reason && answers[i]?.confidence === s.confidence);
 }
 
 /**
@@ -68,7 +68,7 @@ export const answerAgain: AnswerAgain = (db, raterId, assignment, input, now): R
     // Gold pairs are judged on the first question alone (record-judgment.ts).
     const correct = i === 0 && pair.kind !== 'regular' ? winner === pair.expected : null;
     if (i === 0) firstCorrect = correct;
-    reviseJudgmentRow(db, before, { choice: answer.choice, winner, label: labelOf(winner, pair), reason: answer.reason, correct }, ids, now);
+    reviseJudgmentRow(db, before, { choice: answer.choice, winner, label: labelOf(winner, pair), reason: answer.reason, confidence: answer.confidence, correct }, ids, now);
   }
   const screenedOut = pair.kind === 'attention' && rescoreAttention(db, raterId, settings, firstBefore === 1, firstCorrect === true, now);
   return { kind: 'revised', screenedOut };

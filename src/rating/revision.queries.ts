@@ -11,6 +11,8 @@ export type StoredAnswer = {
   winner: 'a' | 'b' | 'tie';
   label: string;
   reason: string | null;
+  /** A which-is-real answer's confidence (issue 53), null for none. */
+  confidence: number | null;
   correct: number | null;
   /** When this answer was given: the judgment's time, or its last revision's. */
   answered_at: string;
@@ -20,7 +22,7 @@ export type StoredAnswer = {
 export function storedAnswersOf(db: Db, assignmentId: number): StoredAnswer[] {
   return db
     .prepare<{ assignmentId: number }, StoredAnswer>(
-      `SELECT j.id, j.question_index, j.choice, j.winner, j.label, j.reason, j.correct,
+      `SELECT j.id, j.question_index, j.choice, j.winner, j.label, j.reason, j.confidence, j.correct,
          coalesce((SELECT r.revised_at FROM judgment_revisions r WHERE r.judgment_id = j.id ORDER BY r.id DESC LIMIT 1), j.submitted_at) AS answered_at
        FROM judgments j WHERE j.assignment_id = :assignmentId ORDER BY j.question_index`,
     )
@@ -40,15 +42,15 @@ export function lookTakenSince(db: Db, comparisonId: number, since: string): boo
   return db.prepare('SELECT 1 FROM sequential_looks WHERE comparison_id = :comparisonId AND taken_at >= :since LIMIT 1').get({ comparisonId, since }) !== undefined;
 }
 
-export type RevisedAnswer = { choice: Choice; winner: 'a' | 'b' | 'tie'; label: string; reason: string | null; correct: boolean | null };
+export type RevisedAnswer = { choice: Choice; winner: 'a' | 'b' | 'tie'; label: string; reason: string | null; confidence: number | null; correct: boolean | null };
 
 /** Keeps the answer a judgment row holds in judgment_revisions, then writes the new one over it. */
 export function reviseJudgmentRow(db: Db, stored: StoredAnswer, next: RevisedAnswer, ids: { batchId: number; raterId: number }, now: Date): void {
   db.prepare(
-    `INSERT INTO judgment_revisions (judgment_id, batch_id, rater_id, choice, winner, label, reason, correct, answered_at, revised_at)
-     VALUES (:id, :batchId, :raterId, :choice, :winner, :label, :reason, :correct, :answered_at, :now)`,
+    `INSERT INTO judgment_revisions (judgment_id, batch_id, rater_id, choice, winner, label, reason, confidence, correct, answered_at, revised_at)
+     VALUES (:id, :batchId, :raterId, :choice, :winner, :label, :reason, :confidence, :correct, :answered_at, :now)`,
   ).run({ ...stored, ...ids, now: now.toISOString() });
-  db.prepare('UPDATE judgments SET choice = :choice, winner = :winner, label = :label, reason = :reason, correct = :correct WHERE id = :id').run({
+  db.prepare('UPDATE judgments SET choice = :choice, winner = :winner, label = :label, reason = :reason, confidence = :confidence, correct = :correct WHERE id = :id').run({
     ...next,
     correct: next.correct === null ? null : next.correct ? 1 : 0,
     id: stored.id,
