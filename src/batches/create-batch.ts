@@ -22,6 +22,7 @@ import { deriveGoldVariant } from './derive-gold-variant.js';
 import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
 import { chooseGoldSources, sampleKeyOf } from './gold-sources.js';
 import { lookSchedule } from './sequential-rule.js';
+import { serveOrders } from './serve-order.js';
 
 export type { PlannedPair, SkippedSample } from './form-pairs.js';
 
@@ -188,7 +189,11 @@ function derivedDialogueOf(db: Db, sourceId: number, random: () => number, now: 
 export function writePairSet(db: Db, batchId: number, settings: BatchSettings, plan: PairPlan, random: () => number, now: Date): number {
   for (const run of plan.runs) insertBatchRun(db, batchId, run.id);
   const comparisonIds = settings.comparisons.map(([a, b], position) => insertComparison(db, batchId, position, a, b));
-  for (const p of plan.pairs) {
+  const orders = serveOrders(
+    plan.pairs.map((p) => p.comparisonIndex),
+    settings.comparisons.length,
+  );
+  for (const [i, p] of plan.pairs.entries()) {
     insertPair(db, {
       batchId,
       comparisonId: comparisonIds[p.comparisonIndex] ?? null,
@@ -199,6 +204,7 @@ export function writePairSet(db: Db, batchId: number, settings: BatchSettings, p
       scenarioId: p.scenarioId,
       castId: p.castId,
       sampleIndex: p.sampleIndex,
+      serveOrder: orders[i],
     });
   }
   const want = goldWanted(settings);

@@ -130,10 +130,10 @@ export function raterClient(app: Express, options: { address?: string } = {}) {
 
 export const START = new Date('2026-03-01T10:00:00.000Z');
 
-/** A test app on a hand clock that starts at 2026-03-01 10:00 UTC; `advance(ms)` moves it on. */
-export function testApp() {
+/** A test app on a hand clock that starts at 2026-03-01 10:00 UTC; `advance(ms)` moves it on. `random`: assignment's ties. */
+export function testApp(options: { random?: () => number } = {}) {
   let now = START;
-  const built = buildTestApp({ clock: () => now });
+  const built = buildTestApp({ clock: () => now, random: options.random });
   return { ...built, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
 
