@@ -451,12 +451,13 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
   );
 }
 
-/** The checked signals of one answered assignment (migrations 035, 040). */
+/** The checked signals of one answered assignment (migrations 035, 040, 054). */
 export function insertAnswerSignals(db: Db, assignmentId: number, batchId: number, raterId: number, s: AnswerSignals): void {
   db.prepare(
     `INSERT INTO answer_signals (assignment_id, batch_id, rater_id, telemetry, problem, reason_chars, paste_events, pasted_chars, keystrokes, typing_ms,
-       hidden_ms, answered_before_second, answer_key)
-     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before, :answerKey)`,
+       hidden_ms, answered_before_second, answer_key, restored_chars, inserted_chars)
+     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before, :answerKey,
+       :restoredChars, :insertedChars)`,
   ).run({
     assignmentId,
     batchId,
@@ -471,6 +472,8 @@ export function insertAnswerSignals(db: Db, assignmentId: number, batchId: numbe
     hiddenMs: s.hiddenMs,
     before: s.answeredBeforeSecond === null ? null : s.answeredBeforeSecond ? 1 : 0,
     answerKey: s.answerKey,
+    restoredChars: s.restoredChars,
+    insertedChars: s.insertedChars,
   });
 }
 

@@ -71,6 +71,37 @@ describe('answer signals and server timing over plain HTTP (issues 40 and 43)', 
     expect(rows[3]).toMatchObject({ reason_chars: reason.length, paste_events: 1, pasted_chars: reason.length, keystrokes: 0 });
   });
 
+  it('POST /r/:batch/c/:assignment, when the page says the reason was restored or inserted without keys, holds only the rest to keys pressed', async () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 4, settings: { perRaterCap: 4, reason: 'optional' } });
+    const rater = raterClient(t.app);
+    let page = await rater.startRating(seeded.publicId);
+    const reason = 'The second one sounds like two people really talking';
+    const sent = [
+      // Restored (after a reload or a refused answer): not typed on this page.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, restored: reason.length, inserted: 0 },
+      // Dictated: arrived as input with no key.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: true, restored: 0, inserted: reason.length },
+      // Half restored, the rest typed with too few keys: the typed part is still held to its keys.
+      { v: 1, pastes: 0, pasted: 0, keys: 2, typing_ms: 500, hidden_ms: 0, before_second: null, restored: 20, inserted: 0 },
+      // The page before issue 51 sent neither figure: every character not pasted counts as typed.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null },
+    ];
+    for (const signals of sent) {
+      t.advance(30_000);
+      const res = await rater.submit(page.res.text, { choice: 'left', reason, active_ms: '25000', signals: JSON.stringify(signals) });
+      expect(res.status).toBe(303);
+      page = await rater.follow(String(res.headers.location));
+    }
+    const rows = t.db.prepare('SELECT telemetry, problem, restored_chars, inserted_chars FROM answer_signals ORDER BY assignment_id').raw().all();
+    expect(rows).toEqual([
+      ['plausible', null, reason.length, 0],
+      ['plausible', null, 0, reason.length],
+      ['implausible', 'more characters typed than keys pressed', 20, 0],
+      ['implausible', 'more characters typed than keys pressed', null, null],
+    ]);
+  });
+
   it('POST /r/:batch/c/:assignment, with a forged answer key, stores the answer, marks the figures implausible and leaves the key out of "one key"', async () => {
     const t = testApp();
     const seeded = seedBatch(t.db, { samples: 5, settings: { perRaterCap: 5, quality: { ...DEFAULT_QUALITY, oneKeyMinAnswers: 5 } } });
