@@ -28,7 +28,8 @@ import { compressReport, readStoredReport, type StoredResult } from './stored-re
 // analysis-3: the interval rule (few clusters warned, none for a single pair).
 // analysis-4: one report per question (issue 16); a one-question report is unchanged.
 // analysis-5: bootstrap clusters in the order of their names; goal and believability intervals clipped to 0-10 (issue 40).
-const ANALYSIS_VERSION = 'analysis-5';
+// analysis-6: position-aware Dawid-Skene; raters' flags with their rules; sensitivity on pair majorities (issue 51).
+const ANALYSIS_VERSION = 'analysis-6';
 
 type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
 

@@ -64,7 +64,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     // EM is slow when raters agree little (a few hundred iterations is common with weak preferences); the iteration
     // cap shrinks with the data so the report stays within a fixed amount of work (about 5e7 judgment visits).
     const maxIterations = Math.max(100, Math.min(1000, Math.floor(5e7 / t.n)));
-    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, nItems, nRaters, q: 3 }, { maxIterations });
+    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, side: t.left, nItems, nRaters, q: 3 }, { maxIterations });
     if (!ds.converged) notes.push(`Dawid-Skene stopped after ${ds.iterations} iterations without converging.`);
   }
 
