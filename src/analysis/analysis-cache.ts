@@ -16,8 +16,10 @@ import {
   readJudgmentRows,
   resolveAnalysisQuestion,
 } from './batch-judgments.queries.js';
-import { flaggedRaterIds } from './quality-signals.queries.js';
-import { sensitivitySection, withoutRaters } from './sensitivity.js';
+import { readRaterSignalFlags } from './quality-signals.queries.js';
+import type { RaterSignalFlags } from './rater-quality.js';
+import { sensitivitySection } from './sensitivity.js';
+import type { RaterFlag } from './analysis-report.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
 import { loadPaperData, type PaperData, paperDataVersion, paperSectionOf } from './paper-table.queries.js';
@@ -45,11 +47,17 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
 }
 
 /**
- * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
- * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `flagged`: the raters (by export
- * pseudonym) the quality signals flag, for the sensitivity section (issue 43).
+ * A batch's quality-signal flags by rater (export pseudonym), each with its rule and whether the batch declares it
+ * grounds for exclusion, and those grounds (issues 43, 51): the raters table shows them, the sensitivity section leaves
+ * out the raters with a ground.
  */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; flagged: string[] };
+export type SignalFlagsInput = { grounds: string[]; byRater: [string, RaterFlag[]][] };
+
+/**
+ * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
+ * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `signals`: the raters' flags.
+ */
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; signals: SignalFlagsInput };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -65,7 +73,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; flagged: string[] };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; signals: SignalFlagsInput };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -76,29 +84,35 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
   const shared = readBatchFrame(db, batch);
   const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
-  const flagged = flaggedRaterIds(db, batch.id).flatMap((id) => shared.raters.get(id)?.name ?? []);
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), flagged };
+  const flags = readRaterSignalFlags(db, batch.id);
+  const byRater = [...flags.byRater].flatMap(([id, list]): [string, RaterFlag[]][] => {
+    const name = shared.raters.get(id)?.name;
+    return name === undefined ? [] : [[name, list]];
+  });
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), signals: { grounds: flags.grounds, byRater } };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
-export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential, flagged }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
+export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential, signals }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
   return {
     batch,
     asked,
     sequential,
-    flagged,
+    signals,
     parts: parts.map(({ question, frame, paper, goldFromRated }) => ({ question, data: joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range, idsPerPart)), paper, goldFromRated })),
   };
 }
 
 /** The batch's analysis from its input: no database is read. */
-export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
-  const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
-    id: question.id,
-    text: question.text,
-    report: withSensitivity(questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, options), batch, question.tiesAllowed, data, options, flagged),
-    table: data.table,
-  }));
+export function analyzeBatchInput({ batch, asked, parts, sequential, signals }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+  const byRater = new Map(signals.byRater);
+  const raterSignals: RaterSignalFlags = { flagsOf: (rater) => byRater.get(rater) ?? [] };
+  const reports = parts.map(({ question, data, paper, goldFromRated }) => {
+    const report = questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, { ...options, raterSignals });
+    // The sensitivity section (issues 43, 51): the raters with a flag the batch declares grounds for exclusion left out.
+    report.sensitivity = sensitivitySection(data.table, { grounds: signals.grounds, flagsOf: raterSignals.flagsOf });
+    return { id: question.id, text: question.text, report, table: data.table };
+  });
   const part = reports[0] as QuestionPart;
   // The sequential rule tests the first question (the one that stands for the comparison in every counter).
   part.report.notes.push(...(sequential ?? []));
@@ -107,20 +121,7 @@ export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: 
   return combineQuestionReports(reports);
 }
 
-/**
- * The report with its sensitivity section (issue 43): the same analysis of the same judgments without the flagged
- * raters, so it equals the analysis of the batch with them excluded.
- */
-function withSensitivity(report: AnalysisReport, batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions, flagged: string[]): AnalysisReport {
-  const drop = new Set(flagged);
-  const present = data.table.raterNames.filter((name) => drop.has(name));
-  const without = present.length === 0 ? data.table : withoutRaters(data.table, drop);
-  const reduced = present.length === 0 ? report : analyzeJudgments(without, analysisOptions(batch, tiesAllowed, data, options));
-  report.sensitivity = sensitivitySection(report, reduced, present, data.table.n - without.n);
-  return report;
-}
-
-function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions): AnalyzeOptions {
+function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions & { raterSignals?: RaterSignalFlags }): AnalyzeOptions {
   return {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
@@ -132,10 +133,18 @@ function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: Ba
     attention: data.attention,
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
+    raterSignals: options.raterSignals,
   };
 }
 
-function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, paper: PaperData, goldFromRated: number, options: ComputeOptions): AnalysisReport {
+function questionReport(
+  batch: BatchForAnalysis,
+  tiesAllowed: boolean,
+  data: BatchJudgments,
+  paper: PaperData,
+  goldFromRated: number,
+  options: ComputeOptions & { raterSignals?: RaterSignalFlags },
+): AnalysisReport {
   const report = analyzeJudgments(data.table, analysisOptions(batch, tiesAllowed, data, options));
   report.paper = paperSectionOf(paper, data.table);
   // The gold-pair rule of issue 10 (docs/researcher/rating-batches.md): say when a rater could meet a rated dialogue in a gold pair first.

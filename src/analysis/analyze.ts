@@ -10,7 +10,7 @@ import { dawidSkene, type DawidSkeneResult } from './dawid-skene.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
 import type { JudgmentTable } from './judgment-table.js';
 import { positionBias } from './position-bias.js';
-import { raterView } from './rater-quality.js';
+import { type RaterSignalFlags, raterView } from './rater-quality.js';
 import { intervalNotes } from './report-notes.js';
 import { TIE } from './win-rate.js';
 
@@ -35,6 +35,8 @@ export type AnalyzeOptions = {
   attention?: Map<string, { correct: number; answered: number }>;
   exclusions?: AnalysisReport['exclusions'];
   dialogueMetrics?: ConditionDialogueMetrics[];
+  /** A batch's quality-signal flags per rater, for the raters table (src/analysis/quality-signals.queries.ts). */
+  raterSignals?: RaterSignalFlags;
 };
 
 export const DEFAULT_BOOTSTRAP = 1000;
@@ -114,7 +116,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     agreement: batchAgreement,
     bradley_terry: bradleyTerry,
     position_bias: positionBias(sumSideSplits(sideSplit, nComp)),
-    raters: raterView(t, ds, options.attention),
+    raters: raterView(t, ds, options.attention, options.raterSignals),
     dialogue_metrics: options.dialogueMetrics ?? [],
     notes,
   };

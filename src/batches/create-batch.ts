@@ -17,7 +17,7 @@ import {
   listSampleDialogues,
   type SampleDialogueRow,
 } from './batch.queries.js';
-import { type BatchSettings, batchSettingsSchema, MAX_LOOKS } from './batch.schema.js';
+import { type BatchSettings, batchSettingsSchema, MAX_LOOKS, ONE_KEY_MIN_SAFE, oneKeyChance } from './batch.schema.js';
 import { deriveGoldVariant } from './derive-gold-variant.js';
 import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
 import { chooseGoldSources, sampleKeyOf } from './gold-sources.js';
@@ -42,6 +42,15 @@ export type CreateBatchResult = { batchId: number; publicId: string; pairs: Plan
 export function parseBatchSettings(input: unknown): BatchSettings {
   const parsed = batchSettingsSchema.safeParse(input);
   if (!parsed.success) throw new BatchError(`Invalid batch settings: ${describeIssues(parsed.error)}`);
+  // Stored settings are read as they were written; a batch file given now is held to a "one key" count at which an
+  // honest keyboard rater is flagged by chance less than 1% of the time (issue 51).
+  const oneKey = parsed.data.quality.oneKeyMinAnswers;
+  if (oneKey < ONE_KEY_MIN_SAFE) {
+    const chance = (n: number) => `${(oneKeyChance(n) * 100).toFixed(2).replace(/\.?0+$/, '')}%`;
+    throw new BatchError(
+      `Invalid batch settings: quality.oneKeyMinAnswers: ${oneKey} answers all with the same key happen to an honest keyboard rater with chance ${chance(oneKey)}; use ${ONE_KEY_MIN_SAFE} or more (${chance(ONE_KEY_MIN_SAFE)}).`,
+    );
+  }
   return parsed.data;
 }
 

@@ -357,12 +357,13 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const { batchId } = makeBatch(t.db, {});
     const partsId = 41;
     // [finish reason, regular judgments, stored figures or null]: each row one case of decideParticipant after its checks.
-    const cases: [string | null, number, { judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null } | null][] = [
+    const cases: [string | null, number, { judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null; decisive?: number | null } | null][] = [
       ['cap', 10, { judgments: 10, median_seconds: 4.5, majority_agreement: 0.8, left_rate: 0.5 }], // too fast (under 5 s)
       ['cap', 10, { judgments: 10, median_seconds: 9, majority_agreement: 0.8, left_rate: 0.5 }], // too fast when the batch's median is over 27 s
       ['cap', 10, { judgments: 10, median_seconds: 11, majority_agreement: 0.8, left_rate: 0.5 }], // approve
       ['cap', 10, { judgments: 10, median_seconds: 20, majority_agreement: 0.8, left_rate: 0.95 }], // one side
       ['cap', 4, { judgments: 4, median_seconds: 20, majority_agreement: 0.8, left_rate: 1 }], // too few judgments for one side
+      ['cap', 7, { judgments: 7, decisive: 3, median_seconds: 20, majority_agreement: 0.8, left_rate: 1 }], // three decisive and four ties: not one side (issue 51)
       ['cap', 10, { judgments: 10, median_seconds: null, majority_agreement: null, left_rate: 0.05 }], // one side, no time
       ['cap', 3, null], // pending: judgments the stored result does not hold
       ['closed', 5, { judgments: 5, median_seconds: 40, majority_agreement: 1, left_rate: 0.5 }], // approve (batch closed)
@@ -387,7 +388,7 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const decidedInCode = (medianSeconds: number | null) => {
       const expected = { approve: 0, review: 0, pending: 0, unnamed: 1 };
       for (const [finish, regular, stored] of cases) {
-        const quality = stored ? { judgments: stored.judgments, medianSeconds: stored.median_seconds, majorityAgreement: stored.majority_agreement, leftRate: stored.left_rate } : undefined;
+        const quality = stored ? { judgments: stored.judgments, decisive: stored.decisive ?? null, medianSeconds: stored.median_seconds, majorityAgreement: stored.majority_agreement, leftRate: stored.left_rate } : undefined;
         const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: finish, regular_judgments: regular };
         const decided = decideParticipant({ rater, flags: qualityFlags(quality, medianSeconds, checksPassed), quality: qualityStateOf(rater, regular, quality) }).decision;
         if (decided === 'reject') throw new Error('no case here is rejected');
