@@ -71,34 +71,29 @@ export function readExportSignals(db: Db, batchId: number): Map<number, ExportSi
   return new Map(rows.map(({ assignment_id, ...rest }) => [assignment_id, rest]));
 }
 
-const qualityOfSettings = z.looseObject({ quality: qualitySettingsSchema.default(DEFAULT_QUALITY) });
+const signalSettings = z.looseObject({ quality: qualitySettingsSchema.default(DEFAULT_QUALITY), exclusionGrounds: exclusionGroundsSchema });
+type SignalSettings = { quality: QualitySettings; exclusionGrounds: SignalFlagName[] };
 
-/** A batch's quality thresholds (the defaults when its settings are unreadable; settings are validated on write). */
-export function readQualitySettings(db: Db, batchId: number): QualitySettings {
-  const text = db.prepare<{ b: number }, string>('SELECT settings FROM batches WHERE id = :b').pluck().get({ b: batchId });
-  if (text === undefined) return DEFAULT_QUALITY;
-  try {
-    return parseJsonColumn(qualityOfSettings, text, `batches.settings of batch ${batchId}`).quality;
-  } catch {
-    return DEFAULT_QUALITY;
-  }
-}
-
-const groundsOfSettings = z.looseObject({ exclusionGrounds: exclusionGroundsSchema });
-
-/**
- * The flags a batch declares grounds for exclusion (issue 51; the default list when its settings are unreadable:
- * settings are validated on write).
- */
-export function readExclusionGrounds(db: Db, batchId: number): SignalFlagName[] {
-  const fallback = groundsOfSettings.parse({}).exclusionGrounds;
+/** The settings the quality signals read (their defaults when the settings are unreadable; they are validated on write). */
+function readSignalSettings(db: Db, batchId: number): SignalSettings {
+  const fallback = signalSettings.parse({});
   const text = db.prepare<{ b: number }, string>('SELECT settings FROM batches WHERE id = :b').pluck().get({ b: batchId });
   if (text === undefined) return fallback;
   try {
-    return parseJsonColumn(groundsOfSettings, text, `batches.settings of batch ${batchId}`).exclusionGrounds;
+    return parseJsonColumn(signalSettings, text, `batches.settings of batch ${batchId}`);
   } catch {
     return fallback;
   }
+}
+
+/** A batch's quality thresholds. */
+export function readQualitySettings(db: Db, batchId: number): QualitySettings {
+  return readSignalSettings(db, batchId).quality;
+}
+
+/** The flags a batch declares grounds for exclusion (issue 51). */
+export function readExclusionGrounds(db: Db, batchId: number): SignalFlagName[] {
+  return readSignalSettings(db, batchId).exclusionGrounds;
 }
 
 /**
@@ -106,8 +101,7 @@ export function readExclusionGrounds(db: Db, batchId: number): SignalFlagName[] 
  * behind it and whether the batch declares it grounds for exclusion; and those grounds.
  */
 export function readRaterSignalFlags(db: Db, batchId: number): { grounds: SignalFlagName[]; byRater: Map<number, RaterFlag[]> } {
-  const quality = readQualitySettings(db, batchId);
-  const grounds = readExclusionGrounds(db, batchId);
+  const { quality, exclusionGrounds: grounds } = readSignalSettings(db, batchId);
   const signals = readBatchSignals(db, batchId, quality);
   const byRater = new Map<number, RaterFlag[]>();
   for (const id of signals.byRater.keys()) {

@@ -54,6 +54,22 @@ export function seedBatch(
   return { batchId: created.batchId, publicId: created.publicId, runId, runName, dialogueIds, pairIds };
 }
 
+/**
+ * A run of SCRIPT, AGENTS and MINDREADERS dialogues (for batches of two comparisons), with `samples` scenario samples;
+ * `sample()` adds one more (a sample generated after a batch was formed), returning its scenario id.
+ */
+export function seedThreeModeRun(db: Db, samples: number) {
+  const runName = `three-${Math.random().toString(36).slice(2, 8)}`;
+  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
+  const sample = () => {
+    const scenario = makeScenario(db);
+    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
+    return scenario.scenarioId;
+  };
+  for (let i = 0; i < samples; i++) sample();
+  return { runName, runId, sample };
+}
+
 /** A value of a hidden or named input in a page. */
 export function inputValue(html: string, name: string): string {
   const match = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);

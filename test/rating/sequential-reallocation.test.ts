@@ -10,11 +10,11 @@ import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
 import { futilityBoundaries, futilityDrift } from '../../src/numbers/group-sequential.js';
 import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
-import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+import { launchReady } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { seededRandom } from '../../src/scenarios/seeded-random.js';
 import { tempDir } from '../helpers/test-db.js';
-import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp, threadedApp } from './rating-fixtures.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, seedThreeModeRun, testApp, threadedApp } from './rating-fixtures.js';
 
 // Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
 // SCRIPT: it stops early) and AGENTS vs MINDREADERS (decided by the pair, half each way: it runs to its end). Ten more
@@ -26,14 +26,7 @@ const SAMPLES = 24;
 const EXTRA = 10;
 
 function seed(db: Db, stopping: BatchSettingsInput['stopping'], overrides: Partial<BatchSettingsInput> = {}) {
-  const runName = `realloc-${Math.random().toString(36).slice(2, 8)}`;
-  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
-  const sample = () => {
-    const scenario = makeScenario(db);
-    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
-    return scenario.scenarioId;
-  };
-  for (let i = 0; i < SAMPLES; i++) sample();
+  const { runName, sample } = seedThreeModeRun(db, SAMPLES);
   const at = new Date('2026-01-15T12:00:00.000Z');
   const created = createBatch(
     db,

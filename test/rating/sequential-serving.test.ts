@@ -14,8 +14,8 @@ import { recordJudgment } from '../../src/rating/record-judgment.js';
 import { seededRandom } from '../../src/scenarios/seeded-random.js';
 import { newPublicId } from '../../src/web/ids.js';
 import { createTestDb } from '../helpers/test-db.js';
-import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
-import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp } from './rating-fixtures.js';
+import { launchReady } from '../helpers/factories.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, seedThreeModeRun, testApp } from './rating-fixtures.js';
 
 // Issue 51, item 8: comparisons are served interleaved, and a sequential batch hands out no more pairs of a comparison
 // than its next look needs until that look is taken. The issue's scenario over HTTP: four raters who consent together,
@@ -25,12 +25,7 @@ import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp } fro
 const FIRST = `SCRIPT:${MODEL} vs AGENTS:${MODEL}`;
 
 function seedTwoComparisons(db: Db, settings: Partial<BatchSettingsInput>, samples = 50) {
-  const runName = `serving-${Math.random().toString(36).slice(2, 8)}`;
-  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
-  for (let i = 0; i < samples; i++) {
-    const scenario = makeScenario(db);
-    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
-  }
+  const { runName } = seedThreeModeRun(db, samples);
   const at = new Date('2026-01-15T12:00:00.000Z');
   const created = createBatch(
     db,
