@@ -189,4 +189,3 @@ export type SensitivitySection = {
   /** What changes, comparison by comparison, in a sentence. */
   sentence: string;
 };
-

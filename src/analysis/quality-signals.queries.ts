@@ -91,11 +91,6 @@ export function readQualitySettings(db: Db, batchId: number): QualitySettings {
   return readSignalSettings(db, batchId).quality;
 }
 
-/** The flags a batch declares grounds for exclusion (issue 51). */
-export function readExclusionGrounds(db: Db, batchId: number): SignalFlagName[] {
-  return readSignalSettings(db, batchId).exclusionGrounds;
-}
-
 /**
  * Every rater's quality-signal flags in a batch (by rater id; raters without any are left out), each with the rule
  * behind it and whether the batch declares it grounds for exclusion; and those grounds.

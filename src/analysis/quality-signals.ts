@@ -163,7 +163,7 @@ export function signalFlagRule(flag: SignalFlag, q: QualitySettings): string {
     case 'answered before conversation 2':
       return `at least ${pct(q.raterShare)} of the rater's phone answers were chosen before Conversation 2 was shown`;
     case 'same reason as another rater':
-      return `a reason near-identical to another rater's (word 3-gram similarity at least ${q.similarity}) sharing at least ${q.sameReasonRareNgrams} 3-grams no third rater used, or ${q.sameReasonMatches} such reasons to the same rater`;
+      return `a reason near-identical to another rater's (word 3-gram similarity at least ${q.similarity}) sharing at least ${q.sameReasonRareNgrams} 3-grams found in no other reason of the batch than its copies, or ${q.sameReasonMatches} near-identical reasons to the same rater`;
     case 'reason copied from the page':
       return `a reason of at least ${q.minReasonChars} characters that is text of the conversations shown`;
     case 'one key':

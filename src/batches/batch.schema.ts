@@ -125,7 +125,8 @@ export const qualitySettingsSchema = z.strictObject({
   similarity: z.number().min(0.5).max(1).default(0.8),
   /**
    * "same reason" (issue 51): one near-identical pair of reasons counts when the two share at least this many word
-   * 3-grams that no other rater of the batch used (distinctive text, not a common sentence),
+   * 3-grams found in no reason of the batch but the reason's near-identical copies (distinctive text, not a common
+   * sentence),
    */
   sameReasonRareNgrams: z.number().int().min(1).max(50).default(4),
   /** or when the same two raters gave near-identical reasons at least this many times. */
