@@ -77,8 +77,8 @@ describe('serving a sequential batch of two comparisons over HTTP (issue 51)', (
   it('POST /r/:batch/c/:assignment, when four raters who consented together rate two comparisons, serves both and nothing of the first after its stop', async () => {
     const { app, db, advance } = testApp();
     const batch = seedTwoComparisons(db, {});
-    // Four raters consent before anyone answers. Each is promised pairs of both comparisons, and no more of either
-    // than its first look (17 pairs) needs: 5 + 5, 5 + 5, 5 + 5, then the 2 + 2 left, which the fourth is told.
+    // Four raters consent before anyone answers. Each is given pairs of both comparisons, and no more of either is
+    // handed out than its first look (17 pairs) needs.
     const raters = [raterClient(app), raterClient(app), raterClient(app), raterClient(app)];
     const consentPages: string[] = [];
     const pages: Page[] = [];
