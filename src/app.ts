@@ -26,6 +26,8 @@ export type AppDeps = {
   logger: Logger;
   sessionSecret: string;
   clock?: Clock;
+  /** Where assignment breaks its ties (which of equally filled pairs, which side on the left); Math.random by default. */
+  random?: () => number;
   /** Where answers' transactions run when not on the request thread (src/rating/answer-thread.ts); the server starts one. */
   answerThread?: AnswerThread | null;
 };
@@ -85,7 +87,7 @@ export function createApp(deps: AppDeps): Express {
   app.use('/r', requireFormBody);
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
-  mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, answerThread: deps.answerThread ?? null });
+  mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, random: deps.random, answerThread: deps.answerThread ?? null });
 
   // Prolific's signed webhooks (src/recruiting/prolific-webhook.routes.ts): a machine's POST, no session, no form.
   app.use(PROLIFIC_WEBHOOK_PATH, consoleHeaders);

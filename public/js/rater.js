@@ -5,7 +5,8 @@
 // It also writes what it measured while the comparison was open to the hidden `signals` field (pastes and pasted
 // characters of the reasons, keys pressed and typing time in them, time hidden or unfocused, and on a phone whether an
 // answer came before Conversation 2 was opened, and how the first question's choice was made: key 1, 2 or 0, a pointer
-// or tap, or otherwise); the server checks it against its own times (issue 43).
+// or tap, or otherwise); the server checks it against its own times (issue 43). Those counts survive a reload, and
+// characters not typed on this page (restored, dictated) are counted apart (issue 51).
 // Its text is checked by the blinding test like every other response a rater receives.
 (function () {
   'use strict';
@@ -132,10 +133,15 @@
   var signalsField = document.getElementById('signals');
   var nudge = document.getElementById('second-nudge');
   var openedAt = Date.now();
-  var signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, key: null };
+  var signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, key: null, restored: 0, inserted: 0 };
   // How the first question's choice was made: the shortcut key above, else a pointer or tap, else 'other'.
   var pointerAt = 0;
   var firstKeyAt = null;
+  // Typing time of earlier loads of this comparison, the reason boxes' lengths as last seen, and whether a key was
+  // pressed in one since its last input (see countInput below).
+  var typingBefore = 0;
+  var lengths = [];
+  var keyedSinceInput = false;
   function onPhone() {
     return oneAtATime && narrow && narrow.matches;
   }
@@ -149,16 +155,15 @@
     for (var b = 0; b < boxes.length; b += 1) {
       boxes[b].addEventListener('keydown', function (event) {
         if (event.ctrlKey || event.metaKey || event.altKey) return;
-        var now = Date.now();
-        if (firstKeyAt === null) firstKeyAt = now;
-        signals.keys += 1;
-        signals.typing_ms = now - firstKeyAt;
+        countKey();
       });
       boxes[b].addEventListener('paste', function (event) {
         var text = event.clipboardData ? event.clipboardData.getData('text') : '';
         signals.pastes += 1;
         signals.pasted += text.length;
+        keepSignals();
       });
+      boxes[b].addEventListener('input', countInput);
     }
     form.addEventListener('pointerdown', function () {
       pointerAt = Date.now();
@@ -216,5 +221,76 @@
     form.addEventListener('input', save);
     // The keyboard shortcuts set a choice without a change event.
     document.addEventListener('keyup', save);
+  }
+  if (form && signalsField) carrySignals();
+
+  // Keystroke counting across reloads (issue 51): an honest rater's reason was found "implausible" (more characters
+  // than keys pressed) when it was restored after a reload, sent back after a refused answer, or dictated on a phone.
+  // The counts are kept beside the answer (this tab only, under the form's address) and taken up again when the same
+  // comparison is loaded again; characters already in the reason boxes when the page starts and the kept counts do
+  // not account for are `restored`; characters the browser puts in with no key pressed and nothing pasted (dictation,
+  // a phone's suggestion, an input method) are `inserted`. Neither is typed; the server holds only typed ones to keys.
+  function signalStore() {
+    try {
+      return window.sessionStorage;
+    } catch {
+      return null;
+    }
+  }
+  function reasonChars() {
+    var n = 0;
+    for (var i = 0; i < boxes.length; i += 1) n += boxes[i].value.length;
+    return n;
+  }
+  function keepSignals() {
+    var store = signalStore();
+    if (!store) return;
+    var kept = { pastes: signals.pastes, pasted: signals.pasted, keys: signals.keys, typing_ms: signals.typing_ms, restored: signals.restored, inserted: signals.inserted, chars: reasonChars() };
+    try {
+      store.setItem('signals:' + form.getAttribute('action'), JSON.stringify(kept));
+    } catch {
+      // A full or refused storage only loses the carried counts.
+    }
+  }
+  function countKey() {
+    var now = Date.now();
+    if (firstKeyAt === null) firstKeyAt = now;
+    signals.keys += 1;
+    signals.typing_ms = typingBefore + (now - firstKeyAt);
+    keyedSinceInput = true;
+    keepSignals();
+  }
+  function countInput(event) {
+    var at = Array.prototype.indexOf.call(boxes, event.target);
+    var grown = event.target.value.length - (lengths[at] || 0);
+    lengths[at] = event.target.value.length;
+    var how = event.inputType || '';
+    if (grown > 0 && how === 'insertFromDrop') {
+      signals.pastes += 1;
+      signals.pasted += grown;
+    } else if (grown > 0 && !keyedSinceInput && how.indexOf('insertFromPaste') !== 0) {
+      signals.inserted += grown;
+    }
+    keyedSinceInput = false;
+    keepSignals();
+  }
+  function carrySignals() {
+    var store = signalStore();
+    var kept;
+    try {
+      kept = store ? JSON.parse(store.getItem('signals:' + form.getAttribute('action')) || 'null') : null;
+    } catch {
+      kept = null;
+    }
+    var accounted = 0;
+    if (kept && typeof kept === 'object') {
+      var names = ['pastes', 'pasted', 'keys', 'typing_ms', 'restored', 'inserted'];
+      for (var n = 0; n < names.length; n += 1) if (typeof kept[names[n]] === 'number' && kept[names[n]] >= 0) signals[names[n]] = Math.round(kept[names[n]]);
+      typingBefore = signals.typing_ms;
+      accounted = typeof kept.chars === 'number' ? kept.chars : 0;
+    }
+    signals.restored += Math.max(0, reasonChars() - accounted);
+    for (var i = 0; i < boxes.length; i += 1) lengths[i] = boxes[i].value.length;
+    keepSignals();
   }
 })();

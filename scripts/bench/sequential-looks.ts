@@ -9,7 +9,9 @@
 // Raters choose at random (no preference), so with alpha spending alone every look is taken. Each database also holds
 // --history judgments of another batch, as a platform that has run studies does: a look must read its own comparison's
 // pairs, not every judgment. Prints, for each batch, the median and the longest answer transaction, those of the
-// answers that took a look, and each as a ratio against the baseline's median answer.
+// answers that took a look, and each as a ratio against the baseline's median answer; and the median consent
+// (admitRater: the promise reserved) and lease (assignNextPair) against the baseline's, the serving side of a
+// sequential batch (issue 51: a comparison is not handed out beyond what its next look needs).
 // Run: npx tsx scripts/bench/sequential-looks.ts [--pairs 1200] [--every 60] [--history 200000]
 import { join } from 'node:path';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
@@ -36,9 +38,20 @@ const K = 3;
 const CAP = 20;
 
 type Timed = { ms: number; look: boolean };
+type Run = { answers: Timed[]; consents: number[]; leases: number[]; looks: number; stopped: string | null };
 
-/** Every answer of one batch, timed; `look`: the answer's transaction took a look (a row of sequential_looks). */
-async function runBatch(dir: string, name: string, stopping: BatchSettingsInput['stopping']): Promise<{ answers: Timed[]; looks: number; stopped: string | null }> {
+/** Times one call in ms. */
+function timed<T>(call: () => T): { value: T; ms: number } {
+  const started = performance.now();
+  const value = call();
+  return { value, ms: performance.now() - started };
+}
+
+/**
+ * Every answer of one batch, timed, with each consent and lease; `look`: the answer's transaction took a look (a row
+ * of sequential_looks).
+ */
+async function runBatch(dir: string, name: string, stopping: BatchSettingsInput['stopping']): Promise<Run> {
   const db = openDatabase(join(dir, `${name}.db`));
   migrate(db);
   const study = await buildStudy(db, PAIRS, {
@@ -57,16 +70,22 @@ async function runBatch(dir: string, name: string, stopping: BatchSettingsInput[
   const random = seededRandom(44);
   const countLooks = db.prepare('SELECT count(*) FROM sequential_looks WHERE batch_id = :b').pluck();
   const answers: Timed[] = [];
+  const consents: number[] = [];
+  const leases: number[] = [];
   // Simulated time moves 30 s an answer, so nobody is "too fast" and no lease lapses.
   let clock = Date.parse('2026-11-01T09:00:00.000Z');
   for (;;) {
     const now = new Date((clock += 30_000));
-    const entered = admitRater(db, batch, settings, { kind: 'link', nonce: newPublicId() }, { agree: true, raterPublicId: newPublicId(), userAgent: 'bench', addressHash: null, now });
+    const admission = timed(() => admitRater(db, batch, settings, { kind: 'link', nonce: newPublicId() }, { agree: true, raterPublicId: newPublicId(), userAgent: 'bench', addressHash: null, now }));
+    const entered = admission.value;
     if (entered.kind !== 'admitted') break;
+    consents.push(admission.ms);
     setRaterStatus(db, entered.rater.id, 'rating', now);
     for (;;) {
-      const outcome = assignNextPair(db, entered.rater.id, { now: new Date((clock += 30_000)), random });
+      const lease = timed(() => assignNextPair(db, entered.rater.id, { now: new Date((clock += 30_000)), random }));
+      const outcome = lease.value;
       if (outcome.kind !== 'assigned') break;
+      leases.push(lease.ms);
       const before = countLooks.get({ b: study.batchId }) as number;
       const at = new Date((clock += 30_000));
       const started = performance.now();
@@ -79,7 +98,7 @@ async function runBatch(dir: string, name: string, stopping: BatchSettingsInput[
   const looks = countLooks.get({ b: study.batchId }) as number;
   const stopped = db.prepare<{ b: number }, string>("SELECT group_concat(stop_reason) FROM comparisons WHERE batch_id = :b").pluck().get({ b: study.batchId }) ?? null;
   db.close();
-  return { answers, looks, stopped };
+  return { answers, consents, leases, looks, stopped };
 }
 
 const dir = benchDir('simarena-bench-sequential-');
@@ -93,6 +112,9 @@ const results = [];
 for (const run of runs) results.push({ ...run, ...(await runBatch(dir, run.label.replace(/\W+/g, '-'), run.stopping)) });
 const base = median((results[0]?.answers ?? []).map((a) => a.ms));
 const ratio = (ms: number) => `${ms.toFixed(2)} ms (${(ms / base).toFixed(2)}× the baseline's median answer)`;
+const baseConsent = median(results[0]?.consents ?? []);
+const baseLease = median(results[0]?.leases ?? []);
+const against = (ms: number, of: number) => `${ms.toFixed(3)} ms (${(ms / of).toFixed(2)}× the baseline's)`;
 console.log(`${PAIRS} pairs of SCRIPT vs AGENTS, K = ${K}, raters choosing at random, ${HISTORY.toLocaleString('en')} judgments of another batch in each database; answer transactions timed in this process.`);
 for (const r of results) {
   const all = r.answers.map((a) => a.ms);
@@ -100,4 +122,5 @@ for (const r of results) {
   console.log(`\n${r.label}: ${r.answers.length} answers, ${r.looks} looks${r.stopped ? `, stopped (${r.stopped})` : ''}`);
   console.log(`  every answer: median ${ratio(median(all))}, longest ${ratio(Math.max(...all))}`);
   if (looks.length > 0) console.log(`  answers that took a look: median ${ratio(median(looks))}, longest ${ratio(Math.max(...looks))}`);
+  console.log(`  ${r.consents.length} consents: median ${against(median(r.consents), baseConsent)}; ${r.leases.length} leases: median ${against(median(r.leases), baseLease)}`);
 }

@@ -16,8 +16,10 @@ import {
   readJudgmentRows,
   resolveAnalysisQuestion,
 } from './batch-judgments.queries.js';
-import { flaggedRaterIds } from './quality-signals.queries.js';
-import { sensitivitySection, withoutRaters } from './sensitivity.js';
+import { readRaterSignalFlags } from './quality-signals.queries.js';
+import type { RaterSignalFlags } from './rater-quality.js';
+import { sensitivitySection } from './sensitivity.js';
+import type { RaterFlag } from './analysis-report.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
 import type { JudgmentTable } from './judgment-table.js';
@@ -31,6 +33,7 @@ import { compressReport, readStoredReport, type StoredResult } from './stored-re
 // analysis-4: one report per question (issue 16); a one-question report is unchanged.
 // analysis-5: bootstrap clusters in the order of their names; goal and believability intervals clipped to 0-10 (issue 40).
 // analysis-6: which-is-real questions' realism section, win rates against HUMANS:human, the paper table's two columns (issues 52, 53).
+// analysis-6 also: position-aware Dawid-Skene; raters' flags with their rules; sensitivity on pair majorities (issue 51).
 const ANALYSIS_VERSION = 'analysis-6';
 
 type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
@@ -47,11 +50,17 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
 }
 
 /**
- * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
- * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `flagged`: the raters (by export
- * pseudonym) the quality signals flag, for the sensitivity section (issue 43).
+ * A batch's quality-signal flags by rater (export pseudonym), each with its rule and whether the batch declares it
+ * grounds for exclusion, and those grounds (issues 43, 51): the raters table shows them, the sensitivity section leaves
+ * out the raters with a ground.
  */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; flagged: string[] };
+export type SignalFlagsInput = { grounds: string[]; byRater: [string, RaterFlag[]][] };
+
+/**
+ * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
+ * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `signals`: the raters' flags.
+ */
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; signals: SignalFlagsInput };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -67,7 +76,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; flagged: string[] };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; signals: SignalFlagsInput };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -78,34 +87,40 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const goldFromRated = countGoldFromRatedSamples(db, batch.id);
   const shared = readBatchFrame(db, batch);
   const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
-  const flagged = flaggedRaterIds(db, batch.id).flatMap((id) => shared.raters.get(id)?.name ?? []);
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), flagged };
+  const flags = readRaterSignalFlags(db, batch.id);
+  const byRater = [...flags.byRater].flatMap(([id, list]): [string, RaterFlag[]][] => {
+    const name = shared.raters.get(id)?.name;
+    return name === undefined ? [] : [[name, list]];
+  });
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), signals: { grounds: flags.grounds, byRater } };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
-export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential, flagged }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
+export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequential, signals }: BatchAnalysisFrame, idsPerPart?: number): BatchAnalysisInput {
   return {
     batch,
     asked,
     sequential,
-    flagged,
+    signals,
     parts: parts.map(({ question, frame, paper, goldFromRated }) => ({ question, data: joinJudgments(db, frame, readJudgmentRows(db, batch.id, frame.range, idsPerPart)), paper, goldFromRated })),
   };
 }
 
 /** The batch's analysis from its input: no database is read. */
-export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+export function analyzeBatchInput({ batch, asked, parts, sequential, signals }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+  const byRater = new Map(signals.byRater);
+  const raterSignals: RaterSignalFlags = { flagsOf: (rater) => byRater.get(rater) ?? [] };
   // Issue 53: the which-is-real question's answers (its realism section; each condition's judged-real share in the
   // paper table of the preference questions) and the first preference question's (the 2×2's naturalness).
   const realism = parts.find((p) => p.question.kind === 'which-is-real' && p.question.real !== null);
   const natural = parts.find((p) => p.question.kind === 'preference');
   const realismTable = realism?.question.real ? { real: realism.question.real, table: realism.data.table } : null;
-  const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
-    id: question.id,
-    text: question.text,
-    report: withSensitivity(questionReport(batch, question, data, paper, goldFromRated, realismTable, options), batch, question, data, options, flagged),
-    table: data.table,
-  }));
+  const reports = parts.map(({ question, data, paper, goldFromRated }) => {
+    const report = questionReport(batch, question, data, paper, goldFromRated, realismTable, { ...options, raterSignals });
+    // The sensitivity section (issues 43, 51): the raters with a flag the batch declares grounds for exclusion left out.
+    report.sensitivity = sensitivitySection(data.table, { grounds: signals.grounds, flagsOf: raterSignals.flagsOf });
+    return { id: question.id, text: question.text, report, table: data.table };
+  });
   if (realism?.question.real) {
     const report = reports[parts.indexOf(realism)]?.report as AnalysisReport;
     report.realism = realismSection({ questionId: realism.question.id, real: realism.question.real, margin: batch.equivalenceMargin, table: realism.data.table, natural: natural?.data.table ?? null });
@@ -118,20 +133,7 @@ export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: 
   return combineQuestionReports(reports);
 }
 
-/**
- * The report with its sensitivity section (issue 43): the same analysis of the same judgments without the flagged
- * raters, so it equals the analysis of the batch with them excluded.
- */
-function withSensitivity(report: AnalysisReport, batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions, flagged: string[]): AnalysisReport {
-  const drop = new Set(flagged);
-  const present = data.table.raterNames.filter((name) => drop.has(name));
-  const without = present.length === 0 ? data.table : withoutRaters(data.table, drop);
-  const reduced = present.length === 0 ? report : analyzeJudgments(without, analysisOptions(batch, question, data, options));
-  report.sensitivity = sensitivitySection(report, reduced, present, data.table.n - without.n);
-  return report;
-}
-
-function analysisOptions(batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions): AnalyzeOptions {
+function analysisOptions(batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions & { raterSignals?: RaterSignalFlags }): AnalyzeOptions {
   return {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
@@ -144,6 +146,7 @@ function analysisOptions(batch: BatchForAnalysis, question: AnalysisQuestion, da
     attention: data.attention,
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
+    raterSignals: options.raterSignals,
   };
 }
 
@@ -154,7 +157,7 @@ function questionReport(
   paper: PaperData,
   goldFromRated: number,
   realism: { real: string; table: JudgmentTable } | null,
-  options: ComputeOptions,
+  options: ComputeOptions & { raterSignals?: RaterSignalFlags },
 ): AnalysisReport {
   const report = analyzeJudgments(data.table, analysisOptions(batch, question, data, options));
   // The paper table is of a preference question (naturalness); a which-is-real question's share of "chosen" is each

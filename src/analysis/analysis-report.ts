@@ -72,9 +72,15 @@ export type RaterQuality = {
   loo_pairs: number;
   median_seconds: number | null;
   left_rate: number | null;
-  /** Dawid-Skene estimate of the chance this rater gives the true label. */
+  /** Dawid-Skene estimate of the chance this rater gives the true label (position-aware: src/analysis/dawid-skene.ts). */
   ds_accuracy: number | null;
+  /** Decisive choices with a known screen side: what "one side" counts. */
+  decisive: number;
+  /** The rater's flags, each with the rule behind it and whether the batch declares it grounds for exclusion (issue 51). */
+  flags: RaterFlag[];
 };
+
+export type RaterFlag = { flag: string; rule: string; exclusion_ground: boolean };
 
 export type BradleyTerryReport = {
   anchor: string;
@@ -154,24 +160,41 @@ export type AnalysisReport = {
   cross_question?: CrossQuestionAgreement | null;
 };
 
-/** Does the result depend on the raters the quality signals flag? (computed in sensitivity.ts) */
+/** One side of a sensitivity comparison: the pair-majority result with its rater-clustered interval (sensitivity.ts). */
+export type SensitivitySide = {
+  pairs: number;
+  decisive_pairs: number;
+  raters: number;
+  win_rate_a: number | null;
+  ci95: [number, number] | null;
+  design_effect: number | null;
+  /** `a preferred`, `b preferred`, `no clear winner`, or `too little to conclude`. */
+  conclusion: string;
+};
+
 export type SensitivityComparison = {
   a: string;
   b: string;
-  n: number;
-  win_rate_a: number | null;
-  ci95: [number, number] | null;
-  krippendorff_alpha: number | null;
-  without: { n: number; win_rate_a: number | null; ci95: [number, number] | null; krippendorff_alpha: number | null };
-  conclusion: string;
-  conclusion_without: string;
+  full: SensitivitySide;
+  /** Without the raters who have a flag the batch declares grounds for exclusion. */
+  without: SensitivitySide;
+  /** win_rate_a without less with (proportion units); null when either is unknown. */
+  change: number | null;
+  too_little_left: boolean;
+  /** Both sides conclusive and their conclusions differ. */
+  flips: boolean;
 };
 
+/** Does the result depend on the raters the quality signals flag? (issues 43, 51; computed in sensitivity.ts) */
 export type SensitivitySection = {
-  /** Raters (export pseudonyms) with at least one quality-signal flag, left out below. */
-  flagged_raters: string[];
-  flagged_judgments: number;
+  unit: 'pair majority';
+  interval: string;
+  /** The flags the batch declared grounds for exclusion before its first judgment (`exclusionGrounds`). */
+  grounds: string[];
+  /** Raters (export pseudonyms) with at least one of those flags, left out below. */
+  dropped_raters: string[];
+  dropped_judgments: number;
   comparisons: SensitivityComparison[];
-  /** Whether the conclusion of any comparison changes, in a sentence. */
+  /** What changes, comparison by comparison, in a sentence. */
   sentence: string;
 };

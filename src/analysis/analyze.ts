@@ -10,7 +10,7 @@ import { dawidSkene, type DawidSkeneResult } from './dawid-skene.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
 import type { JudgmentTable } from './judgment-table.js';
 import { positionBias } from './position-bias.js';
-import { raterView } from './rater-quality.js';
+import { type RaterSignalFlags, raterView } from './rater-quality.js';
 import { intervalNotes } from './report-notes.js';
 import { TIE } from './win-rate.js';
 import { againstHumans } from './against-humans.js';
@@ -39,6 +39,8 @@ export type AnalyzeOptions = {
   dialogueMetrics?: ConditionDialogueMetrics[];
   /** A which-is-real question's answers (issue 53) are no preference: no win rates against HUMANS:human are given. */
   questionKind?: QuestionKind;
+  /** A batch's quality-signal flags per rater, for the raters table (src/analysis/quality-signals.queries.ts). */
+  raterSignals?: RaterSignalFlags;
 };
 
 export const DEFAULT_BOOTSTRAP = 1000;
@@ -68,7 +70,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     // EM is slow when raters agree little (a few hundred iterations is common with weak preferences); the iteration
     // cap shrinks with the data so the report stays within a fixed amount of work (about 5e7 judgment visits).
     const maxIterations = Math.max(100, Math.min(1000, Math.floor(5e7 / t.n)));
-    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, nItems, nRaters, q: 3 }, { maxIterations });
+    ds = dawidSkene({ item: t.item, rater: t.rater, label: t.outcome, side: t.left, nItems, nRaters, q: 3 }, { maxIterations });
     if (!ds.converged) notes.push(`Dawid-Skene stopped after ${ds.iterations} iterations without converging.`);
   }
 
@@ -119,7 +121,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     agreement: batchAgreement,
     bradley_terry: bradleyTerry,
     position_bias: positionBias(sumSideSplits(sideSplit, nComp)),
-    raters: raterView(t, ds, options.attention),
+    raters: raterView(t, ds, options.attention, options.raterSignals),
     dialogue_metrics: options.dialogueMetrics ?? [],
     ...(humans ? { against_humans: humans } : {}),
     notes,

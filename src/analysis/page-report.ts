@@ -64,12 +64,27 @@ export function pageReportOf(report: AnalysisReport): AnalysisReport {
 }
 
 /** One rater's figures as the raters and participants pages show them (src/recruiting/rater-quality-lookup.ts). */
-export type RaterFiguresRow = { judge: string; judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null };
+export type RaterFiguresRow = {
+  judge: string;
+  judgments: number;
+  median_seconds: number | null;
+  majority_agreement: number | null;
+  left_rate: number | null;
+  /** Decisive choices with a known side ("one side" counts them: issue 51); null or absent in rows stored before migration 054. */
+  decisive?: number | null;
+};
 
 /**
  * The per-rater figures the raters and participants pages show, by `judge` pseudonym: the report's top-level raters
  * (its first question's: rater quality is judged on the first question, where attention checks are answered).
  */
 export function raterFiguresOf(report: AnalysisReport): RaterFiguresRow[] {
-  return report.raters.map((r) => ({ judge: r.rater, judgments: r.judgments, median_seconds: r.median_seconds, majority_agreement: r.loo_agreement, left_rate: r.left_rate }));
+  return report.raters.map((r) => ({
+    judge: r.rater,
+    judgments: r.judgments,
+    median_seconds: r.median_seconds,
+    majority_agreement: r.loo_agreement,
+    left_rate: r.left_rate,
+    decisive: r.decisive ?? null,
+  }));
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DEFAULT_QUALITY, type QualitySettings, qualitySettingsSchema } from '../batches/batch.schema.js';
+import { DEFAULT_QUALITY, exclusionGroundsSchema, type QualitySettings, qualitySettingsSchema, type SignalFlagName } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { copiedFromPage, normaliseReason, raterSignals, type RaterSignals, type SignalFlag, signalFlags, type SignalJudgment, sharedReasons } from './quality-signals.js';
+import type { RaterFlag } from './analysis-report.js';
+import { copiedFromPage, normaliseReason, raterSignals, type RaterSignals, type SignalFlag, signalFlagRule, signalFlags, type SignalJudgment, sharedReasons } from './quality-signals.js';
 
 /** A batch's first-question judgments of regular pairs still in it, with the page's checked figures (migration 035). */
 function readSignalJudgments(db: Db, batchId: number): (SignalJudgment & { pair_id: number; dialogue_a_id: number; dialogue_b_id: number })[] {
@@ -70,21 +71,37 @@ export function readExportSignals(db: Db, batchId: number): Map<number, ExportSi
   return new Map(rows.map(({ assignment_id, ...rest }) => [assignment_id, rest]));
 }
 
-const qualityOfSettings = z.looseObject({ quality: qualitySettingsSchema.default(DEFAULT_QUALITY) });
+const signalSettings = z.looseObject({ quality: qualitySettingsSchema.default(DEFAULT_QUALITY), exclusionGrounds: exclusionGroundsSchema });
+type SignalSettings = { quality: QualitySettings; exclusionGrounds: SignalFlagName[] };
 
-/** A batch's quality thresholds (the defaults when its settings are unreadable; settings are validated on write). */
-export function readQualitySettings(db: Db, batchId: number): QualitySettings {
+/** The settings the quality signals read (their defaults when the settings are unreadable; they are validated on write). */
+function readSignalSettings(db: Db, batchId: number): SignalSettings {
+  const fallback = signalSettings.parse({});
   const text = db.prepare<{ b: number }, string>('SELECT settings FROM batches WHERE id = :b').pluck().get({ b: batchId });
-  if (text === undefined) return DEFAULT_QUALITY;
+  if (text === undefined) return fallback;
   try {
-    return parseJsonColumn(qualityOfSettings, text, `batches.settings of batch ${batchId}`).quality;
+    return parseJsonColumn(signalSettings, text, `batches.settings of batch ${batchId}`);
   } catch {
-    return DEFAULT_QUALITY;
+    return fallback;
   }
 }
 
-/** The ids of a batch's raters with at least one quality-signal flag, with their judgments counted by the signals. */
-export function flaggedRaterIds(db: Db, batchId: number): number[] {
-  const signals = readBatchSignals(db, batchId, readQualitySettings(db, batchId));
-  return [...signals.byRater.keys()].filter((id) => signals.flagsOf(id).length > 0).sort((a, b) => a - b);
+/** A batch's quality thresholds. */
+export function readQualitySettings(db: Db, batchId: number): QualitySettings {
+  return readSignalSettings(db, batchId).quality;
+}
+
+/**
+ * Every rater's quality-signal flags in a batch (by rater id; raters without any are left out), each with the rule
+ * behind it and whether the batch declares it grounds for exclusion; and those grounds.
+ */
+export function readRaterSignalFlags(db: Db, batchId: number): { grounds: SignalFlagName[]; byRater: Map<number, RaterFlag[]> } {
+  const { quality, exclusionGrounds: grounds } = readSignalSettings(db, batchId);
+  const signals = readBatchSignals(db, batchId, quality);
+  const byRater = new Map<number, RaterFlag[]>();
+  for (const id of signals.byRater.keys()) {
+    const flags = signals.flagsOf(id).map((flag) => ({ flag, rule: signalFlagRule(flag, quality), exclusion_ground: grounds.includes(flag) }));
+    if (flags.length > 0) byRater.set(id, flags);
+  }
+  return { grounds, byRater };
 }

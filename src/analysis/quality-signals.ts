@@ -2,7 +2,7 @@
 // checked by the server (src/rating/answer-signals.ts), and what only shows across raters (the same reason from two
 // raters, a reason copied from the page). Each signal is a fact about how an answer was given, not a verdict: none
 // rejects anyone, and the reading-time signal never feeds a rejection.
-import type { QualitySettings } from '../batches/batch.schema.js';
+import { oneKeyChance, type QualitySettings, type SignalFlagName } from '../batches/batch.schema.js';
 import { readingFloorMs } from '../numbers/reading-time.js';
 
 /** One first-question judgment of a regular pair with what the server and the page measured. */
@@ -38,7 +38,8 @@ export type RaterSignals = {
   keys: Record<string, number>;
 };
 
-export type SignalFlag = 'pasted reasons' | 'implausible telemetry' | 'under reading time' | 'answered before conversation 2' | 'same reason as another rater' | 'reason copied from the page' | 'one key';
+/** The flags, named once in src/batches/batch.schema.ts (a batch declares some of them grounds for exclusion). */
+export type SignalFlag = SignalFlagName;
 
 /** The words of a text, lower case, letters and digits only: what "the same reason" compares. */
 export function normaliseReason(text: string): string {
@@ -54,25 +55,55 @@ function shingles(normalised: string): Set<string> {
 }
 
 /**
- * For each reason (rater, text), whether a different rater of the batch gave a near-identical one: Jaccard similarity
- * of word 3-grams at or above `similarity`, reasons under `minChars` normalised characters left out. Candidates are
- * found through shared 3-grams, so only reasons with something in common are compared.
+ * For each reason (rater, text), whether it counts as the same reason as another rater's (issue 51): near-identical
+ * to a different rater's reason (Jaccard similarity of word 3-grams at or above `similarity`; reasons under
+ * `minReasonChars` normalised characters left out), and either distinctive, the two sharing at least
+ * `sameReasonRareNgrams` 3-grams that occur in no reason of the batch but near-identical copies of this one (however
+ * many raters gave those), or one of at least `sameReasonMatches` near-identical reasons of this rater to the same
+ * other rater. One match of a common sentence ("Conversation 2 feels more natural": three 3-grams, which other
+ * reasons share) flagged both raters before. Candidates are found through shared 3-grams, so only reasons with
+ * something in common are compared.
  */
-export function sharedReasons(reasons: { rater: number; text: string }[], q: Pick<QualitySettings, 'minReasonChars' | 'similarity'>): boolean[] {
-  const norm = reasons.map((r) => normaliseReason(r.text));
-  const sets = norm.map((n) => (n.length >= q.minReasonChars ? shingles(n) : null));
-  const index = new Map<string, number[]>();
-  sets.forEach((set, i) => set?.forEach((s) => index.set(s, [...(index.get(s) ?? []), i])));
-  return sets.map((set, i) => {
-    if (!set) return false;
-    const common = new Map<number, number>();
-    for (const s of set) for (const j of index.get(s) ?? []) if (reasons[j]?.rater !== reasons[i]?.rater) common.set(j, (common.get(j) ?? 0) + 1);
-    for (const [j, shared] of common) {
-      const other = sets[j] as Set<string>;
-      if (shared / (set.size + other.size - shared) >= q.similarity) return true;
-    }
-    return false;
+export function sharedReasons(reasons: { rater: number; text: string }[], q: Pick<QualitySettings, 'minReasonChars' | 'similarity' | 'sameReasonRareNgrams' | 'sameReasonMatches'>): boolean[] {
+  const sets = reasons.map((r) => {
+    const n = normaliseReason(r.text);
+    return n.length >= q.minReasonChars ? shingles(n) : null;
   });
+  const index = new Map<string, number[]>();
+  sets.forEach((set, i) => set?.forEach((g) => index.set(g, [...(index.get(g) ?? []), i])));
+  const counts = new Array<boolean>(reasons.length).fill(false);
+  // Per pair of raters (this rater's key first), the reasons of this rater near-identical to one of the other's.
+  const byRaters = new Map<string, Set<number>>();
+  sets.forEach((set, i) => {
+    if (!set) return;
+    const rater = reasons[i]?.rater as number;
+    const copies = new Set([i, ...nearIdentical(set, sets, index, q.similarity)]);
+    for (const j of copies) {
+      const other = reasons[j]?.rater as number;
+      if (other === rater) continue;
+      const key = `${rater}|${other}`;
+      byRaters.set(key, (byRaters.get(key) ?? new Set()).add(i));
+      if (distinctiveShared(set, sets[j] as Set<string>, index, copies) >= q.sameReasonRareNgrams) counts[i] = true;
+    }
+  });
+  for (const matched of byRaters.values()) if (matched.size >= q.sameReasonMatches) for (const i of matched) counts[i] = true;
+  return counts;
+}
+
+/** The reasons (of any rater, this one's own included) near-identical to the reason whose 3-grams are `set`. */
+function nearIdentical(set: Set<string>, sets: (Set<string> | null)[], index: Map<string, number[]>, similarity: number): number[] {
+  const common = new Map<number, number>();
+  for (const g of set) for (const j of index.get(g) ?? []) common.set(j, (common.get(j) ?? 0) + 1);
+  const out: number[] = [];
+  for (const [j, shared] of common) if (shared / (set.size + (sets[j] as Set<string>).size - shared) >= similarity) out.push(j);
+  return out;
+}
+
+/** The 3-grams two reasons share that occur in no reason of the batch but `copies` (near-identical ones). */
+function distinctiveShared(a: Set<string>, b: Set<string>, index: Map<string, number[]>, copies: ReadonlySet<number>): number {
+  let rare = 0;
+  for (const g of a) if (b.has(g) && (index.get(g) as number[]).every((k) => copies.has(k))) rare += 1;
+  return rare;
 }
 
 /**
@@ -109,6 +140,31 @@ export function oneKey(keys: Record<string, number>, min: number): boolean {
   const used = Object.entries(keys).filter(([, n]) => n > 0);
   const [only] = used;
   return used.length === 1 && only !== undefined && ['1', '2', '0'].includes(only[0]) && only[1] >= min;
+}
+
+const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+
+/**
+ * The rule behind each flag, in words, with the batch's thresholds (issue 51: each rater's flags come with their rule
+ * in the analysis); signalFlags below decides by these very rules.
+ */
+export function signalFlagRule(flag: SignalFlag, q: QualitySettings): string {
+  switch (flag) {
+    case 'pasted reasons':
+      return `at least ${pct(q.raterShare)} of the rater's judgments with page figures have a reason at least ${pct(q.pastedShare)} pasted`;
+    case 'implausible telemetry':
+      return "any answer whose page figures cannot be true (a rule of the server's check broken)";
+    case 'under reading time':
+      return `at least ${pct(q.raterShare)} of the rater's judgments took less than the words shown at ${q.readingWordsPerMinute} words a minute (never grounds for exclusion)`;
+    case 'answered before conversation 2':
+      return `at least ${pct(q.raterShare)} of the rater's phone answers were chosen before Conversation 2 was shown`;
+    case 'same reason as another rater':
+      return `a reason near-identical to another rater's (word 3-gram similarity at least ${q.similarity}) sharing at least ${q.sameReasonRareNgrams} 3-grams found in no other reason of the batch than its copies, or ${q.sameReasonMatches} near-identical reasons to the same rater`;
+    case 'reason copied from the page':
+      return `a reason of at least ${q.minReasonChars} characters that is text of the conversations shown`;
+    case 'one key':
+      return `all of at least ${q.oneKeyMinAnswers} answers chosen with the same key (chance ${pct(oneKeyChance(q.oneKeyMinAnswers))} for an honest keyboard rater; never grounds for exclusion)`;
+  }
 }
 
 /** The flags of a rater's signals: a signal shown by at least `raterShare` of the judgments it can be seen on. */

@@ -30,7 +30,11 @@ const keyOf = (row: StoredFigureRow): FigureRowKey => ({ judge: row.judge, from_
 /** SQLite stores NaN as NULL: the two are one figure. */
 const sameNumber = (a: number | null, b: number | null) => (a === null || Number.isNaN(a) ? null : a) === (b === null || Number.isNaN(b) ? null : b);
 const sameFigures = (a: RaterFiguresRow, b: RaterFiguresRow) =>
-  a.judgments === b.judgments && sameNumber(a.median_seconds, b.median_seconds) && sameNumber(a.majority_agreement, b.majority_agreement) && sameNumber(a.left_rate, b.left_rate);
+  a.judgments === b.judgments &&
+  sameNumber(a.median_seconds, b.median_seconds) &&
+  sameNumber(a.majority_agreement, b.majority_agreement) &&
+  sameNumber(a.left_rate, b.left_rate) &&
+  sameNumber(a.decisive ?? null, b.decisive ?? null);
 
 /** The changes that turn the batch's stored rows (`rows`, all of them) into ones that also hold result `next`'s `figures`, in the order to write them. */
 export function planFigureChanges(rows: readonly StoredFigureRow[], stored: number | null, figures: readonly RaterFiguresRow[]): FigureChange[] {

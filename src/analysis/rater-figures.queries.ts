@@ -61,7 +61,7 @@ export function releaseFiguresWriter(db: Db, batchId: number, parts: number): vo
 export function listStoredFigureRows(db: Db, batchId: number): StoredFigureRow[] {
   return db
     .prepare<{ b: number }, StoredFigureRow>(
-      'SELECT judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures WHERE batch_id = :b',
+      'SELECT judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate, decisive FROM analysis_rater_figures WHERE batch_id = :b',
     )
     .all({ b: batchId });
 }
@@ -72,14 +72,14 @@ export function applyFigureChanges(db: Db, batchId: number, parts: number, chang
   const remove = db.prepare('DELETE FROM analysis_rater_figures WHERE batch_id = :b AND judge = :judge AND from_parts = :from');
   const end = db.prepare('UPDATE analysis_rater_figures SET to_parts = :to WHERE batch_id = :b AND judge = :judge AND from_parts = :from');
   const insert = db.prepare(
-    `INSERT INTO analysis_rater_figures (batch_id, judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate)
-     VALUES (:b, :judge, :parts, :open, :judgments, :median_seconds, :majority_agreement, :left_rate)`,
+    `INSERT INTO analysis_rater_figures (batch_id, judge, from_parts, to_parts, judgments, median_seconds, majority_agreement, left_rate, decisive)
+     VALUES (:b, :judge, :parts, :open, :judgments, :median_seconds, :majority_agreement, :left_rate, :decisive)`,
   );
   for (const change of changes) {
     if (change.op === 'delete') remove.run(key(change.row));
     else if (change.op === 'reopen') end.run({ ...key(change.row), to: OPEN_PARTS });
     else if (change.op === 'close') end.run({ ...key(change.row), to: parts });
-    else insert.run({ b: batchId, parts, open: OPEN_PARTS, ...change.figures });
+    else insert.run({ b: batchId, parts, open: OPEN_PARTS, ...change.figures, decisive: change.figures.decisive ?? null });
   }
 }
 
@@ -94,7 +94,7 @@ export function findRaterFigures(db: Db, batchId: number, partsId: number, judge
   if (judges.length === 0) return [];
   return db
     .prepare<{ batchId: number; partsId: number; judges: string }, RaterFiguresRow>(
-      `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
+      `SELECT judge, judgments, median_seconds, majority_agreement, left_rate, decisive FROM analysis_rater_figures
        WHERE batch_id = :batchId AND judge IN (SELECT value FROM json_each(:judges)) AND ${figuresOfResult()}`,
     )
     .all({ batchId, partsId, judges: JSON.stringify(judges) });
@@ -107,7 +107,7 @@ export function findRaterFigures(db: Db, batchId: number, partsId: number, judge
 export function listRaterFiguresAfter(db: Db, batchId: number, partsId: number, afterJudge: string, limit: number): RaterFiguresRow[] {
   return db
     .prepare<{ batchId: number; partsId: number; afterJudge: string; limit: number }, RaterFiguresRow>(
-      `SELECT judge, judgments, median_seconds, majority_agreement, left_rate FROM analysis_rater_figures
+      `SELECT judge, judgments, median_seconds, majority_agreement, left_rate, decisive FROM analysis_rater_figures
        WHERE batch_id = :batchId AND judge > :afterJudge AND ${figuresOfResult()} ORDER BY judge LIMIT :limit`,
     )
     .all({ batchId, partsId, afterJudge, limit });

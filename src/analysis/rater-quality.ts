@@ -2,7 +2,7 @@
 // Agreement is with the leave-one-out majority: the other raters' single most common label on the same pair, so a
 // rater is never compared with a majority they helped form; a pair whose other raters split evenly (or has none)
 // is not compared. Left rate counts decisive choices only. Times are per judgment; unknown times are left out.
-import type { RaterQuality } from './analysis-report.js';
+import type { RaterFlag, RaterQuality } from './analysis-report.js';
 import type { DawidSkeneResult } from './dawid-skene.js';
 import type { JudgmentTable } from './judgment-table.js';
 import { medianOfSorted } from '../numbers/median.js';
@@ -25,6 +25,8 @@ export type RaterQualityInput = {
 
 export type RaterQualityFigures = {
   judgments: number;
+  /** Decisive choices whose screen side is known: what "one side" counts (ties and unknown sides are not). */
+  decisive: number;
   /** Pairs where the other raters had a single majority label. */
   looPairs: number;
   looAgreement: number | null;
@@ -86,6 +88,7 @@ export function computeRaterQuality(t: RaterQualityInput): RaterQualityFigures[]
     }
     return {
       judgments: judgments[r] as number,
+      decisive: leftKnown[r] as number,
       looPairs: looItems[r] as number,
       looAgreement: (looItems[r] as number) > 0 ? (looAgree[r] as number) / (looItems[r] as number) : null,
       medianTime: medianOfSorted(scratch.subarray(from, from + k).sort()),
@@ -94,8 +97,17 @@ export function computeRaterQuality(t: RaterQualityInput): RaterQualityFigures[]
   });
 }
 
-/** The report's rater view: the rule above (computeRaterQuality) plus attention checks and Dawid-Skene accuracy. */
-export function raterView(t: JudgmentTable, ds: DawidSkeneResult | null, attention: Map<string, { correct: number; answered: number }> | undefined): RaterQuality[] {
+/**
+ * The report's rater view: the rule above (computeRaterQuality) plus attention checks, Dawid-Skene accuracy, and each
+ * rater's flags with the rule behind each (issue 51): "one side" and "too fast" from these figures, the quality
+ * signals' flags (`signals`, a batch's) as the batch computed them.
+ */
+export function raterView(
+  t: JudgmentTable,
+  ds: DawidSkeneResult | null,
+  attention: Map<string, { correct: number; answered: number }> | undefined,
+  signals?: RaterSignalFlags,
+): RaterQuality[] {
   // Chose left: outcome a with a shown left, or outcome b with b shown left; ties and unknown sides are not counted.
   const choseLeft = new Int8Array(t.n);
   for (let j = 0; j < t.n; j++) {
@@ -114,12 +126,15 @@ export function raterView(t: JudgmentTable, ds: DawidSkeneResult | null, attenti
     choseLeft,
     time: t.seconds,
   });
+  const batchMedian = medianSecondsOf(t.seconds);
   return t.raterNames.map((rater, r) => {
     const f = figures[r] as (typeof figures)[number];
     const att = attention?.get(rater);
+    const flags = qualityFlags({ judgments: f.judgments, decisive: f.decisive, medianSeconds: f.medianTime, leftRate: f.leftRate }, batchMedian, NO_CHECKS);
     return {
       rater,
       judgments: f.judgments,
+      decisive: f.decisive,
       attention_accuracy: att && att.answered > 0 ? att.correct / att.answered : null,
       attention_answered: att?.answered ?? 0,
       loo_agreement: f.looAgreement,
@@ -127,8 +142,34 @@ export function raterView(t: JudgmentTable, ds: DawidSkeneResult | null, attenti
       median_seconds: f.medianTime,
       left_rate: f.leftRate,
       ds_accuracy: ds ? (ds.rater_accuracy[r] as number) : null,
+      flags: [...flagsWithRules(flags, batchMedian), ...(signals?.flagsOf(rater) ?? [])],
     };
   });
+}
+
+/** A batch's quality-signal flags per rater (by export pseudonym), each with its rule and whether it is a declared ground. */
+export type RaterSignalFlags = { flagsOf: (rater: string) => RaterFlag[] };
+
+const NO_CHECKS = { attentionFailures: 0, onboardingCorrect: 0, onboardingAnswered: 0, onboardingThreshold: null };
+
+/** The median of the known times (seconds) of the judgments analysed: what "too fast" compares with. */
+function medianSecondsOf(seconds: ArrayLike<number>): number | null {
+  const known = Float64Array.from(Array.prototype.filter.call(seconds, (v: number) => Number.isFinite(v)) as number[]).sort();
+  return medianOfSorted(known);
+}
+
+/** "too fast" and "one side" with their rules, in words, with the thresholds of QUALITY_FLAG_RULES. */
+function flagsWithRules(flags: QualityFlags, batchMedianSeconds: number | null): RaterFlag[] {
+  const rules = QUALITY_FLAG_RULES;
+  const out: RaterFlag[] = [];
+  if (flags.tooFast) {
+    const median = batchMedianSeconds === null ? '' : ` (${Math.round(batchMedianSeconds * 10) / 10} s)`;
+    out.push({ flag: 'too fast', rule: `median time per judgment under ${rules.tooFastSeconds} s, or under the batch's median${median} divided by ${rules.tooFastMedianDivisor}`, exclusion_ground: false });
+  }
+  if (flags.oneSided) {
+    out.push({ flag: 'one side', rule: `at least ${rules.oneSideHigh * 100}% (or at most ${rules.oneSideLow * 100}%) of at least ${rules.oneSideMinDecisive} decisive choices on the left side of the screen`, exclusion_ground: false });
+  }
+  return out;
 }
 
 /** One regular judgment as the console reads it from the database. */
@@ -137,6 +178,8 @@ export type QualityJudgment = { rater_id: number; pair_id: number; label: string
 export type RaterQualityRow = {
   raterId: number;
   judgments: number;
+  /** Decisive choices with a known side (what "one side" counts); null or absent in figures stored before it was kept. */
+  decisive?: number | null;
   medianSeconds: number | null;
   majorityAgreement: number | null;
   leftRate: number | null;
@@ -167,6 +210,7 @@ export function raterQuality(judgments: QualityJudgment[]): Map<number, RaterQua
     rows.set(raterId as number, {
       raterId: raterId as number,
       judgments: f.judgments,
+      decisive: f.decisive,
       medianSeconds: f.medianTime === null ? null : f.medianTime / 1000,
       majorityAgreement: f.looAgreement,
       leftRate: f.leftRate,
@@ -186,8 +230,8 @@ export const QUALITY_FLAG_RULES = {
   tooFastSeconds: 5,
   /** or under the batch's median divided by this. */
   tooFastMedianDivisor: 3,
-  /** "one side": at least this many decisive choices, */
-  oneSideMinJudgments: 5,
+  /** "one side": at least this many decisive choices (ties do not count: issue 51), */
+  oneSideMinDecisive: 5,
   /** with a left rate at least this high, or at most this low. */
   oneSideHigh: 0.9,
   oneSideLow: 0.1,
@@ -199,7 +243,7 @@ export const QUALITY_FLAG_RULES = {
  * attention check or the onboarding threshold was failed.
  */
 export function qualityFlags(
-  row: Pick<RaterQualityRow, 'judgments' | 'medianSeconds' | 'leftRate'> | undefined,
+  row: Pick<RaterQualityRow, 'judgments' | 'decisive' | 'medianSeconds' | 'leftRate'> | undefined,
   batchMedianSeconds: number | null,
   checks: { attentionFailures: number; onboardingCorrect: number; onboardingAnswered: number; onboardingThreshold: number | null },
 ): QualityFlags {
@@ -207,7 +251,9 @@ export function qualityFlags(
   const rules = QUALITY_FLAG_RULES;
   const tooFast = seconds !== null && (seconds < rules.tooFastSeconds || (batchMedianSeconds !== null && seconds < batchMedianSeconds / rules.tooFastMedianDivisor));
   const left = row?.leftRate ?? null;
-  const oneSided = left !== null && (row?.judgments ?? 0) >= rules.oneSideMinJudgments && (left >= rules.oneSideHigh || left <= rules.oneSideLow);
+  // Figures stored before the decisive count was kept fall back to all judgments, the rule they were shown under.
+  const decisive = row?.decisive ?? row?.judgments ?? 0;
+  const oneSided = left !== null && decisive >= rules.oneSideMinDecisive && (left >= rules.oneSideHigh || left <= rules.oneSideLow);
   const onboardingFailed =
     checks.onboardingThreshold !== null && checks.onboardingAnswered > 0 && checks.onboardingCorrect / checks.onboardingAnswered < checks.onboardingThreshold;
   return { tooFast, oneSided, failsChecks: checks.attentionFailures > 0 || onboardingFailed };

@@ -161,15 +161,19 @@ function dawidSkeneTable(report: AnalysisReport): ReportSection | null {
 }
 
 function ratersTable(report: AnalysisReport): ReportSection {
+  const shown = [...report.raters].sort((x, y) => y.judgments - x.judgments).slice(0, RATERS_TABLE_ROWS);
+  // Each flag shown once with the rule behind it (issue 51); a report stored before flags were kept has none.
+  const rules = new Map<string, string>();
+  for (const r of shown) for (const f of r.flags ?? []) rules.set(f.flag, `${f.flag}: ${f.rule}${f.exclusion_ground ? ' (declared grounds for exclusion)' : ''}`);
+  const flagsNote = rules.size > 0 ? ` Flags: ${[...rules.values()].join('; ')}.` : '';
   return {
     title: 'Raters',
-    note: `Each rater's attention-check accuracy, agreement with the other raters' majority on the same pairs, speed and left-choice rate.${raterCount(report) > RATERS_TABLE_ROWS ? ` The first ${RATERS_TABLE_ROWS} of ${raterCount(report)} raters by number of judgments; the JSON report has all.` : ''}`,
+    note: `Each rater's attention-check accuracy, agreement with the other raters' majority on the same pairs, speed, left-choice rate and flags.${flagsNote}${raterCount(report) > RATERS_TABLE_ROWS ? ` The first ${RATERS_TABLE_ROWS} of ${raterCount(report)} raters by number of judgments; the JSON report has all.` : ''}`,
     table: {
-      headers: ['rater', 'judgments', 'attention accuracy', 'agreement with others', 'median seconds', 'left rate', 'Dawid–Skene accuracy'],
-      rows: [...report.raters]
-        .sort((x, y) => y.judgments - x.judgments)
-        .slice(0, RATERS_TABLE_ROWS)
-        .map((r) => [r.rater, r.judgments, pct(r.attention_accuracy), pct(r.loo_agreement), num(r.median_seconds, 1), pct(r.left_rate), pct(r.ds_accuracy)]),
+      headers: ['rater', 'judgments', 'attention accuracy', 'agreement with others', 'median seconds', 'left rate', 'Dawid–Skene accuracy', 'flags'],
+      rows: shown.map((r) => [
+        r.rater, r.judgments, pct(r.attention_accuracy), pct(r.loo_agreement), num(r.median_seconds, 1), pct(r.left_rate), pct(r.ds_accuracy), (r.flags ?? []).map((f) => f.flag).join(', ') || '–',
+      ]),
     },
   };
 }
@@ -205,15 +209,17 @@ export function exclusionsTable(report: AnalysisReport): ReportSection {
 
 function sensitivityTable(report: AnalysisReport): ReportSection | null {
   const sens = report.sensitivity;
-  if (!(sens && sens.flagged_raters.length > 0)) return null;
+  // A report stored before issue 51 has the older shape: not drawn (it is recomputed when next asked for).
+  if (!(sens && Array.isArray(sens.dropped_raters) && sens.dropped_raters.length > 0)) return null;
+  const points = (x: number | null) => (x === null ? '–' : `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}`);
   return {
     title: 'Sensitivity to flagged raters',
-    note: `${sens.sentence} Flagged: raters with at least one quality signal (docs/researcher/quality-signals.md); left out here only, never excluded by this table.`,
+    note: `${sens.sentence} On pair majorities (a pair counts for the condition most of its raters chose), ${sens.interval}; raters with a flag the batch declared grounds for exclusion left out here only, never excluded by this table (docs/researcher/quality-signals.md).`,
     table: {
-      headers: ['a', 'b', 'n', 'win rate a', 'Wilson 95%', "Krippendorff's alpha", 'n without flagged', 'win rate a without', 'Wilson 95% without', 'alpha without', 'conclusion', 'conclusion without'],
+      headers: ['a', 'b', 'pairs', 'raters', 'win rate a', '95% (rater-clustered)', 'pairs without', 'raters without', 'win rate a without', '95% without', 'change (points)', 'conclusion', 'conclusion without'],
       rows: sens.comparisons.map((c) => [
-        c.a, c.b, c.n, pct(c.win_rate_a), ci(c.ci95), num(c.krippendorff_alpha, 2),
-        c.without.n, pct(c.without.win_rate_a), ci(c.without.ci95), num(c.without.krippendorff_alpha, 2), c.conclusion, c.conclusion_without,
+        c.a, c.b, c.full.decisive_pairs, c.full.raters, pct(c.full.win_rate_a), ci(c.full.ci95),
+        c.without.decisive_pairs, c.without.raters, pct(c.without.win_rate_a), ci(c.without.ci95), points(c.change), c.full.conclusion, c.without.conclusion,
       ]),
     },
   };

@@ -1,68 +1,89 @@
-// Does the result depend on the raters the quality signals flag (issue 43)? Each comparison's win rate and agreement
-// with those raters left out, next to the full result: the same analysis run again on the judgments without them, so
-// the section equals the analysis of the batch with those raters excluded.
-import type { AnalysisReport, ComparisonReport, SensitivitySection } from './analysis-report.js';
-import { createJudgmentTableBuilder, type JudgmentTable } from './judgment-table.js';
+// Does the result depend on the raters the quality signals flag (issues 43, 51)? Each comparison's result on its
+// primary unit, the pair majority, with a rater-clustered interval (src/analysis/clustered-majority.ts), with every
+// rater left out who has a flag the batch declared grounds for exclusion before its first judgment (`exclusionGrounds`,
+// frozen with the judgments), next to the result with everyone. A flag that is never grounds (reading time, one key)
+// never leaves a rater out. The change in the estimate is always given; a conclusion that flips is said, with "report
+// it"; and when too little is left to conclude anything, the section says so instead of "no change".
+import type { RaterFlag, SensitivityComparison, SensitivitySection, SensitivitySide } from './analysis-report.js';
+import { type ClusteredMajority, clusteredMajorityWinRate, type MajorityJudgment } from './clustered-majority.js';
+import type { JudgmentTable } from './judgment-table.js';
 
-/** The judgments of `t` whose rater is not in `drop`, in the same order (as a batch with them excluded is read). */
-export function withoutRaters(t: JudgmentTable, drop: ReadonlySet<string>): JudgmentTable {
-  const builder = createJudgmentTableBuilder();
+/**
+ * Below these, a result is "too little to conclude anything": a rater-clustered interval over fewer raters, or a
+ * proportion of fewer decisive pairs, says nothing a paper should lean on.
+ */
+export const SENSITIVITY_MINIMUM = { raters: 5, decisivePairs: 10 } as const;
+
+export type SensitivityInput = { grounds: readonly string[]; flagsOf: (rater: string) => readonly RaterFlag[] };
+
+function conclusionOf(a: string, b: string, r: ClusteredMajority): { conclusion: string; enough: boolean } {
+  const enough = r.raters >= SENSITIVITY_MINIMUM.raters && r.decisive >= SENSITIVITY_MINIMUM.decisivePairs && r.ci95 !== null;
+  if (!enough || !r.ci95) return { conclusion: 'too little to conclude', enough: false };
+  if (r.ci95[0] > 0.5) return { conclusion: `${a} preferred`, enough };
+  if (r.ci95[1] < 0.5) return { conclusion: `${b} preferred`, enough };
+  return { conclusion: 'no clear winner', enough };
+}
+
+function side(a: string, b: string, r: ClusteredMajority): SensitivitySide & { enough: boolean } {
+  return { pairs: r.pairs, decisive_pairs: r.decisive, raters: r.raters, win_rate_a: r.win_rate_a, ci95: r.ci95, design_effect: r.design_effect, ...conclusionOf(a, b, r) };
+}
+
+const pct = (x: number | null) => (x === null ? 'no win rate' : `${(x * 100).toFixed(1)}%`);
+
+/** One comparison's line of the sentence. */
+function lineOf(c: SensitivityComparison, full: { enough: boolean }, without: { enough: boolean }): string {
+  const change = c.change === null ? '' : ` (${c.change >= 0 ? '+' : '−'}${Math.abs(c.change * 100).toFixed(1)} points)`;
+  const moves = `the pair-majority win rate of ${c.a} goes from ${pct(c.full.win_rate_a)} to ${pct(c.without.win_rate_a)}${change}`;
+  if (!without.enough) return `${c.a} vs ${c.b}: ${moves}, but too little is left to conclude anything (${c.without.raters} rater(s), ${c.without.decisive_pairs} decisive pair(s))`;
+  if (!full.enough) return `${c.a} vs ${c.b}: ${moves}; the full result is itself too small to conclude anything`;
+  if (c.flips) return `${c.a} vs ${c.b}: ${moves}, and the conclusion flips from ${c.full.conclusion} to ${c.without.conclusion}: report it`;
+  return `${c.a} vs ${c.b}: ${moves}; the conclusion stays ${c.full.conclusion}`;
+}
+
+/** The comparison's judgments for the clustered estimator, those of `drop`'s raters left out. */
+function rowsOf(t: JudgmentTable, c: number, drop: ReadonlySet<number>): MajorityJudgment[] {
+  const rows: MajorityJudgment[] = [];
   for (let j = 0; j < t.n; j++) {
-    const rater = t.raterNames[t.rater[j] as number] as string;
-    if (drop.has(rater)) continue;
-    const i = t.item[j] as number;
-    const cmp = t.comparisons[t.itemComparison[i] as number] as { a: string; b: string };
-    const scenario = t.itemScenario[i] as number;
-    const category = t.itemCategory[i] as number;
-    builder.add({
-      item: t.itemNames[i] as string,
-      rater,
-      conditionA: cmp.a,
-      conditionB: cmp.b,
-      outcome: t.outcome[j] as 0 | 1 | 2,
-      left: t.left[j] as -1 | 0 | 1,
-      seconds: t.seconds[j] as number,
-      confidence: t.confidence?.[j] ?? 0,
-      aWords: t.itemWordsA[i] as number,
-      bWords: t.itemWordsB[i] as number,
-      scenario: scenario < 0 ? null : (t.scenarioNames[scenario] as string),
-      category: category < 0 ? null : (t.categoryNames[category] as string),
-    });
+    const item = t.item[j] as number;
+    const rater = t.rater[j] as number;
+    if (t.itemComparison[item] === c && !drop.has(rater)) rows.push({ item, rater, outcome: t.outcome[j] as number });
   }
-  return builder.build();
+  return rows;
 }
 
-/** What a comparison's Wilson interval says: a preferred, b preferred, or no clear winner at 95%. */
-export function conclusionOf(c: Pick<ComparisonReport, 'a' | 'b' | 'ci95'> | undefined): string {
-  if (!c?.ci95) return 'no win rate';
-  if (c.ci95[0] > 0.5) return `${c.a} preferred`;
-  if (c.ci95[1] < 0.5) return `${c.b} preferred`;
-  return 'no clear winner';
-}
-
-/** The section from the full report and the report of the same judgments without the flagged raters. */
-export function sensitivitySection(full: AnalysisReport, without: AnalysisReport, flagged: string[], flaggedJudgments: number): SensitivitySection {
-  const comparisons = full.comparisons.map((c) => {
-    const w = without.comparisons.find((x) => x.a === c.a && x.b === c.b);
-    return {
-      a: c.a,
-      b: c.b,
-      n: c.n,
-      win_rate_a: c.win_rate_a,
-      ci95: c.ci95,
-      krippendorff_alpha: c.agreement.krippendorff_alpha,
-      without: { n: w?.n ?? 0, win_rate_a: w?.win_rate_a ?? null, ci95: w?.ci95 ?? null, krippendorff_alpha: w?.agreement.krippendorff_alpha ?? null },
-      conclusion: conclusionOf(c),
-      conclusion_without: conclusionOf(w),
-    };
+/** The section for the judgments of `t` (exclusions applied), the batch's grounds and its raters' flags. */
+export function sensitivitySection(t: JudgmentTable, input: SensitivityInput): SensitivitySection {
+  const dropped = new Set<number>();
+  t.raterNames.forEach((name, r) => {
+    if (input.flagsOf(name).some((f) => f.exclusion_ground)) dropped.add(r);
   });
-  const changed = comparisons.filter((c) => c.conclusion !== c.conclusion_without);
-  const who = `Leaving out the ${flagged.length} rater(s) flagged by the quality signals (${flaggedJudgments} judgments)`;
-  const sentence =
-    flagged.length === 0
-      ? 'No rater is flagged by the quality signals: the result does not depend on flagged raters.'
-      : changed.length === 0
-        ? `${who} does not change the conclusion of any comparison (Wilson 95% interval against 50%).`
-        : `${who} changes the conclusion of ${changed.map((c) => `${c.a} vs ${c.b} (${c.conclusion} → ${c.conclusion_without})`).join('; ')}: report it.`;
-  return { flagged_raters: flagged, flagged_judgments: flaggedJudgments, comparisons, sentence };
+  let droppedJudgments = 0;
+  for (let j = 0; j < t.n; j++) if (dropped.has(t.rater[j] as number)) droppedJudgments += 1;
+  const lines: string[] = [];
+  const comparisons = t.comparisons.map(({ a, b }, c) => {
+    const full = side(a, b, clusteredMajorityWinRate(rowsOf(t, c, new Set())));
+    const without = side(a, b, clusteredMajorityWinRate(rowsOf(t, c, dropped)));
+    const change = full.win_rate_a !== null && without.win_rate_a !== null ? without.win_rate_a - full.win_rate_a : null;
+    const { enough: fullEnough, ...fullSide } = full;
+    const { enough: withoutEnough, ...withoutSide } = without;
+    const comparison = { a, b, full: fullSide, without: withoutSide, change, too_little_left: !withoutEnough, flips: fullEnough && withoutEnough && full.conclusion !== without.conclusion };
+    lines.push(lineOf(comparison, full, without));
+    return comparison;
+  });
+  const names = [...dropped].map((r) => t.raterNames[r] as string).sort();
+  return {
+    unit: 'pair majority',
+    interval: 'Wilson 95% at the effective number of pairs, variance clustered on the raters pairs share',
+    grounds: [...input.grounds],
+    dropped_raters: names,
+    dropped_judgments: droppedJudgments,
+    comparisons,
+    sentence: sentenceOf(input.grounds, names.length, droppedJudgments, lines),
+  };
+}
+
+function sentenceOf(grounds: readonly string[], dropped: number, judgments: number, lines: string[]): string {
+  if (grounds.length === 0) return 'The batch declares no quality flag grounds for exclusion (exclusionGrounds): no rater is left out.';
+  if (dropped === 0) return `No rater has a flag the batch declares grounds for exclusion (${grounds.join(', ')}): no rater is left out.`;
+  return `Leaving out the ${dropped} rater(s) with a flag the batch declares grounds for exclusion (${grounds.join(', ')}; ${judgments} judgments): ${lines.join('. ')}.`;
 }

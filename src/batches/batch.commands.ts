@@ -46,8 +46,11 @@ export type BatchView = {
   counts: BatchCounts;
 };
 
-/** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
-export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping', 'equivalenceMargin'] as const satisfies readonly (keyof BatchSettings)[];
+/**
+ * Settings that would bias data already collected: the pair set and what the rater is asked and shown; and the flags
+ * declared grounds for exclusion (issue 51), which chosen after seeing the data could steer the result.
+ */
+export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping', 'equivalenceMargin', 'exclusionGrounds'] as const satisfies readonly (keyof BatchSettings)[];
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
 export type BatchAction = 'open' | 'pause' | 'close';

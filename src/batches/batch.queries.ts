@@ -86,16 +86,22 @@ export type NewPair = {
   scenarioId: string;
   castId: number;
   sampleIndex: number;
+  /**
+   * A regular pair's place in the serving order (src/batches/serve-order.ts, migration 053); left out, a regular pair
+   * comes after every regular pair of the batch (a pair added by reallocation).
+   */
+  serveOrder?: number;
 };
 
 export function insertPair(db: Db, pair: NewPair): number {
   return Number(
     db
       .prepare(
-        `INSERT INTO pairs (batch_id, comparison_id, kind, dialogue_a_id, dialogue_b_id, expected, scenario_id, cast_id, sample_index)
-         VALUES (:batchId, :comparisonId, :kind, :dialogueA, :dialogueB, :expected, :scenarioId, :castId, :sampleIndex)`,
+        `INSERT INTO pairs (batch_id, comparison_id, kind, dialogue_a_id, dialogue_b_id, expected, scenario_id, cast_id, sample_index, serve_order)
+         VALUES (:batchId, :comparisonId, :kind, :dialogueA, :dialogueB, :expected, :scenarioId, :castId, :sampleIndex,
+           coalesce(:serveOrder, CASE WHEN :kind = 'regular' THEN (SELECT coalesce(max(serve_order), -1) + 1 FROM pairs WHERE batch_id = :batchId AND kind = 'regular') END))`,
       )
-      .run(pair).lastInsertRowid,
+      .run({ ...pair, serveOrder: pair.serveOrder ?? null }).lastInsertRowid,
   );
 }
 

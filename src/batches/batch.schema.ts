@@ -123,13 +123,66 @@ export const qualitySettingsSchema = z.strictObject({
   minReasonChars: z.number().int().min(1).max(500).default(25),
   /** Two normalised reasons are near-identical at this Jaccard similarity of their word 3-grams or above. */
   similarity: z.number().min(0.5).max(1).default(0.8),
+  /**
+   * "same reason" (issue 51): one near-identical pair of reasons counts when the two share at least this many word
+   * 3-grams found in no reason of the batch but the reason's near-identical copies (distinctive text, not a common
+   * sentence),
+   */
+  sameReasonRareNgrams: z.number().int().min(1).max(50).default(4),
+  /** or when the same two raters gave near-identical reasons at least this many times. */
+  sameReasonMatches: z.number().int().min(2).max(100).default(3),
   /** A rater is flagged for a per-judgment signal when at least this share of their judgments shows it. */
   raterShare: z.number().min(0.01).max(1).default(0.5),
-  /** "one key": at least this many answers with the page's figures, all chosen with the same shortcut key (1, 2 or 0). */
-  oneKeyMinAnswers: z.number().int().min(2).max(1000).default(5),
+  /**
+   * "one key": at least this many answers with the page's figures, all chosen with the same shortcut key (1, 2 or 0).
+   * 8 is the smallest count at which an honest keyboard rater does so by chance less than 1% of the time
+   * (oneKeyChance); new batch files are refused below it (create-batch.ts), stored ones are read as they are.
+   */
+  oneKeyMinAnswers: z.number().int().min(2).max(1000).default(8),
 });
 export type QualitySettings = z.infer<typeof qualitySettingsSchema>;
 export const DEFAULT_QUALITY: QualitySettings = qualitySettingsSchema.parse({});
+
+/**
+ * The chance that an honest rater who answers with the keys gives all of `n` answers with the same key: the side of
+ * the conversation they prefer is counterbalanced, so each answer is key 1 or key 2 with probability 1/2, and both
+ * keys count: 2 * (1/2)^n = 2^(1 - n) (1/16 at 5, 1/64 at 7, 1/128 = 0.78% at 8). A rater who also answers some ties
+ * with key 0 is less likely still to press one key throughout.
+ */
+export function oneKeyChance(n: number): number {
+  return 2 ** (1 - n);
+}
+
+/** The fewest answers for "one key" at which its chance for an honest keyboard rater (oneKeyChance) is below 1%. */
+export const ONE_KEY_MIN_SAFE = 8;
+
+/** The rater flags of the quality signals (docs/researcher/quality-signals.md); the analysis computes them. */
+export const SIGNAL_FLAGS = [
+  'pasted reasons',
+  'implausible telemetry',
+  'under reading time',
+  'answered before conversation 2',
+  'same reason as another rater',
+  'reason copied from the page',
+  'one key',
+] as const;
+export type SignalFlagName = (typeof SIGNAL_FLAGS)[number];
+
+/** Flags that are never grounds for excluding a rater: people skim, and a keyboard user may press one key. */
+export const NEVER_GROUNDS: readonly SignalFlagName[] = ['under reading time', 'one key'];
+
+/**
+ * The flags a batch declares, before its first judgment, as grounds for leaving a rater out of its sensitivity
+ * analysis (issue 51, item 12): frozen once judgments exist (FROZEN_KEYS), so the choice cannot follow the results.
+ */
+export const exclusionGroundsSchema = z
+  .array(z.enum(SIGNAL_FLAGS))
+  .superRefine((flags, ctx) => {
+    for (const flag of flags.filter((f) => NEVER_GROUNDS.includes(f))) {
+      ctx.addIssue({ code: 'custom', message: `"${flag}" is never grounds for exclusion (docs/researcher/quality-signals.md); leave it out` });
+    }
+  })
+  .default(['pasted reasons', 'implausible telemetry', 'same reason as another rater', 'reason copied from the page']);
 
 export const attentionChecksSchema = z.strictObject({
   /** Share of served comparisons that are gold pairs. */
@@ -267,6 +320,7 @@ const batchSettingsObject = z.strictObject({
   onboarding: onboardingSchema.nullable().default(null),
   attentionChecks: attentionChecksSchema.nullable().default(null),
   quality: qualitySettingsSchema.default(DEFAULT_QUALITY),
+  exclusionGrounds: exclusionGroundsSchema,
   perRaterCap: z.number().int().min(1).max(1000).default(10),
   /** Places to be published (Prolific places, MTurk assignments): the capacity check refuses a batch they cannot fill. */
   plannedRaters: z.number().int().min(1).max(1_000_000).nullable().default(null),

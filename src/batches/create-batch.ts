@@ -18,11 +18,12 @@ import {
   listSampleDialogues,
   type SampleDialogueRow,
 } from './batch.queries.js';
-import { type BatchSettings, batchSettingsSchema, MAX_LOOKS } from './batch.schema.js';
+import { type BatchSettings, batchSettingsSchema, MAX_LOOKS, ONE_KEY_MIN_SAFE, oneKeyChance } from './batch.schema.js';
 import { deriveGoldVariant } from './derive-gold-variant.js';
 import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
 import { chooseGoldSources, sampleKeyOf } from './gold-sources.js';
 import { lookSchedule } from './sequential-rule.js';
+import { serveOrders } from './serve-order.js';
 
 export type { PlannedPair, SkippedSample } from './form-pairs.js';
 
@@ -42,6 +43,15 @@ export type CreateBatchResult = { batchId: number; publicId: string; pairs: Plan
 export function parseBatchSettings(input: unknown): BatchSettings {
   const parsed = batchSettingsSchema.safeParse(input);
   if (!parsed.success) throw new BatchError(`Invalid batch settings: ${describeIssues(parsed.error)}`);
+  // Stored settings are read as they were written; a batch file given now is held to a "one key" count at which an
+  // honest keyboard rater is flagged by chance less than 1% of the time (issue 51).
+  const oneKey = parsed.data.quality.oneKeyMinAnswers;
+  if (oneKey < ONE_KEY_MIN_SAFE) {
+    const chance = (n: number) => `${(oneKeyChance(n) * 100).toFixed(2).replace(/\.?0+$/, '')}%`;
+    throw new BatchError(
+      `Invalid batch settings: quality.oneKeyMinAnswers: ${oneKey} answers all with the same key happen to an honest keyboard rater with chance ${chance(oneKey)}; use ${ONE_KEY_MIN_SAFE} or more (${chance(ONE_KEY_MIN_SAFE)}).`,
+    );
+  }
   return parsed.data;
 }
 
@@ -189,7 +199,11 @@ function derivedDialogueOf(db: Db, sourceId: number, random: () => number, now: 
 export function writePairSet(db: Db, batchId: number, settings: BatchSettings, plan: PairPlan, random: () => number, now: Date): number {
   for (const run of plan.runs) insertBatchRun(db, batchId, run.id);
   const comparisonIds = settings.comparisons.map(([a, b], position) => insertComparison(db, batchId, position, a, b));
-  for (const p of plan.pairs) {
+  const orders = serveOrders(
+    plan.pairs.map((p) => p.comparisonIndex),
+    settings.comparisons.length,
+  );
+  for (const [i, p] of plan.pairs.entries()) {
     insertPair(db, {
       batchId,
       comparisonId: comparisonIds[p.comparisonIndex] ?? null,
@@ -200,6 +214,7 @@ export function writePairSet(db: Db, batchId: number, settings: BatchSettings, p
       scenarioId: p.scenarioId,
       castId: p.castId,
       sampleIndex: p.sampleIndex,
+      serveOrder: orders[i],
     });
   }
   const want = goldWanted(settings);

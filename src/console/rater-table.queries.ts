@@ -136,7 +136,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
         median: number | null;
         fastSeconds: number;
         fastDivisor: number;
-        sideJudgments: number;
+        sideDecisive: number;
         sideHigh: number;
         sideLow: number;
       },
@@ -147,7 +147,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
            WHEN r.judge IS NULL THEN 'unnamed'
            WHEN f.judge IS NOT NULL AND (
                (f.median_seconds IS NOT NULL AND (f.median_seconds < :fastSeconds OR (:median IS NOT NULL AND f.median_seconds < :median / :fastDivisor)))
-               OR (f.left_rate IS NOT NULL AND f.judgments >= :sideJudgments AND (f.left_rate >= :sideHigh OR f.left_rate <= :sideLow))) THEN 'review'
+               OR (f.left_rate IS NOT NULL AND coalesce(f.decisive, f.judgments) >= :sideDecisive AND (f.left_rate >= :sideHigh OR f.left_rate <= :sideLow))) THEN 'review'
            WHEN f.judge IS NULL AND r.regular_judged - coalesce((SELECT n FROM removed WHERE removed.rater_id = r.id), 0) > 0 THEN 'pending'
            WHEN r.finish_reason IN ('closed', 'paused') THEN 'approve'
            WHEN r.finish_reason IS NOT NULL AND r.regular_judged = 0 THEN 'review'
@@ -166,7 +166,7 @@ export function countQualityDecisions(db: Db, batchId: number, onboardingThresho
       // qualityFlags' own thresholds (better-sqlite3 binds numbers as REAL, so the division is not an integer one).
       fastSeconds: rules.tooFastSeconds,
       fastDivisor: rules.tooFastMedianDivisor,
-      sideJudgments: rules.oneSideMinJudgments,
+      sideDecisive: rules.oneSideMinDecisive,
       sideHigh: rules.oneSideHigh,
       sideLow: rules.oneSideLow,
     });

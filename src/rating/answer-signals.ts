@@ -16,6 +16,11 @@ const telemetrySchema = z.strictObject({
   typing_ms: count,
   hidden_ms: count,
   before_second: z.boolean().nullable(),
+  // Issue 51: characters already in the reason boxes when the page started (restored after a reload, or sent back
+  // after a refused answer) and characters the browser inserted with no key pressed and nothing pasted (dictation, a
+  // phone's suggestions, an input method). Optional: a page loaded before they existed sends neither.
+  restored: count.optional(),
+  inserted: count.optional(),
   // Read as any short text and checked against ANSWER_KEYS below, so that a forged value is named, not just unreadable.
   key: z.string().max(20).nullable().optional(),
 });
@@ -37,11 +42,15 @@ export type AnswerSignals = {
   answeredBeforeSecond: boolean | null;
   /** Null when the page sent none, or a value outside ANSWER_KEYS (never trusted). */
   answerKey: AnswerKey | null;
+  /** Characters on the page before it started, and characters inserted without a key or a paste; null when not sent. */
+  restoredChars: number | null;
+  insertedChars: number | null;
 };
 
 /**
  * The plausibility rules, stated once (docs/researcher/quality-signals.md). Typed characters may exceed keys pressed a
- * little: a phone's word suggestion or autocorrection inserts several characters for one touch.
+ * little: a phone's word suggestion or autocorrection inserts several characters for one touch. Characters the page
+ * found already there (restored) or saw inserted without a key (dictated) are not typed, so they are not held to keys.
  */
 export const TELEMETRY_RULES = {
   /** Slack on "no longer than the comparison was open", for clocks and the time the request took. */
@@ -61,7 +70,7 @@ function implausibility(t: z.infer<typeof telemetrySchema>, reasonChars: number,
   if (t.typing_ms > openMs + rules.clockSlackMs) return 'typing time longer than the comparison was open';
   if (t.hidden_ms > openMs + rules.clockSlackMs) return 'hidden time longer than the comparison was open';
   if (t.pasted > 0 && t.pastes === 0) return 'pasted characters without a paste';
-  const typed = Math.max(0, reasonChars - Math.min(t.pasted, reasonChars));
+  const typed = Math.max(0, reasonChars - Math.min(t.pasted, reasonChars) - (t.restored ?? 0) - (t.inserted ?? 0));
   if (typed > t.keys * rules.charsPerKey + rules.charsSlack) return 'more characters typed than keys pressed';
   if (t.keys > ((openMs + rules.clockSlackMs) / 1000) * rules.maxKeysPerSecond) return 'more keys than a person can press in the time open';
   return null;
@@ -81,7 +90,20 @@ export function checkAnswerSignals(field: string | null | undefined, reasonChars
   }
   const parsed = telemetrySchema.safeParse(raw);
   if (!parsed.success) {
-    return { telemetry: 'implausible', problem: 'the page sent figures that cannot be read', reasonChars, pasteEvents: 0, pastedChars: 0, keystrokes: 0, typingMs: 0, hiddenMs: 0, answeredBeforeSecond: null, answerKey: null };
+    return {
+      telemetry: 'implausible',
+      problem: 'the page sent figures that cannot be read',
+      reasonChars,
+      pasteEvents: 0,
+      pastedChars: 0,
+      keystrokes: 0,
+      typingMs: 0,
+      hiddenMs: 0,
+      answeredBeforeSecond: null,
+      answerKey: null,
+      restoredChars: null,
+      insertedChars: null,
+    };
   }
   const t = parsed.data;
   const problem = implausibility(t, reasonChars, openMs);
@@ -96,5 +118,7 @@ export function checkAnswerSignals(field: string | null | undefined, reasonChars
     hiddenMs: t.hidden_ms,
     answeredBeforeSecond: t.before_second,
     answerKey: isAnswerKey(t.key) ? t.key : null,
+    restoredChars: t.restored ?? null,
+    insertedChars: t.inserted ?? null,
   };
 }

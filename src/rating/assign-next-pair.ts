@@ -26,6 +26,7 @@ import {
   setRaterStatus,
 } from './rating.queries.js';
 import { releaseLapsedHolds } from './lapsed-holds.js';
+import { heldBackComparisons, lookRoom } from './look-room.js';
 
 /**
  * `redirecting`: the lease is made by an answer whose response redirects the browser straight to its page, so it is
@@ -142,7 +143,10 @@ export function assignInTransaction(db: Db, raterId: number, deps: AssignDeps): 
 
   // A pair of a sample the rater met in a gold pair is still served (so it stays reachable), but only when nothing
   // else is left for them: they know one of its dialogues as a practice or check pair's "right answer".
-  const regular = candidateRegularPairs(db, { batchId: batch.id, raterId, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample });
+  // In a sequential batch, a pair nobody holds yet is not handed out beyond what its comparison's next look needs
+  // (src/rating/look-room.ts); one pair is taken here, so a comparison with any room left may give it.
+  const heldBack = heldBackComparisons(lookRoom(db, batch.id, settings));
+  const regular = candidateRegularPairs(db, { batchId: batch.id, raterId, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample, heldBack });
   const unprimed = regular.filter((c) => c.met_in_gold === 0);
   const pair = pickLeastFilled(unprimed.length > 0 ? unprimed : regular, deps.random);
   if (!pair) return { kind: 'done', reason: 'exhausted', judged: progress.regularJudged };

@@ -1,6 +1,7 @@
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { onboardingSize } from './assign-next-pair.js';
+import { answeredAllGiven, everyComparisonStopped } from './look-room.queries.js';
 import { activeHoldUntil } from './rater-pool.js';
 import {
   excludeRater,
@@ -41,7 +42,11 @@ export function completeRater(db: Db, rater: RaterRow, reason: FinishReason, now
     // Someone who did every comparison they were promised completed their work, even if the batch closed as they
     // finished (a sequential batch closes itself after the last promised answer: issue 44).
     const fulfilled = (reason === 'closed' || reason === 'paused') && current.promised !== null && current.regular_judged >= current.promised;
-    finishRater(db, rater.id, fulfilled ? 'cap' : reason, now);
+    // A sequential batch whose comparisons have all stopped has nothing left for anyone: a rater promised more than
+    // the looks let be reserved for them (issue 51) who answered every comparison they were given did all there was,
+    // and completed (one who let a comparison lapse finished early, as in any batch that closes).
+    const nothingLeft = !fulfilled && reason === 'closed' && everyComparisonStopped(db, current.batch_id) && answeredAllGiven(db, current.id);
+    finishRater(db, rater.id, fulfilled ? 'cap' : nothingLeft ? 'exhausted' : reason, now);
     voidLiveLeases(db, rater.id);
     releaseReservations(db, rater.id);
   }).immediate();

@@ -21,6 +21,7 @@ import {
 } from './rating.queries.js';
 import { releaseLapsedHolds } from './lapsed-holds.js';
 import { ADDRESS_HOLD_MINUTES, countAddressHolds, holdAddressPlace, releaseAddressHold, releaseHolder } from './address-holds.queries.js';
+import { heldBackComparisons, lookRoom, takeRoom } from './look-room.js';
 
 // Who may enter a batch, and what they are promised (issue 10): one rater per provider identity, no rater before
 // consent, nobody let in for whom no regular comparison is left, the regular comparisons promised at consent
@@ -117,14 +118,18 @@ export function checkAddressLimits(db: Db, batch: BatchRow, settings: BatchSetti
 /**
  * The regular pairs a new rater can be promised now: at most the per-rater cap, one per scenario sample unless the
  * batch allows more; pairs of samples the rater will not meet in an onboarding pair first, then those of samples
- * they will (so those stay reachable: issue 10, "gold pairs never consume regular work"), least filled first.
+ * they will (so those stay reachable: issue 10, "gold pairs never consume regular work"), least filled first, the
+ * comparisons interleaved (issue 51). In a sequential batch, no more of a comparison's pairs are reserved than its
+ * next look needs (src/rating/look-room.ts): the reservations may then be fewer than the promise (promisedCount).
  */
 export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, now: Date): number[] {
   releaseLapsedHolds(db, batch.id, now);
+  const room = lookRoom(db, batch.id, settings);
   const chosen: number[] = [];
   const samples = new Set<string>();
   const take = (pair: ReservablePair) => {
     if (chosen.length >= settings.perRaterCap || (!settings.allowSameSample && samples.has(pair.sample))) return;
+    if (pair.load === 0 && !takeRoom(room, pair.comparison_id)) return;
     samples.add(pair.sample);
     chosen.push(pair.id);
   };
@@ -132,7 +137,8 @@ export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, no
   // as they come and those set aside, so the reading stops as soon as the cap is reached without them (the usual
   // case); only when the others run short are the set-aside ones taken, in the same order.
   const primed: ReservablePair[] = [];
-  for (const pair of iterateReservablePairs(db, { batchId: batch.id, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample })) {
+  const open = { batchId: batch.id, k: settings.judgmentsPerPair, allowSameSample: settings.allowSameSample, heldBack: heldBackComparisons(room) };
+  for (const pair of iterateReservablePairs(db, open)) {
     if (pair.met_in_gold === 1) primed.push(pair);
     else take(pair);
     if (chosen.length >= settings.perRaterCap) break;
@@ -144,10 +150,28 @@ export function planPromise(db: Db, batch: BatchRow, settings: BatchSettings, no
 /**
  * How many pairs planPromise would choose now, without choosing them: the open places of a new rater (the very pairs
  * iterateReservablePairs lists, one per scenario sample unless the batch allows more), counted only up to the per-rater cap.
- * The entry page needs just this number; choosing (with its ordering of every open pair) waits for consent.
+ * The entry page needs just this number; choosing (with its ordering of every open pair) waits for consent. In a
+ * sequential batch this is the promise (promisedCount), made when at least one pair can be reserved now.
  */
 export function promiseSize(db: Db, batch: BatchRow, settings: BatchSettings, now: Date): number {
+  if (settings.stopping) return planPromise(db, batch, settings, now).length === 0 ? 0 : openPlaces(db, batch, settings);
   releaseLapsedHolds(db, batch.id, now);
+  return openPlaces(db, batch, settings);
+}
+
+/**
+ * The comparisons a rater who consents now is promised, `reserved` of them reserved for them. In a sequential batch
+ * the reservations stop where the comparisons' next looks leave no room (planPromise), while the promise is what the
+ * batch has open for them: the rest is given as looks are taken and room opens, or, if none has when they get there,
+ * they finish with their code (issue 51: a rater promised N comparisons gets N or is paid). So raters who arrive while
+ * a look is pending are not given short promises that would take more raters than the batch was planned for.
+ */
+function promisedCount(db: Db, batch: BatchRow, settings: BatchSettings, reserved: number): number {
+  return settings.stopping ? Math.max(reserved, openPlaces(db, batch, settings)) : reserved;
+}
+
+/** A new rater's open places, up to the per-rater cap (holds already released by the caller). */
+function openPlaces(db: Db, batch: BatchRow, settings: BatchSettings): number {
   return countReachableRegularPairs(db, {
     batchId: batch.id,
     raterId: null,
@@ -241,7 +265,7 @@ export function admitRater(
           userAgent: input.userAgent ? input.userAgent.slice(0, 300) : null,
           addressHash: input.addressHash,
           status: input.agree ? 'instructions' : 'no_consent',
-          promised: input.agree ? pairIds.length : null,
+          promised: input.agree ? promisedCount(db, batch, settings, pairIds.length) : null,
           judge: judgePseudonym(batch.judge_salt, { provider: entry.kind, participantId, raterPublicId: input.raterPublicId }),
         },
         now,

@@ -228,9 +228,12 @@ export type CandidatePair = { id: number; accepted: number; accepted_left_a: num
  * pairs, so the scan stays as large as the open part of the batch however many judgments it holds.
  */
 // Live leases and reservations of a pair are read from its counters (p.leased, p.reserved: migration 019).
-// A pair of a comparison its sequential rule stopped (p.stopped_at, migration 036) is no longer open to anyone new.
+// A pair of a comparison its sequential rule stopped (p.stopped_at, migration 036) is no longer open to anyone new;
+// nor is a pair nobody holds yet of a comparison whose next look has all the pairs it needs (:heldBack, a JSON list
+// of comparison ids: src/rating/look-room.ts).
 const OPEN_REGULAR_PAIR = `p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL AND p.stopped_at IS NULL
   AND p.accepted < :k
+  AND (p.accepted + p.leased + p.reserved > 0 OR coalesce(p.comparison_id, -1) NOT IN (SELECT value FROM json_each(:heldBack)))
   AND p.accepted + p.leased
     + (p.reserved - EXISTS (SELECT 1 FROM pair_reservations r WHERE r.rater_id = :raterId AND r.pair_id = p.id)) < :k
   AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pair_id = p.id AND a.rater_id = :raterId)
@@ -261,10 +264,10 @@ const MET_IN_GOLD = `EXISTS (SELECT 1 FROM gold g
  */
 export function candidateRegularPairs(
   db: Db,
-  params: { batchId: number; raterId: number; k: number; allowSameSample: boolean },
+  params: { batchId: number; raterId: number; k: number; allowSameSample: boolean; heldBack?: readonly number[] },
 ): (CandidatePair & { met_in_gold: number })[] {
   return db
-    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, CandidatePair & { met_in_gold: number }>(
+    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; heldBack: string }, CandidatePair & { met_in_gold: number }>(
       `WITH ${RATER_GOLD_SAMPLES}
        SELECT p.id, p.accepted, p.accepted_left_a,
          p.leased AS live,
@@ -274,7 +277,7 @@ export function candidateRegularPairs(
        WHERE ${OPEN_REGULAR_PAIR}
        ORDER BY p.id`,
     )
-    .all({ ...params, allowSame: params.allowSameSample ? 1 : 0 });
+    .all({ batchId: params.batchId, raterId: params.raterId, k: params.k, allowSame: params.allowSameSample ? 1 : 0, heldBack: JSON.stringify(params.heldBack ?? []) });
 }
 
 /**
@@ -307,7 +310,7 @@ export function countReachableRegularPairs(
   if (limit > 0 && params.raterId !== null && countReservationsOf(db, raterId) >= limit) return held + limit;
   const open =
     db
-      .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; limit: number }, number>(
+      .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; limit: number; heldBack: string }, number>(
         `SELECT count(*) FROM (
            SELECT DISTINCT CASE WHEN :allowSame = 1 THEN CAST(p.id AS TEXT) ELSE p.scenario_id || '|' || p.cast_id || '|' || p.sample_index END
            FROM pairs p
@@ -315,7 +318,7 @@ export function countReachableRegularPairs(
            LIMIT :limit)`,
       )
       .pluck()
-      .get({ batchId: params.batchId, raterId, k: params.k, allowSame: params.allowSameSample ? 1 : 0, limit }) ?? 0;
+      .get({ batchId: params.batchId, raterId, k: params.k, allowSame: params.allowSameSample ? 1 : 0, limit, heldBack: '[]' }) ?? 0;
   return held + open;
 }
 
@@ -450,12 +453,13 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
   );
 }
 
-/** The checked signals of one answered assignment (migrations 035, 040). */
+/** The checked signals of one answered assignment (migrations 035, 040, 054). */
 export function insertAnswerSignals(db: Db, assignmentId: number, batchId: number, raterId: number, s: AnswerSignals): void {
   db.prepare(
     `INSERT INTO answer_signals (assignment_id, batch_id, rater_id, telemetry, problem, reason_chars, paste_events, pasted_chars, keystrokes, typing_ms,
-       hidden_ms, answered_before_second, answer_key)
-     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before, :answerKey)`,
+       hidden_ms, answered_before_second, answer_key, restored_chars, inserted_chars)
+     VALUES (:assignmentId, :batchId, :raterId, :telemetry, :problem, :reasonChars, :pasteEvents, :pastedChars, :keystrokes, :typingMs, :hiddenMs, :before, :answerKey,
+       :restoredChars, :insertedChars)`,
   ).run({
     assignmentId,
     batchId,
@@ -470,6 +474,8 @@ export function insertAnswerSignals(db: Db, assignmentId: number, batchId: numbe
     hiddenMs: s.hiddenMs,
     before: s.answeredBeforeSecond === null ? null : s.answeredBeforeSecond ? 1 : 0,
     answerKey: s.answerKey,
+    restoredChars: s.restoredChars,
+    insertedChars: s.insertedChars,
   });
 }
 
@@ -576,27 +582,32 @@ export function purgeExpiredReservations(db: Db, batchId: number, now: Date): nu
   return db.prepare('DELETE FROM pair_reservations WHERE batch_id = :batchId AND expires_at <= :now').run({ batchId, now: now.toISOString() }).changes;
 }
 
-export type ReservablePair = { id: number; load: number; sample: string; met_in_gold: number };
+export type ReservablePair = { id: number; comparison_id: number | null; load: number; sample: string; met_in_gold: number };
 
 /**
  * Regular pairs a new rater could be promised: open under K (counting live leases and every reservation), with
  * their scenario sample and whether the rater will meet that sample in an onboarding pair (every rater meets all of
- * them before their first regular pair: `met_in_gold`), least filled first, then by id. An iterator over the index
- * pairs_open_by_load (migration 022): the caller reads only as far as it needs, not every open pair of the batch.
+ * them before their first regular pair: `met_in_gold`), least filled first, then in serving order (the comparisons
+ * interleaved: migration 053), then by id. An iterator over the index pairs_open_by_load (migrations 022, 053): the
+ * caller reads only as far as it needs, not every open pair of the batch. `heldBack`: comparisons whose pairs nobody
+ * holds yet are not handed out now (src/rating/look-room.ts).
  */
-export function iterateReservablePairs(db: Db, params: { batchId: number; k: number; allowSameSample: boolean }): IterableIterator<ReservablePair> {
+export function iterateReservablePairs(
+  db: Db,
+  params: { batchId: number; k: number; allowSameSample: boolean; heldBack?: readonly number[] },
+): IterableIterator<ReservablePair> {
   return db
-    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number }, ReservablePair>(
-      `SELECT p.id,
+    .prepare<{ batchId: number; raterId: number; k: number; allowSame: number; heldBack: string }, ReservablePair>(
+      `SELECT p.id, p.comparison_id,
          p.accepted + p.leased + p.reserved AS load,
          p.scenario_id || '|' || p.cast_id || '|' || p.sample_index AS sample,
          EXISTS (SELECT 1 FROM pairs g WHERE g.batch_id = p.batch_id AND g.kind = 'onboarding' AND g.removed_at IS NULL
            AND g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met_in_gold
        FROM pairs p INDEXED BY pairs_open_by_load
        WHERE ${OPEN_REGULAR_PAIR}
-       ORDER BY p.accepted + p.leased + p.reserved, p.id`,
+       ORDER BY p.accepted + p.leased + p.reserved, p.serve_order, p.id`,
     )
-    .iterate({ batchId: params.batchId, raterId: -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0 });
+    .iterate({ batchId: params.batchId, raterId: -1, k: params.k, allowSame: params.allowSameSample ? 1 : 0, heldBack: JSON.stringify(params.heldBack ?? []) });
 }
 
 export function insertReservations(db: Db, raterId: number, batchId: number, pairIds: readonly number[], expiresAt: Date): void {

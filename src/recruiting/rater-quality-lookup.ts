@@ -34,13 +34,13 @@ export function qualityStateOf(
 /** The report's per-rater figures by `judge` pseudonym. */
 export function qualityByJudge(report: AnalysisReport): Map<string, StoredRaterQuality> {
   return new Map(
-    report.raters.map((r) => [r.rater, { judgments: r.judgments, medianSeconds: r.median_seconds, majorityAgreement: r.loo_agreement, leftRate: r.left_rate }]),
+    report.raters.map((r) => [r.rater, { judgments: r.judgments, decisive: r.decisive ?? null, medianSeconds: r.median_seconds, majorityAgreement: r.loo_agreement, leftRate: r.left_rate }]),
   );
 }
 
 /** A rater's stored figures (analysis_rater_figures, migration 028) as the console shows them. */
-export function qualityOfFigures(row: Pick<RaterFiguresRow, 'judgments' | 'median_seconds' | 'majority_agreement' | 'left_rate'>): StoredRaterQuality {
-  return { judgments: row.judgments, medianSeconds: row.median_seconds, majorityAgreement: row.majority_agreement, leftRate: row.left_rate };
+export function qualityOfFigures(row: Pick<RaterFiguresRow, 'judgments' | 'median_seconds' | 'majority_agreement' | 'left_rate' | 'decisive'>): StoredRaterQuality {
+  return { judgments: row.judgments, decisive: row.decisive ?? null, medianSeconds: row.median_seconds, majorityAgreement: row.majority_agreement, leftRate: row.left_rate };
 }
 
 /**

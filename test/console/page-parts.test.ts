@@ -302,12 +302,16 @@ describe('the console pages read the stored page parts of the analysis, not the 
       all.filter((m) => m.version < 32),
     );
     const batch = makeBatchWithJudgments(old, { votes: [['a', 'b', 'a'], ['b', 'a', null]] });
-    // Today's analysis stands in for the older version's report; it reads the quality signals' table (migrations 035
-    // and 040), made here for the computation alone and made again by the migrations below.
-    for (const m of all.filter((m) => m.version === 35 || m.version === 40)) old.exec(m.sql);
-    const report = computeBatchAnalysis(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05, now: NOW })!;
-    old.exec('DROP TABLE answer_signals');
-    const version = analysisVersion(old, batch.batchId, { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 });
+    // Today's analysis stands in for the older version's report. It reads columns of later migrations, so it runs on
+    // a fully migrated copy of the same rows; the old file itself stays as it was before 032.
+    const copyPath = join(tempDir(), 'old-migrated.db');
+    old.exec(`VACUUM INTO '${copyPath}'`);
+    const copy = openDatabase(copyPath);
+    migrate(copy, all);
+    const settings = { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 };
+    const report = computeBatchAnalysis(copy, batch.batchId, { ...settings, now: NOW })!;
+    const version = analysisVersion(copy, batch.batchId, settings);
+    copy.close();
     storeAnalysis(old, batch.batchId, version, compressReport(JSON.stringify(report)), NOW, { report: compressReport(JSON.stringify(pageReportOf(report))), id: 77 });
     const figures = old.prepare('INSERT INTO analysis_rater_figures (batch_id, parts_id, judge, judgments) VALUES (?, 77, ?, ?)');
     for (const r of report.raters) figures.run(batch.batchId, r.rater, r.judgments);
@@ -357,12 +361,13 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const { batchId } = makeBatch(t.db, {});
     const partsId = 41;
     // [finish reason, regular judgments, stored figures or null]: each row one case of decideParticipant after its checks.
-    const cases: [string | null, number, { judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null } | null][] = [
+    const cases: [string | null, number, { judgments: number; median_seconds: number | null; majority_agreement: number | null; left_rate: number | null; decisive?: number | null } | null][] = [
       ['cap', 10, { judgments: 10, median_seconds: 4.5, majority_agreement: 0.8, left_rate: 0.5 }], // too fast (under 5 s)
       ['cap', 10, { judgments: 10, median_seconds: 9, majority_agreement: 0.8, left_rate: 0.5 }], // too fast when the batch's median is over 27 s
       ['cap', 10, { judgments: 10, median_seconds: 11, majority_agreement: 0.8, left_rate: 0.5 }], // approve
       ['cap', 10, { judgments: 10, median_seconds: 20, majority_agreement: 0.8, left_rate: 0.95 }], // one side
       ['cap', 4, { judgments: 4, median_seconds: 20, majority_agreement: 0.8, left_rate: 1 }], // too few judgments for one side
+      ['cap', 7, { judgments: 7, decisive: 3, median_seconds: 20, majority_agreement: 0.8, left_rate: 1 }], // three decisive and four ties: not one side (issue 51)
       ['cap', 10, { judgments: 10, median_seconds: null, majority_agreement: null, left_rate: 0.05 }], // one side, no time
       ['cap', 3, null], // pending: judgments the stored result does not hold
       ['closed', 5, { judgments: 5, median_seconds: 40, majority_agreement: 1, left_rate: 0.5 }], // approve (batch closed)
@@ -387,7 +392,7 @@ describe('the console pages read the stored page parts of the analysis, not the 
     const decidedInCode = (medianSeconds: number | null) => {
       const expected = { approve: 0, review: 0, pending: 0, unnamed: 1 };
       for (const [finish, regular, stored] of cases) {
-        const quality = stored ? { judgments: stored.judgments, medianSeconds: stored.median_seconds, majorityAgreement: stored.majority_agreement, leftRate: stored.left_rate } : undefined;
+        const quality = stored ? { judgments: stored.judgments, decisive: stored.decisive ?? null, medianSeconds: stored.median_seconds, majorityAgreement: stored.majority_agreement, leftRate: stored.left_rate } : undefined;
         const rater = { excluded: 0, status: 'completed', exclusion_reason: null, finish_reason: finish, regular_judgments: regular };
         const decided = decideParticipant({ rater, flags: qualityFlags(quality, medianSeconds, checksPassed), quality: qualityStateOf(rater, regular, quality) }).decision;
         if (decided === 'reject') throw new Error('no case here is rejected');

@@ -20,7 +20,7 @@ describe('raterQuality', () => {
 
   it('raterQuality, for sides and times, gives the left-choice rate among decisive choices and the median seconds', () => {
     const rows = raterQuality([j(1, 1, 'A', 'left', 4000), j(1, 2, 'B', 'right', 6000), j(1, 3, 'TIE', 'tie', 20_000), j(1, 4, 'A', 'left', null)]);
-    expect(rows.get(1)).toEqual({ raterId: 1, judgments: 4, medianSeconds: 6, majorityAgreement: null, leftRate: 2 / 3 });
+    expect(rows.get(1)).toEqual({ raterId: 1, judgments: 4, decisive: 3, medianSeconds: 6, majorityAgreement: null, leftRate: 2 / 3 });
     expect(median([])).toBeNull();
     expect(median([3, 1, 2, 10])).toBe(2.5);
   });

@@ -15,12 +15,14 @@ export type TestApp = { app: ReturnType<typeof createApp>; db: Db; config: Confi
  * The real app over a real SQLite file of the test's own. `answerThread`: answers are stored on an answer thread, as
  * the server stores them (the caller stops it); without, on the request thread.
  */
-export function buildTestApp(options: { env?: Record<string, string>; clock?: Clock; withLibrary?: boolean; answerThread?: AnswerThreadOptions } = {}): TestApp {
+export function buildTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; random?: () => number; withLibrary?: boolean; answerThread?: AnswerThreadOptions } = {},
+): TestApp {
   const { db, path } = createTestDb();
   const config = loadConfig({ DATABASE_PATH: path, LOG_LEVEL: 'silent', ...options.env });
   if (options.withLibrary) installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', new Date().toISOString());
   const answerThread = options.answerThread ? startAnswerThread(db, options.answerThread) : null;
-  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock, answerThread });
+  const app = createApp({ db, config, logger: pino({ level: 'silent' }), sessionSecret: TEST_SECRET, clock: options.clock, random: options.random, answerThread });
   return { app, db, config, dbPath: path, answerThread };
 }
 

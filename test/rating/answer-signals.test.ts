@@ -71,31 +71,59 @@ describe('answer signals and server timing over plain HTTP (issues 40 and 43)', 
     expect(rows[3]).toMatchObject({ reason_chars: reason.length, paste_events: 1, pasted_chars: reason.length, keystrokes: 0 });
   });
 
-  it('POST /r/:batch/c/:assignment, with a forged answer key, stores the answer, marks the figures implausible and leaves the key out of "one key"', async () => {
+  it('POST /r/:batch/c/:assignment, when the page says the reason was restored or inserted without keys, holds only the rest to keys pressed', async () => {
     const t = testApp();
-    const seeded = seedBatch(t.db, { samples: 5, settings: { perRaterCap: 5, quality: { ...DEFAULT_QUALITY, oneKeyMinAnswers: 5 } } });
+    const seeded = seedBatch(t.db, { samples: 4, settings: { perRaterCap: 4, reason: 'optional' } });
     const rater = raterClient(t.app);
     let page = await rater.startRating(seeded.publicId);
-    // Four answers by key 1 and a fifth claiming a key the page never sends: had it counted, five answers by one key.
-    for (const key of ['1', '1', '1', '1', 'Enter']) {
+    const reason = 'The second one sounds like two people really talking';
+    const sent = [
+      // Restored (after a reload or a refused answer): not typed on this page.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, restored: reason.length, inserted: 0 },
+      // Dictated: arrived as input with no key.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: true, restored: 0, inserted: reason.length },
+      // Half restored, the rest typed with too few keys: the typed part is still held to its keys.
+      { v: 1, pastes: 0, pasted: 0, keys: 2, typing_ms: 500, hidden_ms: 0, before_second: null, restored: 20, inserted: 0 },
+      // The page before issue 51 sent neither figure: every character not pasted counts as typed.
+      { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null },
+    ];
+    for (const signals of sent) {
+      t.advance(30_000);
+      const res = await rater.submit(page.res.text, { choice: 'left', reason, active_ms: '25000', signals: JSON.stringify(signals) });
+      expect(res.status).toBe(303);
+      page = await rater.follow(String(res.headers.location));
+    }
+    const rows = t.db.prepare('SELECT telemetry, problem, restored_chars, inserted_chars FROM answer_signals ORDER BY assignment_id').raw().all();
+    expect(rows).toEqual([
+      ['plausible', null, reason.length, 0],
+      ['plausible', null, 0, reason.length],
+      ['implausible', 'more characters typed than keys pressed', 20, 0],
+      ['implausible', 'more characters typed than keys pressed', null, null],
+    ]);
+  });
+
+  it('POST /r/:batch/c/:assignment, with a forged answer key, stores the answer, marks the figures implausible and leaves the key out of "one key"', async () => {
+    const t = testApp();
+    const seeded = seedBatch(t.db, { samples: 8, settings: { perRaterCap: 8 } });
+    const rater = raterClient(t.app);
+    let page = await rater.startRating(seeded.publicId);
+    // Seven answers by key 1 and an eighth claiming a key the page never sends: had it counted, eight answers by one key.
+    for (const key of ['1', '1', '1', '1', '1', '1', '1', 'Enter']) {
       t.advance(30_000);
       const signals = { v: 1, pastes: 0, pasted: 0, keys: 0, typing_ms: 0, hidden_ms: 0, before_second: null, key };
       const res = await rater.submit(page.res.text, { choice: 'left', active_ms: '25000', signals: JSON.stringify(signals) });
       expect(res.status).toBe(303);
       page = await rater.follow(String(res.headers.location));
     }
-    expect(count(t.db, 'SELECT count(*) FROM judgments')).toBe(5);
+    expect(count(t.db, 'SELECT count(*) FROM judgments')).toBe(8);
     const rows = t.db.prepare('SELECT rater_id, telemetry, problem, answer_key FROM answer_signals ORDER BY assignment_id').all() as { rater_id: number; telemetry: string; problem: string | null; answer_key: string | null }[];
     expect(rows.map((r) => [r.telemetry, r.problem, r.answer_key])).toEqual([
-      ['plausible', null, '1'],
-      ['plausible', null, '1'],
-      ['plausible', null, '1'],
-      ['plausible', null, '1'],
+      ...new Array(7).fill(['plausible', null, '1']),
       ['implausible', 'an answer key the page never sends', null],
     ]);
     const signals = readBatchSignals(t.db, seeded.batchId, readQualitySettings(t.db, seeded.batchId));
     const raterId = rows[0]?.rater_id ?? -1;
-    expect(signals.byRater.get(raterId)?.keys).toEqual({ '1': 4 });
+    expect(signals.byRater.get(raterId)?.keys).toEqual({ '1': 7 });
     expect(signals.flagsOf(raterId)).toContain('implausible telemetry');
     expect(signals.flagsOf(raterId)).not.toContain('one key');
   });
@@ -105,7 +133,16 @@ describe('answer signals and server timing over plain HTTP (issues 40 and 43)', 
     const seeded = seedBatch(t.db, { samples: 1, settings: { quality: { ...DEFAULT_QUALITY, readingWordsPerMinute: 250, similarity: 0.9 } } });
     const plain = seedBatch(t.db, { samples: 1 });
     expect(readQualitySettings(t.db, seeded.batchId)).toEqual({ ...DEFAULT_QUALITY, readingWordsPerMinute: 250, similarity: 0.9 });
-    expect(readQualitySettings(t.db, plain.batchId)).toEqual({ readingWordsPerMinute: 500, pastedShare: 0.5, minReasonChars: 25, similarity: 0.8, raterShare: 0.5, oneKeyMinAnswers: 5 });
+    expect(readQualitySettings(t.db, plain.batchId)).toEqual({
+      readingWordsPerMinute: 500,
+      pastedShare: 0.5,
+      minReasonChars: 25,
+      similarity: 0.8,
+      sameReasonRareNgrams: 4,
+      sameReasonMatches: 3,
+      raterShare: 0.5,
+      oneKeyMinAnswers: 8,
+    });
     const refused = qualitySettingsSchema.safeParse({ aiDetector: true });
     expect(refused.success).toBe(false);
     expect(JSON.stringify(refused.error?.issues)).toContain('aiDetector');

@@ -1,6 +1,7 @@
 // The pairs promised at consent (issue 10), read from the index pairs_open_by_load and stopped early (issue 12), must
 // be exactly those a full sort of every open pair gives: pairs of samples the rater will meet in onboarding after all
-// others, then least filled (accepted + live leases + reservations), then by id; one per scenario sample unless the
+// others, then least filled (accepted + live leases + reservations), then in serving order (the comparisons
+// interleaved: migration 053), then by id; one per scenario sample unless the
 // batch allows more; at most the per-rater cap. The reference below sorts in the test, independently of the query.
 import { describe, expect, it } from 'vitest';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
@@ -14,19 +15,19 @@ import { seedBatch } from './rating-fixtures.js';
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
 
-type Row = { id: number; load: number; accepted: number; sample: string; met: number };
+type Row = { id: number; load: number; accepted: number; serve: number; sample: string; met: number };
 
 function referencePromise(db: Db, batchId: number, settings: BatchSettings): number[] {
   const rows = db
     .prepare<{ batchId: number }, Row>(
-      `SELECT p.id, p.accepted + p.leased + p.reserved AS load, p.accepted, p.scenario_id || '|' || p.cast_id || '|' || p.sample_index AS sample,
+      `SELECT p.id, p.accepted + p.leased + p.reserved AS load, p.accepted, p.serve_order AS serve, p.scenario_id || '|' || p.cast_id || '|' || p.sample_index AS sample,
          EXISTS (SELECT 1 FROM pairs g WHERE g.batch_id = p.batch_id AND g.kind = 'onboarding' AND g.removed_at IS NULL
            AND g.scenario_id = p.scenario_id AND g.cast_id = p.cast_id AND g.sample_index = p.sample_index) AS met
        FROM pairs p WHERE p.batch_id = :batchId AND p.kind = 'regular' AND p.removed_at IS NULL`,
     )
     .all({ batchId });
   const open = rows.filter((r) => r.accepted < settings.judgmentsPerPair && r.load < settings.judgmentsPerPair);
-  open.sort((x, y) => x.met - y.met || x.load - y.load || x.id - y.id);
+  open.sort((x, y) => x.met - y.met || x.load - y.load || x.serve - y.serve || x.id - y.id);
   const chosen: number[] = [];
   const samples = new Set<string>();
   for (const r of open) {

@@ -55,6 +55,22 @@ export function seedBatch(
   return { batchId: created.batchId, publicId: created.publicId, runId, runName, dialogueIds, pairIds };
 }
 
+/**
+ * A run of SCRIPT, AGENTS and MINDREADERS dialogues (for batches of two comparisons), with `samples` scenario samples;
+ * `sample()` adds one more (a sample generated after a batch was formed), returning its scenario id.
+ */
+export function seedThreeModeRun(db: Db, samples: number) {
+  const runName = `three-${Math.random().toString(36).slice(2, 8)}`;
+  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
+  const sample = () => {
+    const scenario = makeScenario(db);
+    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
+    return scenario.scenarioId;
+  };
+  for (let i = 0; i < samples; i++) sample();
+  return { runName, runId, sample };
+}
+
 /** A value of a hidden or named input in a page. */
 export function inputValue(html: string, name: string): string {
   const match = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);
@@ -134,10 +150,10 @@ export function raterClient(app: Express, options: { address?: string } = {}) {
 
 export const START = new Date('2026-03-01T10:00:00.000Z');
 
-/** A test app on a hand clock that starts at 2026-03-01 10:00 UTC; `advance(ms)` moves it on. */
-export function testApp() {
+/** A test app on a hand clock that starts at 2026-03-01 10:00 UTC; `advance(ms)` moves it on. `random`: assignment's ties. */
+export function testApp(options: { random?: () => number } = {}) {
   let now = START;
-  const built = buildTestApp({ clock: () => now });
+  const built = buildTestApp({ clock: () => now, random: options.random });
   return { ...built, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
 

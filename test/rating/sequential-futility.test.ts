@@ -4,8 +4,9 @@ import { cli } from '../helpers/run-cli.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with futility stopping, rated through the real rater pages by simulated raters who cannot tell the two
-// conditions apart (their choices alternate): the comparison stops for futility at its first look, everyone who
-// consented still gets the comparisons they were promised and their code, and the batch closes itself.
+// conditions apart (their choices alternate): the comparison stops for futility at its first look (no more pairs were
+// handed out than that look needed: issue 51), everyone who consented gets the comparisons they were promised and their
+// code, and the batch closes itself.
 
 type Client = ReturnType<typeof raterClient>;
 type Page = { url: string; res: { text: string } };
@@ -31,9 +32,11 @@ describe('sequential futility stopping over HTTP', () => {
         provider: { kind: 'link', completionCodes: { completed: 'DONE-FUT', partial: 'PARTIAL-FUT' } },
       },
     });
-    const raters = [raterClient(app), raterClient(app), raterClient(app)];
+    // Two raters are promised the ten pairs the first look needs; nobody else is let in before it.
+    const raters = [raterClient(app), raterClient(app)];
     const pages: Page[] = [];
     for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
+    expect((await raterClient(app).follow(`/r/${seeded.publicId}`)).res.text).toContain('This study is full');
 
     // Choices alternate a, b, a, b, ...: the first ten completed pairs (the first look, 10 of 40) split 5 to 5.
     let answered = 0;
@@ -42,13 +45,9 @@ describe('sequential futility stopping over HTTP', () => {
         pages[i] = await choose(db, rater, pages[i] as Page, answered % 2 === 0 ? 'a' : 'b');
         answered++;
       }
-      if (round === 3) {
-        expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('futility');
-        expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('open');
-        const late = await raterClient(app).follow(`/r/${seeded.publicId}`);
-        expect(late.res.text).toContain('This study is full');
-      }
     }
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('futility');
+    expect((await raterClient(app).follow(`/r/${seeded.publicId}`)).res.text).toContain('This study is closed');
 
     // Nobody with promised work is left with it undone: five comparisons each and the completed code.
     for (const page of pages) {
@@ -56,8 +55,8 @@ describe('sequential futility stopping over HTTP', () => {
       expect(page.res.text).toContain('DONE-FUT');
       expect(page.res.text).not.toContain('PARTIAL-FUT');
     }
-    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND regular_judged = 5")).toBe(3);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(15);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND regular_judged = 5")).toBe(2);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(10);
 
     // The look, with both bounds: Pocock-type beta spending at the drift of a 0.75 win rate over 40 pairs puts a
     // futility bound at the first look (|z| below about 0.31), and a 5-5 split has z = 0.
@@ -69,8 +68,8 @@ describe('sequential futility stopping over HTTP', () => {
     expect(looks[0]?.futility_z).toBeGreaterThan(0.2);
     expect(looks[0]?.futility_z).toBeLessThan(looks[0]?.critical_z as number);
 
-    // 25 pairs never served; the batch closed itself, with the stop's reason in the audit log.
-    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL AND accepted = 0', { b: seeded.batchId })).toBe(25);
+    // 30 pairs never served; the batch closed itself, with the stop's reason in the audit log.
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL AND accepted = 0', { b: seeded.batchId })).toBe(30);
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('closed');
     const stop = db.prepare("SELECT details FROM audit_log WHERE action = 'comparison.stop'").pluck().get() as string;
     expect(JSON.parse(stop)).toMatchObject({ reason: 'futility', look: 1 });

@@ -10,10 +10,11 @@ import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
 import { futilityBoundaries, futilityDrift } from '../../src/numbers/group-sequential.js';
 import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
-import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns } from '../helpers/factories.js';
+import { launchReady } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
+import { seededRandom } from '../../src/scenarios/seeded-random.js';
 import { tempDir } from '../helpers/test-db.js';
-import { assignmentOf, checkInvariants, count, MODEL, raterClient, testApp, threadedApp } from './rating-fixtures.js';
+import { assignmentOf, checkInvariants, count, MODEL, raterClient, seedThreeModeRun, testApp, threadedApp } from './rating-fixtures.js';
 
 // Reallocation over HTTP (issue 44): a batch of two comparisons, SCRIPT vs AGENTS (which every rater decides for
 // SCRIPT: it stops early) and AGENTS vs MINDREADERS (decided by the pair, half each way: it runs to its end). Ten more
@@ -25,14 +26,7 @@ const SAMPLES = 24;
 const EXTRA = 10;
 
 function seed(db: Db, stopping: BatchSettingsInput['stopping'], overrides: Partial<BatchSettingsInput> = {}) {
-  const runName = `realloc-${Math.random().toString(36).slice(2, 8)}`;
-  const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS', 'MINDREADERS'] });
-  const sample = () => {
-    const scenario = makeScenario(db);
-    for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(6, 8) });
-    return scenario.scenarioId;
-  };
-  for (let i = 0; i < SAMPLES; i++) sample();
+  const { runName, sample } = seedThreeModeRun(db, SAMPLES);
   const at = new Date('2026-01-15T12:00:00.000Z');
   const created = createBatch(
     db,
@@ -91,12 +85,14 @@ async function rateUntilFull(app: Parameters<typeof raterClient>[0], db: Db, pub
 }
 
 /**
- * The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need). Three raters
- * consent, so every undecided pair is promised to one of them; the first does theirs (one look, 6 of 24). Returns the
- * other two, each with the page they hold.
+ * The undecided comparison first, K = 1, no plannedRaters (the budget is the 6 raters the 48 pairs need), raters one
+ * after another until the study is full, assignment's ties drawn from a fixed seed. Both comparisons take their first
+ * look at 6 of 24 pairs; SCRIPT vs AGENTS stops at its second (12 of 24), before the undecided one reaches 12, and its
+ * 12 unstarted pairs buy the 10 extra samples' pairs for the undecided comparison (24 + 10 = 34 pairs).
  */
-async function undecidedLooksFirst(app: Parameters<typeof raterClient>[0], db: Db, stopping: BatchSettingsInput['stopping']) {
-  const batch = seed(db, stopping, {
+async function undecidedFirstUntilFull(stopping: BatchSettingsInput['stopping']) {
+  const built = testApp({ random: seededRandom(1) });
+  const batch = seed(built.db, stopping, {
     comparisons: [
       [`AGENTS:${MODEL}`, `MINDREADERS:${MODEL}`],
       [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],
@@ -104,16 +100,13 @@ async function undecidedLooksFirst(app: Parameters<typeof raterClient>[0], db: D
     judgmentsPerPair: 1,
     plannedRaters: null,
   });
-  const holding: [ReturnType<typeof raterClient>, Page][] = [];
-  for (const rater of [raterClient(app), raterClient(app), raterClient(app)]) holding.push([rater, await rater.startRating(batch.publicId)]);
-  const [first] = holding.splice(0, 1);
-  if (first) await finishPromised(db, ...first);
-  return { batch, holding };
+  const raters = await rateUntilFull(built.app, built.db, batch.publicId);
+  return { ...built, batch, raters };
 }
 
 describe('reallocation in a sequential batch over HTTP', () => {
   it('POST /r/:batch/c/:assignment, when one comparison stops early under reallocate, gives the open comparison new reachable pairs within K and the budget', async () => {
-    const { app, db, dbPath } = testApp();
+    const { app, db, dbPath } = testApp({ random: seededRandom(1) });
     const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
     const raters = await rateUntilFull(app, db, batch.publicId);
 
@@ -122,9 +115,11 @@ describe('reallocation in a sequential batch over HTTP', () => {
     const moves = db.prepare('SELECT * FROM sequential_reallocations WHERE batch_id = :b ORDER BY id').all({ b: batch.batchId }) as Record<string, unknown>[];
     expect(moves).toHaveLength(2);
     const [first, second] = moves;
-    expect(first).toMatchObject({ stopped_comparison_id: comparisons[0]?.id, stop_reason: 'efficacy', judgments_per_pair: 2, limited_by: null, budget_raters: 12 });
+    // SCRIPT vs AGENTS stops at its second look, 12 of its 24 pairs handed out (no more than that look needed: issue
+    // 51): the 12 others free 24 judgments, more than the 10 extra samples can use.
+    expect(first).toMatchObject({ stopped_comparison_id: comparisons[0]?.id, stop_reason: 'efficacy', judgments_per_pair: 2, freed_judgments: 24, limited_by: 'no-unused-pair', budget_raters: 12 });
     const added = first?.added_pairs as number;
-    expect(added).toBeGreaterThan(0);
+    expect(added).toBe(EXTRA);
     expect(added * 2).toBeLessThanOrEqual(first?.freed_judgments as number);
     expect(first?.raters_after as number).toBeLessThanOrEqual(12);
     // The open comparison's own stop, at its last look, had nowhere to give anything: recorded as such.
@@ -142,9 +137,17 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(count(db, 'SELECT count(DISTINCT rater_id) FROM judgments j JOIN pairs p ON p.id = j.pair_id WHERE p.reallocation_id = :r', { r: first?.id })).toBeGreaterThanOrEqual(2);
     checkInvariants(db, batch.batchId, 2);
 
-    // Money: no more raters than planned (£3.00 each: £36.00 at most), and no more judgments than the batch was formed for.
-    expect(raters).toBeLessThanOrEqual(12);
+    // Money: no more judgments than the batch was formed for, and every rater paid (each got the completed code).
+    // Nothing is handed out beyond a look's pairs (issue 51), and with K = 2 a look waits for a second rater on pairs
+    // the first already judged: three raters who got there meanwhile had no pair left for them and finished two short
+    // of their eight, with their code. That took one rater more than the 12 planned (£39.00 instead of £36.00).
+    expect(raters).toBe(13);
     expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(raters);
+    expect(db.prepare("SELECT promised, regular_judged FROM raters WHERE finish_reason = 'exhausted'").raw().all()).toEqual([
+      [8, 6],
+      [8, 6],
+      [8, 6],
+    ]);
     expect(count(db, 'SELECT count(*) FROM judgments')).toBeLessThanOrEqual(SAMPLES * 2 * 2);
 
     // The capacity check counts the pairs not stopped short (completed ones and the new ones), within plannedRaters:
@@ -183,37 +186,33 @@ describe('reallocation in a sequential batch over HTTP', () => {
   });
 
   it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, holds its later looks to bounds over the new maximum', async () => {
-    const { app, db, dbPath } = testApp();
-    const { batch, holding } = await undecidedLooksFirst(app, db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
-    // New raters can only be given SCRIPT vs AGENTS pairs: two of them, and it stops at 12 of 24; its 8 pairs nobody
-    // holds are freed and buy 8 pairs for the undecided comparison, which a third new rater takes.
-    expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
+    const { db, dbPath, batch, raters } = await undecidedFirstUntilFull({ lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
     const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
     expect(decided?.stop_reason).toBe('efficacy');
-    expect(undecided?.stop_reason).toBeNull();
-    const move = db.prepare('SELECT freed_judgments, added_pairs, limited_by, budget_raters, raters_after FROM sequential_reallocations').get();
-    expect(move).toEqual({ freed_judgments: 8, added_pairs: 8, limited_by: null, budget_raters: 6, raters_after: 6 });
+    expect(undecided?.stop_reason).toBe('final');
+    const move = db.prepare('SELECT freed_judgments, added_pairs, limited_by, budget_raters, raters_after FROM sequential_reallocations ORDER BY id LIMIT 1').get();
+    expect(move).toEqual({ freed_judgments: 12, added_pairs: EXTRA, limited_by: 'no-unused-pair', budget_raters: 6, raters_after: 6 });
 
-    // The two holding the rest of the undecided pairs finish, and the batch closes: six raters, the budget.
-    for (const [rater, page] of holding) await finishPromised(db, rater, page);
+    // Six raters, the budget; the batch closed itself.
+    expect(raters).toBe(6);
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
     expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
-    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 1')).toBe(8);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 1')).toBe(EXTRA);
     const looks = db
       .prepare('SELECT look, max_pairs, completed_pairs, wins_a, wins_b, information_fraction, critical_z, nominal_alpha, decision FROM sequential_looks WHERE comparison_id = :c ORDER BY look')
       .all({ c: undecided?.id }) as { look: number; max_pairs: number; completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; critical_z: number | null; nominal_alpha: number; decision: string }[];
     expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, completed_pairs: 6, information_fraction: 0.25 });
-    expect(looks.slice(1).every((l) => l.max_pairs === 32)).toBe(true);
-    expect(looks[looks.length - 1]).toMatchObject({ completed_pairs: 32, information_fraction: 1, decision: 'final' });
-    // Look 2 over the new maximum: 12 of 32 pairs (t = 0.375), spending alpha(0.375) - alpha(0.25) of the comparison's
+    expect(looks.slice(1).every((l) => l.max_pairs === 34)).toBe(true);
+    expect(looks[looks.length - 1]).toMatchObject({ completed_pairs: 34, information_fraction: 1, decision: 'final' });
+    // Look 2 over the new maximum: 12 of 34 pairs (t = 12/34), spending alpha(12/34) - alpha(0.25) of the comparison's
     // 0.025, its bound found with look 1's bound fixed (src/batches/reallocated-look.ts, checked against rpact).
     const second = looks[1] as { completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; nominal_alpha: number };
     expect(second.completed_pairs).toBe(12);
-    expect(second.information_fraction).toBeCloseTo(12 / 32, 12);
-    const expected = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 32, earlier: [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }], winsA: second.wins_a, winsB: second.wins_b, final: false });
+    expect(second.information_fraction).toBeCloseTo(12 / 34, 12);
+    const expected = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 34, earlier: [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }], winsA: second.wins_a, winsB: second.wins_b, final: false });
     expect(second.nominal_alpha).toBeCloseTo(expected?.nominal ?? -1, 12);
     checkInvariants(db, batch.batchId, 1);
-    // The report's stage-wise p-value is computed on the same information scale (earlier fractions rescaled to 32).
+    // The report's stage-wise p-value is computed on the same information scale (earlier fractions rescaled to 34).
     const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`AGENTS:${MODEL} vs MINDREADERS:${MODEL}: stopped at look ${looks.length} of`);
@@ -221,18 +220,15 @@ describe('reallocation in a sequential batch over HTTP', () => {
   });
 
   it('POST /r/:batch/c/:assignment, with binding futility, checks the raised comparison\'s later looks for futility over its new maximum, non-binding', async () => {
-    const { app, db } = testApp();
     // As above, with futility at beta 0.2 and a win rate of 0.75, binding: the undecided comparison looks once (6 of
-    // 24), its maximum rises to 32 when the decided one stops, and its later looks are reallocated looks.
+    // 24), its maximum rises to 34 when the decided one stops, and its later looks are reallocated looks.
     const futility = { beta: 0.2, effect: 0.75, binding: true };
-    const { batch, holding } = await undecidedLooksFirst(app, db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', futility, reallocate: true });
-    expect(await rateUntilFull(app, db, batch.publicId)).toBe(3);
-    for (const [rater, page] of holding) await finishPromised(db, rater, page);
-
+    const { db, batch } = await undecidedFirstUntilFull({ lookEvery: 6, alpha: 0.05, spending: 'pocock', futility, reallocate: true });
     const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
     expect([undecided?.stop_reason, decided?.stop_reason]).toEqual(['futility', 'efficacy']);
+    // Both stopped early: three raters of the six the fixed design needs.
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: batch.batchId })).toBe('closed');
-    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(6);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status <> 'no_consent'")).toBe(3);
     checkInvariants(db, batch.batchId, 1);
 
     type Look = { look: number; max_pairs: number; wins_a: number; wins_b: number; information_fraction: number; critical_z: number | null; futility_z: number | null; decision: string };
@@ -242,33 +238,35 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, information_fraction: 0.25, futility_z: null, decision: 'continue' });
     const later = looks.slice(1);
     expect(later.length).toBeGreaterThan(0);
-    expect(later.every((l) => l.max_pairs === 32)).toBe(true);
+    expect(later.every((l) => l.max_pairs === 34)).toBe(true);
     expect(later[later.length - 1]?.decision).toBe('futility');
     // Each later look: the futility bound from beta spending over the new maximum, non-binding; the efficacy bound the
     // one a rule without futility gets (binding futility no longer lowers it once the maximum changed).
-    const fractions = [6 / 32];
+    const fractions = [6 / 34];
     const earlier = [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }];
     for (const l of later) {
       fractions.push(l.information_fraction);
-      const bound = futilityBoundaries(fractions, { family: 'pocock', alpha: 0.025, beta: 0.2, drift: futilityDrift(0.75, 32), binding: false }).futility[fractions.length - 1] as number;
+      const bound = futilityBoundaries(fractions, { family: 'pocock', alpha: 0.025, beta: 0.2, drift: futilityDrift(0.75, 34), binding: false }).futility[fractions.length - 1] as number;
       expect(l.futility_z ?? 0).toBeCloseTo(bound, 12);
-      const plain = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 32, earlier, winsA: l.wins_a, winsB: l.wins_b, final: false });
+      const plain = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 34, earlier, winsA: l.wins_a, winsB: l.wins_b, final: false });
       expect(l.critical_z).toBeCloseTo(plain?.critical as number, 12);
-      earlier.push({ fraction: l.information_fraction, maxPairs: 32, critical: l.critical_z });
+      earlier.push({ fraction: l.information_fraction, maxPairs: 34, critical: l.critical_z });
     }
   });
 
   it('POST /r/:batch/c/:assignment, when answers are stored on the bundled answer thread, reallocates there as well', async () => {
     const { app, db, problems } = await threadedApp({ bundled: true });
     const batch = seed(db, { lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
-    expect(await rateUntilFull(app, db, batch.publicId)).toBe(12);
+    // As over the request thread (the first test): 13 raters, the decided comparison's 24 freed judgments buying the
+    // 10 extra samples' pairs.
+    expect(await rateUntilFull(app, db, batch.publicId)).toBe(13);
     expect(problems).toEqual([]);
     expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').pluck().all({ b: batch.batchId })).toEqual(['efficacy', 'final']);
     expect(db.prepare('SELECT freed_judgments, added_pairs FROM sequential_reallocations ORDER BY id').all()).toEqual([
-      { freed_judgments: 8, added_pairs: 4 },
+      { freed_judgments: 24, added_pairs: EXTRA },
       { freed_judgments: 0, added_pairs: 0 },
     ]);
-    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 2')).toBe(4);
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE reallocation_id IS NOT NULL AND accepted = 2')).toBe(EXTRA);
     checkInvariants(db, batch.batchId, 2);
   });
 

@@ -5,8 +5,9 @@ import { closeStoppedBatches } from '../../src/rating/sequential-stopping.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with a stopping rule, rated through the real rater pages by simulated raters who all prefer SCRIPT (the
-// comparison's condition a): the comparison stops at its first look, nobody new is let in, and everyone who consented
-// gets every comparison they were promised and their completion code; then the batch closes itself.
+// comparison's condition a): no more pairs are handed out than the first look needs (issue 51), the comparison stops
+// at that look, nobody new is let in, everyone who consented gets every comparison they were promised and their
+// completion code, and the batch closes itself.
 
 type Client = ReturnType<typeof raterClient>;
 
@@ -20,7 +21,7 @@ async function preferScript(db: Parameters<typeof assignmentOf>[0], rater: Clien
 }
 
 describe('sequential stopping over HTTP', () => {
-  it('POST /r/:batch/c/:assignment, when a strongly preferred condition crosses the first bound, stops the comparison early, honours every promise and closes the batch', async () => {
+  it('POST /r/:batch/c/:assignment, when a strongly preferred condition crosses the first bound, stops the comparison early, serves nothing after the stop and closes the batch', async () => {
     const { app, db, dbPath } = testApp();
     const seeded = seedBatch(db, {
       samples: 40,
@@ -31,24 +32,25 @@ describe('sequential stopping over HTTP', () => {
         provider: { kind: 'link', completionCodes: { completed: 'DONE-SEQ', partial: 'PARTIAL-SEQ' } },
       },
     });
-    // Three raters consent before anyone answers: five pairs are promised (reserved) to each.
-    const raters = [raterClient(app), raterClient(app), raterClient(app)];
+    // Two raters consent before anyone answers: five pairs are promised (reserved) to each, the ten the first look
+    // needs. A third finds the study full: nothing more is handed out until that look is taken.
+    const raters = [raterClient(app), raterClient(app)];
     const pages = [];
     for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
-    expect(count(db, 'SELECT count(*) FROM pair_reservations') + count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(15);
+    expect(count(db, 'SELECT count(*) FROM pair_reservations') + count(db, "SELECT count(*) FROM assignments WHERE state = 'leased'")).toBe(10);
+    expect((await raterClient(app).follow(`/r/${seeded.publicId}`)).res.text).toContain('This study is full');
 
     // They answer in turn; the tenth completed pair is the first look (10 of 40 pairs, all won by SCRIPT).
     for (let round = 0; round < 5; round++) {
       for (const [i, rater] of raters.entries()) pages[i] = await preferScript(db, rater, pages[i] as { url: string; res: { text: string } });
       if (round === 3) {
-        // After the first look: the comparison stopped; pairs nobody holds left the pool; the batch is still open
-        // because the raters' remaining comparisons were promised to them.
-        expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('efficacy');
-        expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('open');
-        const late = await raterClient(app).follow(`/r/${seeded.publicId}`);
-        expect(late.res.text).toContain('This study is full');
+        // Before the look: the comparison is open, and still nobody new is let in.
+        expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBeNull();
+        const waiting = await raterClient(app).follow(`/r/${seeded.publicId}`);
+        expect(waiting.res.text).toContain('This study is full');
       }
     }
+    expect(db.prepare('SELECT stop_reason FROM comparisons WHERE batch_id = :b').pluck().get({ b: seeded.batchId })).toBe('efficacy');
 
     // Every rater did the five comparisons promised and got the completion code, not the partial one.
     for (const page of pages) {
@@ -56,8 +58,8 @@ describe('sequential stopping over HTTP', () => {
       expect(page.res.text).toContain('DONE-SEQ');
       expect(page.res.text).not.toContain('PARTIAL-SEQ');
     }
-    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'cap' AND regular_judged = 5")).toBe(3);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(15);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'cap' AND regular_judged = 5")).toBe(2);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(10);
 
     // The look that stopped it, stored with its bound and statistic.
     const look = db.prepare('SELECT look, planned_looks, max_pairs, completed_pairs, ties, wins_a, wins_b, information_fraction, critical_z, nominal_alpha, p_value, decision FROM sequential_looks').all();
@@ -69,8 +71,9 @@ describe('sequential stopping over HTTP', () => {
     expect(stored.nominal_alpha).toBeCloseTo(0.05 * Math.log(1 + (Math.E - 1) / 4), 10);
     expect(stored.p_value).toBeLessThan(stored.nominal_alpha);
 
-    // 25 pairs were never served; the batch closed itself after the last promised answer, with an audit entry.
-    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL AND accepted = 0', { b: seeded.batchId })).toBe(25);
+    // 30 pairs were never served; the batch closed itself with the answer that stopped it (nothing was left held),
+    // with an audit entry.
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL AND accepted = 0', { b: seeded.batchId })).toBe(30);
     expect(db.prepare('SELECT state FROM batches WHERE id = :b').pluck().get({ b: seeded.batchId })).toBe('closed');
     const audit = db.prepare("SELECT action, actor, details FROM audit_log WHERE action IN ('comparison.stop', 'batch.close') ORDER BY id").all() as { action: string; actor: string; details: string }[];
     expect(audit.map((a) => [a.action, a.actor])).toEqual([
@@ -123,10 +126,16 @@ describe('sequential stopping over HTTP', () => {
     expect(page).not.toContain('0 of 0');
   });
 
-  /** Three raters consent; all answer for SCRIPT until the comparison stops, then the third walks away with a lease. */
+  /**
+   * With nothing handed out beyond the first look, a comparison can still stop with a pair held, through a late
+   * answer: a rater whose lease lapsed answers it after its place went to someone else. The first rater leaves their
+   * fifth comparison on screen past its lease; a new rater is given that place; the first then answers it late, which
+   * completes the tenth pair and stops the comparison while the new rater holds it. The new rater walks away.
+   */
   async function stopWithOneWalkingAway() {
     const built = testApp();
-    const seeded = seedBatch(built.db, {
+    const { db } = built;
+    const seeded = seedBatch(db, {
       samples: 40,
       settings: {
         judgmentsPerPair: 1,
@@ -136,18 +145,20 @@ describe('sequential stopping over HTTP', () => {
         provider: { kind: 'link', completionCodes: { completed: 'DONE-SEQ', partial: 'PARTIAL-SEQ' } },
       },
     });
-    const raters = [raterClient(built.app), raterClient(built.app), raterClient(built.app)];
-    const pages = [];
-    for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
-    for (let round = 0; round < 5; round++) {
-      for (const [i, rater] of raters.entries()) {
-        // The third rater's fifth comparison is on their screen (leased) and never answered.
-        if (round === 4 && i === 2) continue;
-        pages[i] = await preferScript(built.db, rater, pages[i] as { url: string; res: { text: string } });
-      }
-    }
-    const walker = { client: raters[2] as Client, page: pages[2] as { url: string; res: { text: string } } };
-    return { ...built, seeded, walker };
+    const late = raterClient(built.app);
+    const steady = raterClient(built.app);
+    let latePage = await late.startRating(seeded.publicId);
+    let steadyPage = await steady.startRating(seeded.publicId);
+    for (let i = 0; i < 5; i++) steadyPage = await preferScript(db, steady, steadyPage);
+    for (let i = 0; i < 4; i++) latePage = await preferScript(db, late, latePage);
+    built.advance(21 * 60_000);
+    const walker = raterClient(built.app);
+    const walkerPage = await walker.startRating(seeded.publicId);
+    expect(assignmentOf(db, walkerPage.url)?.pair_id).toBe(assignmentOf(db, latePage.url)?.pair_id);
+    latePage = await preferScript(db, late, latePage);
+    expect(latePage.res.text).toContain('DONE-SEQ');
+    expect(count(db, 'SELECT count(*) FROM judgments WHERE late = 1')).toBe(1);
+    return { ...built, seeded, walker: { client: walker as Client, page: walkerPage } };
   }
 
   it('GET /r/:batch, when every comparison stopped and the last promised comparison lapsed unanswered, closes the batch and the walker still gets a code', async () => {
@@ -172,13 +183,13 @@ describe('sequential stopping over HTTP', () => {
     expect(JSON.parse(audit[0]?.details ?? '{}')).toMatchObject({ from: 'open', reason: 'sequential-stopping' });
 
     // Nobody is left with unpaid work: the two who finished had their completed code; the walker, coming back, is
-    // sent to the done page with the partial code for the four comparisons they did.
+    // sent to the done page with the partial code (the comparison they were given was answered by another).
     expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'cap' AND regular_judged = 5")).toBe(2);
     const back = await walker.client.follow(walker.page.url);
     expect(back.url).toMatch(/\/done\?rt=/);
     expect(back.res.text).toContain('PARTIAL-SEQ');
-    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND regular_judged = 4")).toBe(1);
-    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(14);
+    expect(count(db, "SELECT count(*) FROM raters WHERE status = 'completed' AND finish_reason = 'closed' AND regular_judged = 0")).toBe(1);
+    expect(count(db, 'SELECT count(*) FROM judgments')).toBe(10);
   });
 
   it('closeStoppedBatches, when nobody visits a stopped batch after its last promised comparison lapsed, closes it once', async () => {
