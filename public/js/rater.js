@@ -1,13 +1,9 @@
-// Rater pages work fully with this file turned off; it adds keyboard shortcuts (1, 2, 0 for tie, per question), the lease
-// warning, and measures active time: the time the page is visible and focused, written to the hidden active_ms field.
-// On the comparison page it also closes the profiles and shows one conversation at a time on a narrow screen, and
-// keeps the chosen answers and the typed reasons across a reload (this tab only, keyed by the page's own address).
-// It also writes what it measured while the comparison was open to the hidden `signals` field (pastes and pasted
-// characters of the reasons, keys pressed and typing time in them, time hidden or unfocused, and on a phone whether an
-// answer came before Conversation 2 was opened, and how the first question's choice was made: key 1, 2 or 0, a pointer
-// or tap, or otherwise); the server checks it against its own times (issue 43). Those counts survive a reload, and
-// characters not typed on this page (restored, dictated) are counted apart (issue 51).
-// Its text is checked by the blinding test like every other response a rater receives.
+// Rater pages work fully without this file. It adds keyboard shortcuts (1, 2, 0 for tie, per question), the lease
+// warning and active time (page visible and focused: the hidden active_ms field); on the comparison page it closes the
+// profiles and shows one conversation at a time on a phone, keeps answers and reasons across a reload (this tab only),
+// and writes the hidden `signals` field (pastes, keys and typing time in the reasons, time hidden, an answer before
+// Conversation 2 on a phone, how the first choice was made), which the server checks against its own times (issues
+// 43, 51). The blinding test checks its text like every other response a rater receives.
 (function () {
   'use strict';
   var form = document.getElementById('judgment-form');
@@ -224,12 +220,9 @@
   }
   if (form && signalsField) carrySignals();
 
-  // Keystroke counting across reloads (issue 51): an honest rater's reason was found "implausible" (more characters
-  // than keys pressed) when it was restored after a reload, sent back after a refused answer, or dictated on a phone.
-  // The counts are kept beside the answer (this tab only, under the form's address) and taken up again when the same
-  // comparison is loaded again; characters already in the reason boxes when the page starts and the kept counts do
-  // not account for are `restored`; characters the browser puts in with no key pressed and nothing pasted (dictation,
-  // a phone's suggestion, an input method) are `inserted`. Neither is typed; the server holds only typed ones to keys.
+  // Counts across reloads (issue 51): a reason restored after a reload or a refused answer, or dictated, once looked
+  // "implausible" (more characters than keys). Counts are kept beside the answer and taken up again; characters in the
+  // boxes at start that they do not account for are `restored`, those put in with no key and no paste `inserted`.
   function signalStore() {
     try {
       return window.sessionStorage;

@@ -83,8 +83,10 @@ describe('serving a sequential batch of two comparisons over HTTP (issue 51)', (
     const consentPages: string[] = [];
     const pages: Page[] = [];
     for (const rater of raters) {
-      consentPages.push((await rater.follow(`/r/${batch.publicId}`)).res.text);
-      pages.push(await rater.startRating(batch.publicId));
+      // One view of the consent page each (a plain-link reload holds another place of the address for a while).
+      const consent = await rater.follow(`/r/${batch.publicId}`);
+      consentPages.push(consent.res.text);
+      pages.push(await rater.startRating(batch.publicId, '', consent));
     }
     // The promise is what the batch has open for them (10 each, the consent page's count); what is reserved stops at
     // the looks' room: 5 + 5, 5 + 5, 5 + 5, then the 2 + 2 left.
