@@ -119,6 +119,9 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
     checkBlockedBatches(db, next, batchId);
     const current = readBatchSettings(row);
+    // A batch keeps its task and, collecting, its run: its participants and dialogues belong to them.
+    if (next.task !== current.task) throw new BatchError(`Batch ${batchId} is a ${current.task} batch; its task cannot change. Create a new batch instead.`, 409);
+    if (next.run !== current.run) throw new BatchError(`Batch ${batchId} collects into run "${current.run ?? ''}"; that cannot change. Create a new batch instead.`, 409);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
     const hasJudgments = countBatchJudgments(db, batchId) > 0;
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));

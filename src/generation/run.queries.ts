@@ -196,7 +196,8 @@ export function runHasLiveWorker(run: Pick<RunRow, 'state' | 'worker_pid' | 'hea
  * (containers restart with the same pids); otherwise runs of this process are taken to be alive.
  */
 export function markInterruptedRuns(db: Db, now: Date = new Date(), options: { atStart?: boolean } = {}): number[] {
-  const running = db.prepare<[], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE state = 'running'`).all();
+  // Only a generation run has a process generating it; a collection run is "running" while its batch collects.
+  const running = db.prepare<[], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE state = 'running' AND kind = 'generation'`).all();
   const stale = running.filter((r) => workerGone(r, now, !options.atStart));
   db.transaction(() => {
     for (const run of stale) {
