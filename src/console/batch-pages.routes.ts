@@ -4,7 +4,7 @@ import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
-import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
+import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS, roleplayOf } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { createBatch, previewPairs } from '../batches/create-batch.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
@@ -28,6 +28,7 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { batchActions } from './lifecycle-actions.js';
 import { batchFormErrors } from './batch-form-errors.js';
 import { parsePage } from './pagination.js';
+import { renderRoleplayBatchPage } from './roleplay-pages.routes.js';
 
 const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
 const closeFormSchema = z.object({ confirm: z.literal('close', { error: 'type "close" to confirm; the batch was not closed' }) });
@@ -61,6 +62,8 @@ type BatchPageDeps = ConsoleDeps & { wordsMemo: WordsMemo };
  */
 function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { minutes: number; capacity: CapacityResult }) {
   const { db, config, wordsMemo } = deps;
+  // A role-play batch promises the time it states (the wait included): there are no comparisons to time.
+  if (roleplayOf(batch.settings)) return batchLaunchChecklist(db, batch.id, { publicUrl: config.publicUrl, minPayPerHour: config.minPayPerHour });
   return batchLaunchChecklist(
     db,
     batch.id,
@@ -70,6 +73,10 @@ function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { minutes: n
 }
 
 function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, error?: string) {
+  if (roleplayOf(batch.settings)) {
+    renderRoleplayBatchPage(deps, res, batch, error);
+    return;
+  }
   const { db, clock, config, wordsMemo } = deps;
   const consentTime = consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo);
   const capacity = checkBatchCapacity(db, batch.id);
