@@ -158,5 +158,7 @@ export function consentTimeOfBatch(db: Db, batchId: number, settings: BatchSetti
  * on to the per-rater cap after the onboarding pairs.
  */
 export function consentTimeOfFullSession(db: Db, batchId: number, settings: BatchSettings, memo?: WordsMemo): ConsentTime {
+  // A collecting batch has no comparisons to time: it promises the time it states, its wait included (issue 52).
+  if (settings.task !== 'rate') return { minutes: settings.estimatedMinutes, source: 'estimate', completedRaters: 0, readingMinutes: 0 };
   return consentTimeOfBatch(db, batchId, settings, settings.perRaterCap + (settings.onboarding?.pairs ?? 0), memo);
 }
