@@ -16,6 +16,7 @@ import { STATE_EXPLANATIONS } from './batch-actions.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { batchActions } from './lifecycle-actions.js';
 import { getBatch } from '../batches/batch.commands.js';
+import { roleplayOutcomesView } from './analysis-pages.routes.js';
 
 // A role-play batch in the console (issue 52): where its participants are, the dialogues it collected and their
 // review. A researcher accepts or rejects each collected dialogue before any enters a rating batch.
@@ -45,6 +46,7 @@ export function renderRoleplayBatchPage(deps: ConsoleDeps, res: Response, batch:
     checklist,
     launchBlocked: blockingFailures(checklist).length > 0,
     settingsJson: JSON.stringify(batch.settings, null, 2),
+    roleplayOutcomes: roleplayOutcomesView(db, batch.id),
     error,
   });
 }
