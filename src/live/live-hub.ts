@@ -17,7 +17,7 @@ function tickDialogues(ctx: RelayContext): void {
   for (const live of listActiveDialogues(ctx.deps.db)) {
     const rb = roleplayBatch(ctx.deps.db, live.batch_id);
     if (!rb) continue;
-    const gone = humansOf(live).find((raterId) => ctx.presence.awayMs(raterId, nowMs) > rb.roleplay.partner.awaySeconds * 1000);
+    const gone = humansOf(live).find((raterId) => ctx.presence.awayMs(raterId, nowMs, Date.parse(live.started_at)) > rb.roleplay.partner.awaySeconds * 1000);
     if (gone !== undefined) {
       endNow(ctx, live, rb.roleplay, 'away', gone);
       continue;

@@ -21,6 +21,7 @@ import type { LiveHub } from './live-hub.js';
 import { answersFormSchema, consentFormSchema, reportFormSchema, resumeAfter, turnFormSchema } from './live.schema.js';
 import { donePage, livePages, playPage, type LivePages } from './live-pages.js';
 import type { Sink } from './presence.js';
+import { getPlayer } from './live.queries.js';
 
 // The participant's pages of a role-play batch (issue 52), beside the rater pages and under the same /r/<batch> link:
 // each route answers only for a role-play batch and passes any other on (`next('route')`) to the rater pages. State
@@ -203,7 +204,9 @@ function showDone(lp: LivePages): RequestHandler {
   return (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = lp.pages.requireRater(req, res);
-    if (lp.redirectUnlessAt(res, b, rater, 'live/done')) return;
+    // A player whose part ended without a code (away too long) is done while their rater is still "rating".
+    const ended = getPlayer(lp.pages.deps.db, rater.id)?.state === 'done';
+    if (!ended && lp.redirectUnlessAt(res, b, rater, 'live/done')) return;
     donePage(lp, res, rater);
   };
 }

@@ -81,7 +81,7 @@ export function tickLobby(ctx: RelayContext): void {
   for (const player of listLobby(db)) {
     const rb = roleplayBatch(db, player.batch_id);
     if (!rb) continue;
-    if (ctx.presence.awayMs(player.rater_id, nowMs) > rb.roleplay.partner.awaySeconds * 1000) leaveLobby(ctx, player, 'away');
+    if (ctx.presence.awayMs(player.rater_id, nowMs, Date.parse(player.lobby_at)) > rb.roleplay.partner.awaySeconds * 1000) leaveLobby(ctx, player, 'away');
     else if (rb.batch.state === 'closed') leaveLobby(ctx, player, 'closed');
     else if (nowMs - Date.parse(player.lobby_at) >= rb.roleplay.partner.waitSeconds * 1000) endWait(ctx, player, rb.roleplay, rb.batch.state === 'open');
   }

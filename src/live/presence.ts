@@ -35,11 +35,15 @@ export function createPresence(startedAtMs: number) {
     present(raterId: number): boolean {
       return (players.get(raterId)?.sinks.size ?? 0) > 0;
     },
-    /** How long this player has had no page open (0 while one is). */
-    awayMs(raterId: number, nowMs: number): number {
+    /**
+     * How long this player has had no page open (0 while one is): since their last page closed, else since the later
+     * of the server's start and `notBeforeMs` (when they entered the lobby or the dialogue: a page takes a moment to
+     * open its stream).
+     */
+    awayMs(raterId: number, nowMs: number, notBeforeMs: number): number {
       const entry = players.get(raterId);
       if (entry && entry.sinks.size > 0) return 0;
-      return Math.max(0, nowMs - (entry?.awaySince ?? startedAtMs));
+      return Math.max(0, nowMs - (entry?.awaySince ?? Math.max(startedAtMs, notBeforeMs)));
     },
     send(raterId: number, event: LiveEvent, id?: number): void {
       for (const sink of players.get(raterId)?.sinks ?? []) sink.send(event, id);

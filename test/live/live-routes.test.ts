@@ -102,6 +102,18 @@ describe('role-play pages', () => {
     expect(again.headers()['content-type']).toBe('text/event-stream; charset=utf-8');
   });
 
+  it('a player whose page never opened its stream leaves the lobby after awaySeconds; their pages end on the done page, which says so', async () => {
+    const env = await liveApp();
+    const gone = await enter(env.base, env.publicId);
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    const play = await fetch(gone.playUrl, { redirect: 'manual' });
+    expect(play.status).toBe(303);
+    const done = await fetch(`${env.base}${play.headers.get('location') ?? ''}`, { redirect: 'manual' });
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('Your page was closed for too long during the study, so your part of it has ended.');
+    expect(env.db.prepare('SELECT p.state, p.outcome, r.status FROM live_players p JOIN raters r ON r.id = p.rater_id').get()).toEqual({ state: 'done', outcome: 'away', status: 'rating' });
+  });
+
   it('the rating pages of a role-play batch answer 404; the questions and the done page give the completion code', async () => {
     const env = await liveApp({ provider: { kind: 'link', completionCodes: { completed: 'LIVE-DONE' } } });
     const { first, second } = await matchedPair(env);

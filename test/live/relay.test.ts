@@ -74,6 +74,19 @@ describe('the relay: matching', () => {
     expect([player(lab.db, x).state, player(lab.db, y).state]).toEqual(['playing', 'playing']);
   });
 
+  it('a player who enters the lobby long after the server started is not taken for away while their page opens its stream', () => {
+    const { db, hub, time, batchId } = setup();
+    time.advance(120_000);
+    const late = makePlayer(db, batchId);
+    hub.join(late);
+    time.advance(2_000);
+    hub.tick();
+    expect(player(db, late)).toMatchObject({ state: 'lobby', outcome: null });
+    time.advance(9_000);
+    hub.tick();
+    expect(player(db, late)).toMatchObject({ state: 'done', outcome: 'away' });
+  });
+
   it('a second page of the same player takes over: the first is told and closed', () => {
     const { db, hub, batchId } = setup();
     const one = makePlayer(db, batchId);
