@@ -32,6 +32,10 @@ export function collectionSlots(db: Db, selector: BatchSettings['scenarios']): C
 export function collectingCapacity(settings: BatchSettings, slots: number): CapacityResult {
   const problems: CapacityResult['problems'] = [];
   if (slots === 0) problems.push({ level: 'error', message: 'None of the batch\'s scenarios has a cast: there is nothing to play.', numbers: { slots } });
+  // Prolific places and MTurk assignments are published from plannedRaters: a collecting batch has no pairs to count them from.
+  if (settings.provider.kind !== 'link' && settings.plannedRaters === null) {
+    problems.push({ level: 'error', message: `A ${settings.task} batch on ${settings.provider.kind === 'prolific' ? 'Prolific' : 'MTurk'} needs plannedRaters: the places to publish.`, numbers: {} });
+  }
   const roleplay = roleplayOf(settings);
   if (roleplay && !roleplay.partner.fallback && settings.plannedRaters !== null && settings.plannedRaters % 2 === 1) {
     problems.push({
@@ -40,7 +44,7 @@ export function collectingCapacity(settings: BatchSettings, slots: number): Capa
       numbers: { plannedRaters: settings.plannedRaters },
     });
   }
-  return { ok: slots > 0, pairs: 0, samples: slots, judgmentsPerPair: 0, judgmentsNeeded: 0, perRater: 0, ratersNeeded: 0, problems };
+  return { ok: !problems.some((p) => p.level === 'error'), pairs: 0, samples: slots, judgmentsPerPair: 0, judgmentsNeeded: 0, perRater: 0, ratersNeeded: 0, problems };
 }
 
 /** The run a collecting batch writes into: made now, or an earlier collection run of that name (a second round). */

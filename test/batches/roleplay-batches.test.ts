@@ -85,15 +85,16 @@ describe('role-play batches', () => {
     expect(() => createBatch(db, roleplay(), deps)).toThrow(/None of the batch's scenarios has a cast/);
   });
 
-  it('a Prolific role-play batch, without its "no partner" code, is refused at open; with it, opens', () => {
+  it('a Prolific role-play batch, without planned places, is not created; without its "no partner" code, is refused at open; with both, opens', () => {
     const { db } = createTestDb();
     makeScenario(db);
     const provider = { kind: 'prolific', completionCodes: { completed: 'C1', screenedOut: 'S1', noConsent: 'N1' } };
-    const { batchId } = createBatch(db, roleplay({ provider }), deps);
+    expect(() => createBatch(db, roleplay({ provider }), deps)).toThrow('A roleplay batch on Prolific needs plannedRaters: the places to publish.');
+    const { batchId } = createBatch(db, roleplay({ provider, plannedRaters: 10 }), deps);
     const item = batchLaunchChecklist(db, batchId).find((i) => i.key === 'completionCodes');
     expect(item).toMatchObject({ ok: false, blocking: true, setting: 'provider.completionCodes.noPartner' });
     expect(() => transitionBatch(db, batchId, 'open', 'test', NOW)).toThrow(/noPartner/);
-    const fixed = createBatch(db, roleplay({ name: 'b', provider: { ...provider, completionCodes: { ...provider.completionCodes, noPartner: 'NP1' } } }), deps);
+    const fixed = createBatch(db, roleplay({ name: 'b', plannedRaters: 10, provider: { ...provider, completionCodes: { ...provider.completionCodes, noPartner: 'NP1' } } }), deps);
     expect(transitionBatch(db, fixed.batchId, 'open', 'test', NOW).state).toBe('open');
     expect(batchLaunchChecklist(db, fixed.batchId).find((i) => i.key === 'capacity')?.detail).toBe('1 scenario casts to play; each dialogue takes the next sample of one.');
   });

@@ -13,6 +13,8 @@ import { newPublicId } from '../../src/web/ids.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady, makeScenario } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { startFakeProlific } from '../helpers/fake-prolific.js';
+import { cli } from '../helpers/run-cli.js';
 
 // Paying role-play participants (issue 52): whoever did their part is paid however the conversation ended for reasons
 // not theirs; waiting counts, and a long wait earns the wait bonus, planned by settle like any other bonus.
@@ -24,7 +26,7 @@ function roleplayBatch(db: Db) {
   makeScenario(db);
   const created = createBatch(
     db,
-    launchReady({ name: 'Paid role-play', task: 'roleplay', run: 'paid-live', provider: { kind: 'prolific', completionCodes: CODES }, partner: { waitSeconds: 180, waitBonus: { perMinute: '0.10', afterSeconds: 60 } } }),
+    launchReady({ name: 'Paid role-play', task: 'roleplay', run: 'paid-live', plannedRaters: 10, provider: { kind: 'prolific', completionCodes: CODES }, partner: { waitSeconds: 180, waitBonus: { perMinute: '0.10', afterSeconds: 60 } } }),
     { actor: 'test', now: NOW },
   );
   transitionBatch(db, created.batchId, 'open', 'test', NOW);
@@ -96,5 +98,22 @@ describe('paying role-play participants', () => {
     expect(study.name).toBe(PROLIFIC_ROLEPLAY_TITLE);
     expect(study.completion_codes).toContainEqual({ code: 'RP-NOPARTNER', code_type: 'OTHER', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
     (t.app.locals.liveHub as LiveHub).stop();
+  });
+
+  it('prolific publish, for a role-play batch, asks for a live-chat study of plannedRaters places whose "no partner" code is reviewed, at the role-play link', async () => {
+    const token = 'ptk_roleplay_publish_test_token_0001';
+    const fake = await startFakeProlific({ token });
+    const env = { PUBLIC_URL: 'http://simarena.example', PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
+    const t = buildTestApp({ env });
+    const batchId = roleplayBatch(t.db);
+    const published = await cli(['prolific', 'publish', String(batchId)], { ...env, DATABASE_PATH: t.dbPath, LOG_LEVEL: 'silent' });
+    expect(published.code).toBe(0);
+    const study = [...fake.studies.values()][0];
+    expect(study?.name).toBe(PROLIFIC_ROLEPLAY_TITLE);
+    expect(study?.total_available_places).toBe(10);
+    expect(study?.external_study_url).toBe(`http://simarena.example/r/${getBatch(t.db, batchId)?.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
+    expect(study?.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toContainEqual(['RP-NOPARTNER', 'MANUALLY_REVIEW']);
+    (t.app.locals.liveHub as LiveHub).stop();
+    await fake.close();
   });
 });
