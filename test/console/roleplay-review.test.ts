@@ -33,6 +33,11 @@ describe('the console for role-play batches', () => {
     expect(page).toContain('collects into run <strong>console-live</strong>');
     expect(page).toContain('1 complete, 1 incomplete, 1 reported, 0 under way; <strong>3 to review</strong>');
     expect(page).toContain(`/console/batches/${batchId}/collected?review=pending`);
+    const list = (await researcher.agent.get('/console/batches').expect(200)).text;
+    expect(list).toContain('Role-play console');
+    await researcher.agent.get(`/console/batches/${batchId}/raters`).expect(200);
+    const admin = await signIn(t.app, t.db, 'admin');
+    await admin.agent.get(`/console/batches/${batchId}/participants`).expect(200);
     (t.app.locals.liveHub as LiveHub).stop();
   });
 
