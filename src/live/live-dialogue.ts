@@ -105,7 +105,7 @@ export function startLiveDialogue(db: Db, input: StartInput): number | null {
       if (!matched) throw new NotInLobby();
     }
     return dialogueId;
-  })();
+  }).immediate();
 }
 
 class NotInLobby extends Error {}
@@ -178,5 +178,5 @@ export function endLiveDialogue(db: Db, dialogueId: number, roleplay: RoleplaySe
       endPlayer(db, raterId, { state: outcome === 'away' ? 'done' : 'answering', outcome }, now);
     }
     return true;
-  })();
+  }).immediate();
 }

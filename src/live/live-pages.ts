@@ -10,7 +10,7 @@ import { csrfTokenFor } from '../web/signing.js';
 import { seeOther } from '../web/see-other.js';
 import { endMessage } from './live-events.js';
 import type { LiveEntryDecision } from './live-entry.js';
-import { getLiveDialogue, getPlayer, listTurnsAfter, type PlayerOutcome, type PlayerRow } from './live.queries.js';
+import { getLiveDialogue, getPlayer, listTurnsAfter, type PlayerOutcome } from './live.queries.js';
 import { TURN_TEXT_MAX } from './live.schema.js';
 import { buildPlayerView, turnsForPlayer } from './player-view.js';
 
@@ -113,10 +113,10 @@ export function playPage(lp: LivePages, res: Response, rater: RaterRow): void {
   const { db, clock } = lp.pages.deps;
   const { batch: b, settings } = batchOf(res);
   const roleplay = roleplayOf(settings);
-  const player = getPlayer(db, rater.id) as PlayerRow;
-  const dialogue = player.dialogue_id === null ? undefined : getDialogue(db, player.dialogue_id);
-  const view = dialogue && player.character ? buildPlayerView(db, dialogue, player.character) : null;
-  if (player.state === 'done' || !roleplay || (player.state !== 'lobby' && !view)) {
+  const player = getPlayer(db, rater.id);
+  const dialogue = player?.dialogue_id ? getDialogue(db, player.dialogue_id) : undefined;
+  const view = dialogue && player?.character ? buildPlayerView(db, dialogue, player.character) : null;
+  if (!player || player.state === 'done' || !roleplay || (player.state !== 'lobby' && !view)) {
     seeOther(res, lp.pages.withToken(lp.path(b, 'live/done'), rater));
     return;
   }

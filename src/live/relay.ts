@@ -19,11 +19,12 @@ import { countTurns, getLiveDialogue, getPlayer, type LiveDialogueRow, listTurns
 import { buildPlayerView, turnsForPlayer } from './player-view.js';
 import type { Presence } from './presence.js';
 
-// The relay of live dialogues (issue 52): the lobby and its matching, the turns, the clocks of a turn, of a wait and of
-// an absence, the agent of a HUMAN_AGENT dialogue, and the events each player's page is sent. The database is the
-// truth: every change is a transaction, and the relay tells the players after it commits; what it keeps in memory
-// (who has a page open, an agent's answer waiting for its moment) is rebuilt or asked again after a restart. It knows
-// nothing of HTTP: a page's stream is a Sink, and tick() is called by a timer (the server) or by a test.
+// The relay of live dialogues (issue 52): what its parts share (RelayContext), the events each player's page is sent
+// after a change commits, and the turns that are not a player's own act: the agent's (asked for, then shown at its
+// moment) and a turn let pass. The lobby is lobby.ts, a player's acts player-actions.ts, the clocks live-hub.ts. The
+// database is the truth: every change is a transaction; what is kept here in memory (who has a page open, an agent's
+// answer waiting for its moment, the names each page shows) is rebuilt or asked again after a restart. Nothing here
+// knows HTTP: a page's stream is a Sink (presence.ts).
 
 export type RelayDeps = {
   db: Db;
