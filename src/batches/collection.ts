@@ -58,7 +58,7 @@ function collectionRunFor(db: Db, settings: BatchSettings, actor: string, now: D
   const fallback = roleplayOf(settings)?.partner.fallback ?? null;
   const modes = settings.task === 'roleplay' ? (fallback ? ['HUMANS', 'HUMAN_AGENT'] : ['HUMANS']) : [];
   // A collection is under way as long as its batch takes participants: "running", never generated (markInterruptedRuns
-  // looks at generation runs only).
+  // leaves collection runs alone).
   const id = insertSimpleRun(db, { name, kind: 'collection', state: 'running', model: fallback?.model ?? HUMAN_MODEL, modes, createdBy: actor }, now);
   const run = findRun(db, String(id));
   if (!run) throw new Error('collection run vanished inside its own transaction');
