@@ -14,7 +14,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/connection.js';
 import { type Conversation, converse, type Origin, receivedCounts, sleep } from './support/live-clients.js';
-import { CONVERSATIONS, dbPath, dir, load, ms, quantile, rssOf, seed, simarenaConversations, skeletonConversations, start, startSimarena, THINK_MS, window } from './support/live-bench-setup.js';
+import { CONVERSATIONS, cpuMsOf, dbPath, dir, load, ms, quantile, rssOf, seed, simarenaConversations, skeletonConversations, start, startSimarena, THINK_MS, window } from './support/live-bench-setup.js';
 import { numberFlag } from './support/number-flag.js';
 
 const SECONDS = numberFlag('--seconds', 20);
@@ -22,7 +22,7 @@ const WINDOWS = numberFlag('--windows', 2);
 const RESTART = !process.argv.includes('--no-restart');
 const here = new URL('.', import.meta.url).pathname;
 
-const line = (name: string, xs: number[]) => console.log(`  ${name.padEnd(10)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}`);
+const line = (name: string, xs: number[]) => console.log(`  ${name.padEnd(12)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}`);
 
 /** What the database and the partners' streams hold against what the clients sent and heard answered. */
 function verify(conversations: Conversation[]) {
@@ -76,13 +76,20 @@ async function main(): Promise<void> {
   const bare = skeletonConversations({ url: skeleton.origin });
   console.log(`  ${real.length} conversations matched on the server, ${bare.length} on the skeleton`);
   const figures = { simarena: [] as number[], skeleton: [] as number[] };
+  const cpu = { simarena: 0, skeleton: 0 };
   for (let w = 0; w < WINDOWS; w++) {
-    figures.skeleton.push(...(await window(bare, SECONDS)));
-    figures.simarena.push(...(await window(real, SECONDS)));
+    for (const [name, conversations, pid] of [['skeleton', bare, skeleton.child.pid], ['simarena', real, simarena.child.pid]] as const) {
+      const before = cpuMsOf(pid);
+      const latencies = await window(conversations, SECONDS);
+      cpu[name] += cpuMsOf(pid) - before;
+      figures[name].push(...latencies);
+      line(`${name} ${w + 1}`, latencies);
+    }
   }
-  console.log('  delivery latency, send to the partner\'s stream:');
+  console.log('  delivery latency, send to the partner\'s stream, all windows:');
   line('skeleton', figures.skeleton);
   line('simarena', figures.simarena);
+  console.log(`  server CPU per turn: simarena ${(cpu.simarena / figures.simarena.length).toFixed(2)} ms, skeleton ${(cpu.skeleton / figures.skeleton.length).toFixed(2)} ms`);
   const ratio = quantile(figures.simarena, 0.99) / quantile(figures.skeleton, 0.99);
   console.log(`  p99 simarena / skeleton: ${ratio.toFixed(2)} (goal ≤ 1.5); simarena p99 under 150 ms: ${quantile(figures.simarena, 0.99) < 150 ? 'yes' : 'no'}`);
   const rss = rssOf(simarena.child.pid);

@@ -56,6 +56,13 @@ export async function start(script: string, args: string[], env: Record<string, 
 
 export const startSimarena = () => start(join(root, 'src/server.ts'), [], { PORT: '0', DATABASE_PATH: dbPath, SEED_DEMO: 'false', LOG_LEVEL: 'warn', SESSION_SECRET: 'live-relay-bench-session-secret-0123456789abcdef' });
 
+/** CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat, clock ticks of 10 ms). */
+export function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 export function rssOf(pid: number | undefined): { rssMb: number; peakMb: number } {
   const status = pid === undefined ? '' : readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
