@@ -17,16 +17,18 @@ const LOWER = {
   demo: ['generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   batches: ['demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   rating: ['batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  // Live role-play (issue 52): the lobby, the turns, the relay; uses rating's identity rules and batches' collections.
+  live: ['rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   analysis: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   export: ['analysis', 'rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   // LLM judges of a batch's pairs: read batches and rating's comparison view, call models through generation.
   evaluation: ['rating', 'batches', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   // Recruiting platforms (Prolific, MTurk): participants' payment decisions, the operations ledger, the platform clients.
-  recruiting: ['analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  recruiting: ['analysis', 'live', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
   auth: ['audit', 'db', 'web', 'numbers', 'errors'],
-  console: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  api: ['console', 'recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
-  cli: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  console: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'live', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  api: ['console', 'recruiting', 'evaluation', 'auth', 'export', 'analysis', 'live', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
+  cli: ['recruiting', 'evaluation', 'auth', 'export', 'analysis', 'live', 'rating', 'batches', 'demo', 'generation', 'scenarios', 'audit', 'db', 'web', 'numbers', 'errors'],
 };
 const TOP_FILES = ['app', 'server', 'first-start'];
 const BASE_FILES = { errors: [], numbers: [], db: [], web: ['clock'] };

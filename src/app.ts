@@ -19,6 +19,11 @@ import { createTemplateCompiler } from './web/ejs-templates.js';
 import { probeWrite } from './web/storage-health.js';
 import { createEvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
 import { mountProlificWebhook, PROLIFIC_WEBHOOK_PATH } from './recruiting/prolific-webhook.routes.js';
+import { createLiveHub, type LiveHub } from './live/live-hub.js';
+import { createAgentPlayer } from './live/live-agent.js';
+import { mountLiveRoutes } from './live/live.routes.js';
+import { resolveEndpoint } from './generation/endpoints.js';
+import { createLlmClient } from './generation/llm-client.js';
 
 export type AppDeps = {
   db: Db;
@@ -30,7 +35,27 @@ export type AppDeps = {
   random?: () => number;
   /** Where answers' transactions run when not on the request thread (src/rating/answer-thread.ts); the server starts one. */
   answerThread?: AnswerThread | null;
+  /** The live role-play relay (src/live/live-hub.ts); by default one of the app's own, its clock started. */
+  liveHub?: LiveHub;
 };
+
+/**
+ * The app's live relay: its agent calls the fallback's endpoint with the key the configuration reads now; its clock runs
+ * (an unref'd timer) as long as the app does. server.ts stops it at shutdown, which ends every open event stream.
+ */
+function defaultLiveHub(db: Db, config: Config, logger: Logger, clock: Clock): LiveHub {
+  const agent = createAgentPlayer({
+    db,
+    clock,
+    llmFor: (fallback) => {
+      const endpoint = resolveEndpoint(config, config.env, fallback.endpoint, fallback.model);
+      return createLlmClient({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey });
+    },
+  });
+  const hub = createLiveHub({ db, clock, random: Math.random, agent, onError: (error, what) => logger.warn({ err: error }, what) });
+  hub.start();
+  return hub;
+}
 
 const viewsDir = fileURLToPath(new URL('../views/', import.meta.url));
 const publicDir = fileURLToPath(new URL('../public/', import.meta.url));
@@ -85,6 +110,11 @@ export function createApp(deps: AppDeps): Express {
   // Console and rater pages take POSTs only as HTML forms (415/400 otherwise, before any handler reads a field); the
   // refusal is a page of theirs, with their headers (the rater's from raterErrorPage, the console's set before it).
   app.use('/r', requireFormBody);
+
+  // Role-play pages (issue 52) answer for role-play batches under the same /r links and pass every other batch on.
+  const liveHub = deps.liveHub ?? defaultLiveHub(db, config, logger, clock);
+  app.locals.liveHub = liveHub;
+  mountLiveRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, hub: liveHub });
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
   mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, random: deps.random, answerThread: deps.answerThread ?? null });

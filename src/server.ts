@@ -14,6 +14,7 @@ import { recordServedPublicUrl } from './web/public-url.queries.js';
 import { demoBatchLinks } from './demo/demo-links.js';
 import type { RunSupervisor } from './console/run-supervisor.js';
 import type { EvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
+import type { LiveHub } from './live/live-hub.js';
 import { markInterruptedRuns } from './generation/run.queries.js';
 import { probeWrite, quickCheck } from './web/storage-health.js';
 import { pruneExpiredSessions } from './web/session-store.js';
@@ -198,6 +199,9 @@ function shutdown(signal: string): void {
   }, 10_000);
   force.unref();
   // Runs generating in this process stop at a clean point (state 'paused', every stored call kept) before the database closes.
+  // Live role-play pages hold event streams open: they end now (the pages reconnect to the next server), or
+  // server.close() would wait for them.
+  (app.locals.liveHub as LiveHub).stop();
   const runs = app.locals.runSupervisor as RunSupervisor;
   const evaluations = app.locals.evaluationSupervisor as EvaluationSupervisor;
   server.close(() => {

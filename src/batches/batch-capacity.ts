@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection.js';
 import { BatchError } from './batch-error.js';
 import { capacityRows, getBatchRow } from './batch.queries.js';
-import type { BatchSettings } from './batch.schema.js';
+import { type BatchSettings, isCollectingTask } from './batch.schema.js';
+import { collectingCapacity, collectionSlots } from './collection.js';
 import { readBatchSettings } from './batch-settings.js';
 import { type CapacityResult, computeCapacity, describeCapacity } from './capacity-check.js';
 import type { PlannedPair } from './form-pairs.js';
@@ -40,6 +41,7 @@ export function checkBatchCapacity(db: Db, batchId: number): CapacityResult {
   const row = getBatchRow(db, batchId);
   if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
   const settings = readBatchSettings(row);
+  if (isCollectingTask(settings.task)) return collectingCapacity(settings, collectionSlots(db, settings.scenarios).length);
   const rows = capacityRows(db, batchId);
   return computeCapacity(inputOf(settings, rows.pairSamples, { onboarding: rows.onboardingPairs, attention: rows.attentionPairs, fromRated: rows.goldFromRatedSamples }, rows.stoppedPairs));
 }

@@ -124,6 +124,9 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     if (next.name !== row.name) requireFreeBatchName(db, next.name, batchId);
     checkBlockedBatches(db, next, batchId);
     const current = readBatchSettings(row);
+    // A batch keeps its task and, collecting, its run: its participants and dialogues belong to them.
+    if (next.task !== current.task) throw new BatchError(`Batch ${batchId} is a ${current.task} batch; its task cannot change. Create a new batch instead.`, 409);
+    if (next.run !== current.run) throw new BatchError(`Batch ${batchId} collects into run "${current.run ?? ''}"; that cannot change. Create a new batch instead.`, 409);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
     // Issue 53: the equivalence margin is stated before anyone answers, so no one can choose it after seeing the data.
     if (row.opened_at !== null && changed.includes('equivalenceMargin')) {

@@ -173,7 +173,10 @@ export type SampleDialogueRow = {
   visible_turns: number;
 };
 
-/** Dialogues of the given runs that a pair may use (derived gold variants are never compared as conditions). */
+/**
+ * Dialogues of the given runs that a pair may use: derived gold variants are never compared as conditions, and a
+ * collected dialogue only once a researcher accepted it (issue 52, review before rating).
+ */
 export function listSampleDialogues(db: Db, runIds: number[]): SampleDialogueRow[] {
   if (runIds.length === 0) return [];
   return db
@@ -182,6 +185,7 @@ export function listSampleDialogues(db: Db, runIds: number[]): SampleDialogueRow
          (SELECT count(*) FROM turns t WHERE t.dialogue_id = d.id AND t.action <> 'none') AS visible_turns
        FROM dialogues d
        WHERE d.run_id IN (SELECT value FROM json_each(:runIds)) AND d.origin <> 'derived'
+         AND (d.origin <> 'collected' OR EXISTS (SELECT 1 FROM collected_dialogues c WHERE c.dialogue_id = d.id AND c.review = 'accepted'))
        ORDER BY d.scenario_id, d.cast_id, d.sample_index, d.id`,
     )
     .all({ runIds: JSON.stringify(runIds) });

@@ -84,6 +84,8 @@ export const providerSchema = z.strictObject({
       noConsent: codeSchema.optional(),
       /** For a rater whose batch was closed or paused while they were working (falls back to `completed`). */
       partial: codeSchema.optional(),
+      /** Role-play: for a participant for whom no partner came within the wait (paid: they gave their time). */
+      noPartner: codeSchema.optional(),
     })
     .default({}),
   /**
@@ -293,10 +295,82 @@ export type StoppingRule = z.infer<typeof stoppingSchema>;
 /** The id the single `question` setting stands for. */
 export const DEFAULT_QUESTION_ID = 'natural';
 
+/**
+ * What a batch asks of its participants: `rate` (blinded pairwise comparisons of dialogues, the default), or a
+ * collecting task whose participants write dialogues into the batch's collection `run`: `roleplay` (issue 52: people
+ * play a scenario live, two together or one with a model). A second collecting task (a person writing both sides,
+ * HUMAN_SCRIPT) joins COLLECTING_TASKS and the CHECK of collected_dialogues.task (migration 060).
+ */
+export const BATCH_TASKS = ['rate', 'roleplay'] as const;
+export type BatchTask = (typeof BATCH_TASKS)[number];
+export const COLLECTING_TASKS = ['roleplay'] as const satisfies readonly BatchTask[];
+export type CollectingTask = (typeof COLLECTING_TASKS)[number];
+
+export function isCollectingTask(task: BatchTask): task is CollectingTask {
+  return (COLLECTING_TASKS as readonly string[]).includes(task);
+}
+
+/**
+ * The agent a waiting participant plays with when nobody else comes (Sotopia's chat server pairs a lone person with a
+ * model the same way): an AGENTS-mode model at a configured endpoint. `wordsPerMinute`: the pace its turns are shown
+ * at, so that they neither arrive at once nor differ in timing from a person's (Deliberate Lab delays its agents'
+ * messages by words typed at a pace, ±25%: utils/src/shared.ts, getTypingDelayInMilliseconds).
+ */
+export const fallbackSchema = z.strictObject({
+  model: z.string().trim().min(1).max(200),
+  endpoint: z.string().trim().min(1).max(100).default('default'),
+  temperature: z.number().min(0).max(2).default(0.7),
+  wordsPerMinute: z.number().min(5).max(400).default(40),
+});
+export type FallbackSettings = z.infer<typeof fallbackSchema>;
+
+/** A bonus for waiting in the lobby: `perMinute` for each minute begun there after the first `afterSeconds`. */
+export const waitBonusSchema = z.strictObject({
+  perMinute: moneyAmountSchema,
+  afterSeconds: z.number().int().min(0).max(3600).default(0),
+});
+export type WaitBonusSettings = z.infer<typeof waitBonusSchema>;
+
+/** How a role-play batch finds each participant a partner, and what it does when none comes or one goes. */
+export const partnerSchema = z.strictObject({
+  /** Seconds in the lobby before the fallback agent plays instead, or, without one, the paid "no partner" code. */
+  waitSeconds: z.number().int().min(5).max(3600).default(120),
+  fallback: fallbackSchema.nullable().default(null),
+  waitBonus: waitBonusSchema.nullable().default(null),
+  /** Seconds a participant may be gone (tab closed, connection lost) before their partner is told they left. */
+  awaySeconds: z.number().int().min(2).max(600).default(20),
+  /**
+   * Let two participants from the same internet address be partners (a lab whose machines share one address). Off:
+   * nobody can open two windows of a plain link and talk to themselves.
+   */
+  sameAddress: z.boolean().default(false),
+});
+export type PartnerSettings = z.infer<typeof partnerSchema>;
+
+/** Turns of a live dialogue, in Sotopia's round-robin order (character 1 first). */
+export const turnsSchema = z
+  .strictObject({
+    /** Turns in all, after which the dialogue ends (Sotopia's 20). */
+    max: z.number().int().min(2).max(100).default(20),
+    /** Spoken turns below which a dialogue that ended early is incomplete and never rated. */
+    min: z.number().int().min(1).max(100).default(6),
+    /** Seconds each turn may take; a turn not taken passes to the partner, and two missed in a row end the dialogue. */
+    turnSeconds: z.number().int().min(5).max(900).default(90),
+  })
+  .refine((t) => t.min <= t.max, { message: 'min must not exceed max', path: ['min'] });
+export type TurnSettings = z.infer<typeof turnsSchema>;
+
 const batchSettingsObject = z.strictObject({
   name: z.string().trim().min(1, 'is required').max(200),
-  runs: z.array(z.string().trim().min(1)).min(1, 'needs at least one run (id or name)'),
-  comparisons: z.array(comparisonSchema).min(1, 'needs at least one comparison'),
+  task: z.enum(BATCH_TASKS, { message: `must be ${BATCH_TASKS.join(' or ')}` }).default('rate'),
+  /** A rating batch: the runs whose dialogues are paired (at least one; refined below). */
+  runs: z.array(z.string().trim().min(1)).default([]),
+  comparisons: z.array(comparisonSchema).default([]),
+  /** A collecting batch: the name of the run (kind `collection`) its dialogues land in, made when the batch is. */
+  run: z.string().trim().min(1).max(200).optional(),
+  /** A role-play batch: matching, waiting and the fallback agent (defaults filled in below). */
+  partner: partnerSchema.nullable().default(null),
+  turns: turnsSchema.nullable().default(null),
   /** "all", a category, or a list of scenario ids. */
   scenarios: z.union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)]).default('all'),
   judgmentsPerPair: z.number().int().min(1).max(50).default(3),
@@ -359,7 +433,27 @@ const batchSettingsObject = z.strictObject({
     .transform((ids) => [...new Set(ids)].sort((a, b) => a - b)),
 });
 
+/** What only one kind of task takes, named per field: a role-play batch has no pairs, a rating batch no partner. */
+function checkTaskFields(s: z.infer<typeof batchSettingsObject>, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (s.task === 'rate') {
+    if (s.runs.length === 0) issue('runs', 'needs at least one run (id or name)');
+    if (s.comparisons.length === 0) issue('comparisons', 'needs at least one comparison');
+    for (const key of ['run', 'partner', 'turns'] as const) {
+      if (s[key] !== undefined && s[key] !== null) issue(key, `belongs to a role-play batch ("task": "roleplay"); a rating batch pairs the dialogues of "runs"`);
+    }
+    return;
+  }
+  if (!s.run) issue('run', 'is required: the name of the run the collected dialogues land in');
+  if (s.runs.length > 0) issue('runs', `a ${s.task} batch pairs nothing: name the run it collects into as "run"`);
+  if (s.comparisons.length > 0) issue('comparisons', `a ${s.task} batch has no comparisons: rate its dialogues in a rating batch once they are accepted`);
+  for (const key of ['stopping', 'onboarding', 'attentionChecks', 'questions'] as const) {
+    if (s[key] !== null) issue(key, `is a rating batch's setting; a ${s.task} batch does not take it`);
+  }
+}
+
 export const batchSettingsSchema = batchSettingsObject
+  .superRefine(checkTaskFields)
   .refine((s) => !s.stopping?.reallocate || s.comparisons.length >= 2, {
     message: 'needs at least two comparisons: a stopped comparison gives its unused judgments to the others',
     path: ['stopping', 'reallocate'],
@@ -367,7 +461,9 @@ export const batchSettingsSchema = batchSettingsObject
   .superRefine(checkRealismQuestions)
   .transform((settings) => {
     const first = settings.questions?.[0];
-    return first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
+    const withQuestion = first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
+    if (withQuestion.task !== 'roleplay') return withQuestion;
+    return { ...withQuestion, partner: withQuestion.partner ?? partnerSchema.parse({}), turns: withQuestion.turns ?? turnsSchema.parse({}) };
   });
 export type BatchSettings = z.infer<typeof batchSettingsSchema>;
 
@@ -409,4 +505,13 @@ export function batchQuestions(settings: BatchSettings): Question[] {
 export function findQuestion<Q extends { id: string }>(batchId: number, questions: readonly Q[], id: string): { question: Q } | { problem: string } {
   const question = questions.find((q) => q.id === id);
   return question ? { question } : { problem: `batch ${batchId} has no question "${id}"; its questions are: ${questions.map((q) => q.id).join(', ')}` };
+}
+
+/** A role-play batch's own settings, all filled in: where its dialogues go, matching and turns. */
+export type RoleplaySettings = { run: string; partner: PartnerSettings; turns: TurnSettings };
+
+/** The role-play settings of a batch, or null for a batch of another task. */
+export function roleplayOf(settings: BatchSettings): RoleplaySettings | null {
+  if (settings.task !== 'roleplay' || !settings.run || !settings.partner || !settings.turns) return null;
+  return { run: settings.run, partner: settings.partner, turns: settings.turns };
 }

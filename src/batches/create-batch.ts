@@ -2,8 +2,6 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
 import { getDialogue, insertDialogue, listTurns, replaceTurns } from '../generation/dialogue.queries.js';
 import { findRun, insertSimpleRun, type RunRow } from '../generation/run.queries.js';
-import { CATEGORIES } from '../scenarios/scenario.schema.js';
-import { listScenarios } from '../scenarios/scenario.queries.js';
 import { describeIssues } from '../web/validate.js';
 import { newPublicId } from '../web/ids.js';
 import { BatchError } from './batch-error.js';
@@ -18,12 +16,14 @@ import {
   listSampleDialogues,
   type SampleDialogueRow,
 } from './batch.queries.js';
-import { type BatchSettings, batchSettingsSchema, MAX_LOOKS, ONE_KEY_MIN_SAFE, oneKeyChance } from './batch.schema.js';
+import { type BatchSettings, batchSettingsSchema, isCollectingTask, MAX_LOOKS, ONE_KEY_MIN_SAFE, oneKeyChance } from './batch.schema.js';
 import { deriveGoldVariant } from './derive-gold-variant.js';
 import { formPairs, type PlannedPair, type SkippedSample } from './form-pairs.js';
 import { chooseGoldSources, sampleKeyOf } from './gold-sources.js';
 import { lookSchedule } from './sequential-rule.js';
 import { serveOrders } from './serve-order.js';
+import { scenarioFilter } from './scenario-filter.js';
+import { createCollectingBatch } from './collection.js';
 
 export type { PlannedPair, SkippedSample } from './form-pairs.js';
 
@@ -38,7 +38,16 @@ export function goldWanted(settings: BatchSettings): { onboarding: number; atten
 }
 /** `conditions`: each condition (MODE:model) the runs hold, with its completed dialogues, for messages that name them. */
 export type PairPlan = { pairs: PlannedPair[]; skipped: SkippedSample[]; runs: RunRow[]; conditions: { condition: string; complete: number }[] };
-export type CreateBatchResult = { batchId: number; publicId: string; pairs: PlannedPair[]; skipped: SkippedSample[]; goldPairs: number; capacity: CapacityResult };
+/** `run`: the collection run of a collecting batch (made or reused), null for a rating batch. */
+export type CreateBatchResult = {
+  batchId: number;
+  publicId: string;
+  pairs: PlannedPair[];
+  skipped: SkippedSample[];
+  goldPairs: number;
+  capacity: CapacityResult;
+  run: { id: number; name: string } | null;
+};
 
 export function parseBatchSettings(input: unknown): BatchSettings {
   const parsed = batchSettingsSchema.safeParse(input);
@@ -65,21 +74,6 @@ function resolveRuns(db: Db, names: string[]): RunRow[] {
   }
   if (unknown.length > 0) throw new BatchError(`Unknown run(s): ${unknown.join(', ')} (give a run id or name)`);
   return runs;
-}
-
-export function scenarioFilter(db: Db, selector: BatchSettings['scenarios']): (scenarioId: string) => boolean {
-  if (selector === 'all') return () => true;
-  const scenarios = listScenarios(db);
-  if (typeof selector === 'string' && (CATEGORIES as readonly string[]).includes(selector)) {
-    const ids = new Set(scenarios.filter((s) => s.category === selector).map((s) => s.id));
-    return (id) => ids.has(id);
-  }
-  const wanted = typeof selector === 'string' ? [selector] : selector;
-  const known = new Set(scenarios.map((s) => s.id));
-  const unknown = wanted.filter((id) => !known.has(id));
-  if (unknown.length > 0) throw new BatchError(`Unknown scenario(s): ${unknown.join(', ')} (use "all", a category or scenario ids)`);
-  const ids = new Set(wanted);
-  return (id) => ids.has(id);
 }
 
 /** The batches named in `blockParticipantsOf` must exist, and a batch cannot block its own raters. */
@@ -264,6 +258,7 @@ export function writePairSet(db: Db, batchId: number, settings: BatchSettings, p
  */
 export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { clonedFrom?: number }): CreateBatchResult {
   const settings = parseBatchSettings(settingsInput);
+  if (isCollectingTask(settings.task)) return createCollectingBatch(db, settings, deps);
   const random = deps.random ?? Math.random;
   return db.transaction(() => {
     requireFreeBatchName(db, settings.name);
@@ -285,7 +280,7 @@ export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { 
       { actor: deps.actor, action: 'batch.create', targetType: 'batch', targetId: batchId, details: { pairs: plan.pairs.length, skipped: plan.skipped.length, goldPairs } },
       deps.now,
     );
-    return { batchId, publicId, pairs: plan.pairs, skipped: plan.skipped, goldPairs, capacity };
+    return { batchId, publicId, pairs: plan.pairs, skipped: plan.skipped, goldPairs, capacity, run: null };
   }).immediate();
 }
 

@@ -57,7 +57,7 @@ export function payPerHour(pay: string, minutes: number): PayPerHour | null {
   return { amount: parsed.amount, currency: parsed.currency, perHour, minutes, text: `${formatMoney(perHour, parsed.currency)} per hour` };
 }
 
-const CODE_FIELDS = { completed: 'codeCompleted', screenedOut: 'codeScreenedOut', noConsent: 'codeNoConsent' } as const;
+const CODE_FIELDS = { completed: 'codeCompleted', screenedOut: 'codeScreenedOut', noConsent: 'codeNoConsent', noPartner: 'codeNoPartner' } as const;
 
 function completionCodesItem(settings: BatchSettings): ChecklistItem {
   const { provider } = settings;
@@ -66,6 +66,8 @@ function completionCodesItem(settings: BatchSettings): ChecklistItem {
     return { ...base, ok: true, blocking: false, detail: 'Not needed: MTurk raters submit their assignment.', field: 'providerKind', setting: 'provider.completionCodes' };
   }
   const wanted: (keyof typeof CODE_FIELDS)[] = provider.kind === 'prolific' ? ['completed', 'screenedOut', 'noConsent'] : ['completed'];
+  // A role-play participant whom no partner reached is paid with a code of its own (docs/researcher/roleplay.md).
+  if (settings.task === 'roleplay' && provider.kind === 'prolific') wanted.push('noPartner');
   const missing = wanted.filter((code) => !provider.completionCodes[code]);
   const first = missing[0] ?? 'completed';
   const ok = missing.length === 0;
@@ -228,10 +230,12 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
       ok: capacity.ok,
       blocking: true,
       detail: capacity.ok
-        ? `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters${capacity.stoppedPairs > 0 ? ` (and ${capacity.stoppedPairs} pairs stopped by the sequential rule need none)` : ''}.`
+        ? settings.task === 'roleplay'
+          ? `${capacity.samples} scenario casts to play; each dialogue takes the next sample of one.`
+          : `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters${capacity.stoppedPairs > 0 ? ` (and ${capacity.stoppedPairs} pairs stopped by the sequential rule need none)` : ''}.`
         : (capacity.problems.find((p) => p.level === 'error')?.message ?? 'Some regular pair cannot reach its judgments.'),
-      field: 'perRaterCap',
-      setting: 'perRaterCap',
+      field: settings.task === 'roleplay' ? 'scenarios' : 'perRaterCap',
+      setting: settings.task === 'roleplay' ? 'scenarios' : 'perRaterCap',
     },
   ];
   const address = addressLimitsItem(settings);

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { listSampleDialogues } from './batch.queries.js';
 import type { BatchSettings } from './batch.schema.js';
-import { scenarioFilter } from './create-batch.js';
+import { scenarioFilter } from './scenario-filter.js';
 import { formPairs, type PlannedPair } from './form-pairs.js';
 import { sampleKeyOf } from './gold-sources.js';
 

@@ -11,6 +11,8 @@ import { renderPooledMarkdown } from '../analysis/pooled-report-md.js';
 import { renderAnalysisHtml } from '../analysis/report-html.js';
 import { renderAnalysisMarkdown } from '../analysis/report-md.js';
 import { noJudgmentsHeadline } from '../analysis/report-tables.js';
+import { type RoleplayOutcomes, roleplayOutcomes } from '../analysis/roleplay-outcomes.queries.js';
+import { roleplayMarkdown } from '../analysis/roleplay-report.js';
 import { type CliContext, CliError } from './cli-context.js';
 
 type AnalyzeFlags = {
@@ -111,10 +113,17 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
           : getBatchAnalysis(db, batchId, { now: ctx.now(), seed, bootstrap, targetHalfWidth: target, question: flags.question });
         if (!report) throw new CliError(`no batch "${flags.batch as string}"`);
       }
-      const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'md' ? renderAnalysisMarkdown(report) : await renderAnalysisHtml(report);
-      emit(ctx, flags.out, text);
+      // A batch with collected dialogues (issue 52) adds what its role-play participants said after each dialogue.
+      const roleplay = flags.batch && !flags.judgments ? roleplayOutcomes(ctx.db(), resolveBatchRef(ctx.db(), flags.batch)) : null;
+      emit(ctx, flags.out, await reportText(report, format, roleplay));
       sayWhenEmpty(ctx, report);
     });
+}
+
+async function reportText(report: AnalysisReport, format: string, roleplay: RoleplayOutcomes | null): Promise<string> {
+  if (format === 'json') return JSON.stringify(roleplay ? { ...report, roleplay_outcomes: roleplay } : report, null, 2);
+  if (format === 'md') return `${renderAnalysisMarkdown(report)}${roleplay ? `\n${roleplayMarkdown(roleplay)}` : ''}`;
+  return renderAnalysisHtml(report);
 }
 
 /** Nothing to analyse is not a failure, but a script must see it: said on stderr, exit code 2 (docs/reference/cli.md). */

@@ -66,7 +66,14 @@ function createFromFile(ctx: CliContext, options: { from: string; name?: string;
   const settings = settingsOfFile(options.from, options.name);
   const result = withFreeName(() => createBatch(ctx.db(), settings, { actor: 'cli', now: ctx.now() }));
   if (options.json) {
-    printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity });
+    printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity, ...(result.run ? { run: result.run.name } : {}) });
+    return;
+  }
+  if (result.run) {
+    // A collecting batch (issue 52): no pairs, a run its participants' dialogues land in.
+    ctx.out(`Created batch ${result.batchId} (draft), collecting into run "${result.run.name}": its participants play ${result.capacity.samples} scenario cast(s).`);
+    for (const problem of result.capacity.problems) ctx.out(`${problem.level}: ${problem.message}`);
+    ctx.out(`Open it with: simarena batches open ${result.batchId}`);
     return;
   }
   ctx.out(`Created batch ${result.batchId} (draft) with ${result.pairs.length} pair(s)${result.goldPairs > 0 ? ` and ${result.goldPairs} gold pair(s)` : ''}.`);
@@ -205,7 +212,7 @@ function deleteBatch(ctx: CliContext, ref: string): void {
 }
 
 export function registerBatches(program: Command, ctx: CliContext): void {
-  const batches = program.command('batches').description('rating batches: pairs of dialogues judged by raters');
+  const batches = program.command('batches').description('batches: pairs of dialogues judged by raters, or role-play studies that collect dialogues');
 
   batches
     .command('create')

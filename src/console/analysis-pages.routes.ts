@@ -11,6 +11,8 @@ import { analysisView, questionSwitcher } from './analysis-view.js';
 import { requireBatchView } from './batch-pages.routes.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 import { renderPage } from '../web/console-page.js';
+import { roleplayOutcomes } from '../analysis/roleplay-outcomes.queries.js';
+import { roleplayTables } from '../analysis/roleplay-report.js';
 
 /**
  * The question a request asks for (`?question=ID`, issue 16): undefined when none is asked (the first question), a
@@ -70,6 +72,7 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
           ...analysisView(report),
           ...questionSwitcher(page, report),
           formats: EXPORT_FORMATS,
+          roleplayOutcomes: roleplayOutcomesView(db, batch.id),
         });
       },
     },
@@ -98,4 +101,10 @@ export function analysisRoutes(deps: ConsoleDeps): RouteSpec[] {
       },
     },
   ];
+}
+
+/** What role-play participants said of a batch's collected dialogues, as the page's tables; null when it has none. */
+export function roleplayOutcomesView(db: Db, batchId: number) {
+  const outcomes = roleplayOutcomes(db, batchId);
+  return outcomes ? { dialogues: outcomes.dialogues, answers: outcomes.answers, tables: roleplayTables(outcomes) } : null;
 }

@@ -19,6 +19,7 @@ import { formatTime } from './format-time.js';
 import { runRoutes } from './run-pages.routes.js';
 import { scenarioRoutes } from './scenario-pages.routes.js';
 import { evaluationRoutes } from './evaluation-pages.routes.js';
+import { roleplayRoutes } from './roleplay-pages.routes.js';
 
 /** Every console route with its role; the role-matrix test walks this same list. */
 export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.db)): RouteSpec[] {
@@ -26,6 +27,7 @@ export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.
     ...authRoutes({ ...deps, instance }),
     ...accountRoutes(deps),
     ...batchRoutes(deps),
+    ...roleplayRoutes(deps),
     ...analysisRoutes(deps),
     ...pooledAnalysisRoutes(deps),
     ...raterRoutes(deps),

@@ -196,7 +196,8 @@ export function runHasLiveWorker(run: Pick<RunRow, 'state' | 'worker_pid' | 'hea
  * (containers restart with the same pids); otherwise runs of this process are taken to be alive.
  */
 export function markInterruptedRuns(db: Db, now: Date = new Date(), options: { atStart?: boolean } = {}): number[] {
-  const running = db.prepare<[], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE state = 'running'`).all();
+  // A collection run is "running" while its batch collects, with no process generating it: its live dialogues stay.
+  const running = db.prepare<[], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE state = 'running' AND kind <> 'collection'`).all();
   const stale = running.filter((r) => workerGone(r, now, !options.atStart));
   db.transaction(() => {
     for (const run of stale) {

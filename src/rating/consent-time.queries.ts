@@ -96,5 +96,9 @@ export function consentTimeOfBatch(db: Db, batchId: number, settings: BatchSetti
  * (onboarding, regular pairs up to the cap or the samples there are, attention checks due).
  */
 export function consentTimeOfFullSession(db: Db, batchId: number, settings: BatchSettings, memo?: WordsMemo, capacity?: CapacityResult): ConsentTime & { minimum: SessionMinimum } {
+  // A collecting batch has no comparisons to time: it promises the time it states, its wait included (issue 52).
+  if (settings.task !== 'rate') {
+    return { minutes: settings.estimatedMinutes, source: 'estimate', completedRaters: 0, minimumMinutes: 0, minimum: sessionMinimum(settings, 0, 0) };
+  }
   return consentTimeOfBatch(db, batchId, settings, (capacity ?? checkBatchCapacity(db, batchId)).sessionComparisons, memo);
 }

@@ -25,12 +25,13 @@ function withBatch(db: Db, options: { allowDraft?: boolean } = {}): RequestHandl
   const headers = raterHeaders();
   return (req, res, next) => {
     const batch = cachedBatchRowByPublicId(db, String(req.params.batchId));
+    const settings = batch ? readBatchSettings(batch) : null;
     res.set('Cache-Control', 'no-store');
-    if (!batch || (batch.state === 'draft' && !options.allowDraft)) {
+    // A role-play batch's pages are the live ones (src/live/live.routes.ts, mounted before these): none of these is.
+    if (!batch || !settings || (batch.state === 'draft' && !options.allowDraft) || settings.task !== 'rate') {
       headers.link(req, res, () => next(new UserFacingError('There is no study at this address. Check the link you were given, or open the study again from your recruitment platform.', 404)));
       return;
     }
-    const settings = readBatchSettings(batch);
     res.locals.raterBatch = { batch, settings } satisfies BatchLocals;
     headers[settings.provider.kind](req, res, next);
   };

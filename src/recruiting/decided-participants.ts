@@ -116,6 +116,8 @@ export type DecidedParticipant = {
   why: string;
   /** Regular judgments they gave (a bonus per judgment counts these). */
   regularJudgments: number;
+  /** Seconds a role-play participant waited in the lobby (absent or 0 for a rater): a wait bonus pays for them. */
+  waitedSeconds?: number;
   minutes: number;
   finishedAt: string | null;
 };
@@ -155,6 +157,7 @@ export async function listDecidedParticipants(
         decision: d.decision,
         why: d.why,
         regularJudgments: r.regular_judgments,
+        waitedSeconds: Math.round((r.waited_ms ?? 0) / 1000),
         minutes: minutesSpent(r),
         finishedAt: r.finished_at,
       });

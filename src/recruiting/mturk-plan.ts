@@ -3,7 +3,7 @@ import type { BatchSettings, MturkSettings } from '../batches/batch.schema.js';
 import { mturkSchema } from '../batches/batch.schema.js';
 import { parsePay } from '../batches/pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
-import { bonusMinor, majorText } from './prolific-plan.js';
+import { majorText, participantBonusMinor } from './prolific-plan.js';
 
 // What `mturk publish` asks MTurk for and what `mturk settle` does, computed from simarena's data and MTurk's
 // assignments without touching either: printed by --dry-run and shown on the console before its button.
@@ -211,7 +211,7 @@ export function planMturkSettle(
   }
   for (const item of lastOf.values()) {
     const p = matched.pairs.find((x) => x.participant.raterId === item.raterId)?.participant;
-    const amount = p ? bonusMinor(settings.bonus, p.regularJudgments) : 0;
+    const amount = p ? participantBonusMinor(settings, p) : 0;
     if (amount > 0 && !covered.bonus.has(item.workerId)) (covered.paidOnMturk?.has(item.workerId) ? plan.alreadyPaid : plan.bonus).push({ ...item, amountMinor: amount });
   }
   return plan;

@@ -33,7 +33,7 @@ export type ParticipantRow = { rater: ParticipantRater; judge: string; flags: Qu
 
 /** What a decision reads of a participant. */
 export type DecisionInput = {
-  rater: Pick<ParticipantRater, 'excluded' | 'status' | 'exclusion_reason' | 'finish_reason' | 'regular_judgments'>;
+  rater: Pick<ParticipantRater, 'excluded' | 'status' | 'exclusion_reason' | 'finish_reason' | 'regular_judgments'> & { live_outcome?: string | null };
   flags: QualityFlags;
   quality: QualityState;
 };
@@ -62,6 +62,7 @@ export function decideParticipant(p: DecisionInput): { decision: Decision; why: 
   }
   if (r.status === 'withdrew' || r.status === 'no_consent') return { decision: 'review', why: r.status === 'withdrew' ? 'withdrew (asked to return the study)' : 'declined consent (asked to return the study)' };
   if (r.excluded === 1) return { decision: 'reject', why: `excluded: ${r.exclusion_reason ?? 'no reason given'}` };
+  if (r.live_outcome) return decidePlayer(r.status, r.live_outcome);
   if (r.status === 'screened_out') return { decision: 'reject', why: 'screened out' };
   if (r.status !== 'completed') return { decision: 'review', why: 'no outcome yet (still working, or left without finishing)' };
   // The names are built only for a flagged participant: the participants page decides every completed rater of a batch.
@@ -76,4 +77,28 @@ export function decideParticipant(p: DecisionInput): { decision: Decision; why: 
   // A finish reason is recorded since issue 10; a rater finished before that is judged as before.
   if (r.finish_reason !== null && r.regular_judgments === 0) return { decision: 'review', why: 'completed without a regular judgment (nothing was left for them)' };
   return { decision: 'approve', why: 'completed' };
+}
+
+/**
+ * A role-play participant's list (issue 52; docs/researcher/roleplay.md, "Pay"): paid whenever they did their part,
+ * however the conversation ended for reasons not theirs (Mephisto pays the worker who stayed when a partner leaves;
+ * waiting that found no partner is time given to the study). What they ended themselves is looked at by a person
+ * first, never rejected here.
+ */
+const PLAYER_OUTCOMES: Record<string, { decision: Decision; why: string }> = {
+  finished: { decision: 'approve', why: 'completed the conversation' },
+  partner_left: { decision: 'approve', why: 'their partner left the conversation (paid in full)' },
+  no_partner: { decision: 'approve', why: 'no partner came within the wait (paid for waiting)' },
+  reported: { decision: 'approve', why: 'reported their partner, which ended the conversation' },
+  closed: { decision: 'approve', why: 'the batch closed while they waited' },
+  timed_out: { decision: 'review', why: 'let two turns in a row pass, which ended the conversation' },
+  left_early: { decision: 'review', why: 'left the conversation before its minimum of turns' },
+  was_reported: { decision: 'review', why: 'was reported by their partner' },
+  away: { decision: 'review', why: 'closed the page for too long (their partner was paid)' },
+};
+
+function decidePlayer(status: string, outcome: string): { decision: Decision; why: string } {
+  const known = PLAYER_OUTCOMES[outcome] ?? { decision: 'review', why: outcome };
+  if (status !== 'completed') return { decision: 'review', why: `${known.why}; no completion code shown` };
+  return known;
 }

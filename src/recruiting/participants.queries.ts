@@ -32,11 +32,17 @@ export type ParticipantRater = {
    * `raters.regular_judged` (migration 015), kept by triggers to the count of their first-question rows on regular pairs.
    */
   regular_judgments: number;
+  /** A role-play participant's outcome (live_players, migration 060); null for a rater and for a player still in it. */
+  live_outcome: string | null;
+  /** A role-play participant's time in the lobby, in milliseconds (null for a rater): a wait bonus counts it. */
+  waited_ms: number | null;
 };
 
 export const PARTICIPANT_COLUMNS = `id, public_id, provider, participant_id, study_id, session_id, status, onboarding_correct, onboarding_answered,
   attention_failures, attention_answered, excluded, exclusion_reason, status_before_exclusion, created_at, last_seen_at, finished_at,
-  finish_reason, regular_judged AS regular_judgments, judge`;
+  finish_reason, regular_judged AS regular_judgments, judge,
+  (SELECT lp.outcome FROM live_players lp WHERE lp.rater_id = raters.id) AS live_outcome,
+  (SELECT lp.waited_ms FROM live_players lp WHERE lp.rater_id = raters.id) AS waited_ms`;
 
 /**
  * Up to `limit` participants of a batch after the rater id `afterId`, in id order (the listing index): the payment CSV

@@ -1,4 +1,4 @@
-import type { BonusSettings, BatchSettings } from '../batches/batch.schema.js';
+import type { BonusSettings, BatchSettings, WaitBonusSettings } from '../batches/batch.schema.js';
 import { minorOf } from '../batches/prolific-pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
 import type { NewStudy } from './prolific-client.js';
@@ -19,10 +19,27 @@ export function bonusMinor(bonus: BonusSettings | null, regularJudgments: number
 }
 
 /**
+ * A role-play participant's bonus for waiting (issue 52): `perMinute` for each minute begun in the lobby after the
+ * first `afterSeconds`. Waiting counts toward the promised time and pay; a long wait is paid on top.
+ */
+export function waitBonusMinor(waitBonus: WaitBonusSettings | null, waitedSeconds: number): number {
+  if (!waitBonus) return 0;
+  return Math.ceil(Math.max(0, waitedSeconds - waitBonus.afterSeconds) / 60) * minorOf(waitBonus.perMinute);
+}
+
+/** Every bonus an approved participant is paid, in minor units: the batch's bonus and, role-playing, the wait bonus. */
+export function participantBonusMinor(settings: BatchSettings, p: Pick<DecidedParticipant, 'regularJudgments' | 'waitedSeconds'>): number {
+  return bonusMinor(settings.bonus, p.regularJudgments) + waitBonusMinor(settings.partner?.waitBonus ?? null, p.waitedSeconds ?? 0);
+}
+
+/**
  * The study's public title. Not the batch's name: participants read the title, and a batch's name often names the
  * conditions or models compared (blinding: nothing a rater sees may reveal them).
  */
 export const PROLIFIC_STUDY_TITLE = 'Compare pairs of short conversations';
+
+/** A role-play batch's public title: it says the study is live (a partner waits for them), never who the partner is. */
+export const PROLIFIC_ROLEPLAY_TITLE = 'Chat live with a partner in a short role-play';
 
 /** Devices the rater pages support: two transcripts side by side need a screen at least a tablet wide. */
 export const RATER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tablet'];
@@ -43,6 +60,8 @@ export function prolificStudyRequest(
   // automatic approval.
   if (codes.completed) completion_codes.push({ code: codes.completed, code_type: 'COMPLETED', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
   if (codes.partial && codes.partial !== codes.completed) completion_codes.push({ code: codes.partial, code_type: 'OTHER', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
+  // Role-play: the participant for whom no partner came is paid (reviewed and approved by settle like a completion).
+  if (codes.noPartner && codes.noPartner !== codes.completed) completion_codes.push({ code: codes.noPartner, code_type: 'OTHER', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
   if (codes.screenedOut) {
     // A screened-out participant is never rejected (Prolific's rules on screening): a paid screen-out when the batch
     // sets its payment, else they are asked to return the study. The paid screen-out is Prolific's fixed screen-out
@@ -58,7 +77,7 @@ export function prolificStudyRequest(
   }
   if (codes.noConsent) completion_codes.push({ code: codes.noConsent, code_type: 'NO_CONSENT', actor: 'participant', actions: [{ action: 'REQUEST_RETURN' }] });
   return {
-    name: PROLIFIC_STUDY_TITLE,
+    name: s.task === 'roleplay' ? PROLIFIC_ROLEPLAY_TITLE : PROLIFIC_STUDY_TITLE,
     internal_name: internalStudyName(batch.publicId),
     description: s.instructions.trim() || s.question,
     external_study_url: options.studyUrl,
@@ -136,7 +155,8 @@ export type Covered = { returns: Set<string>; bonus: Set<string> };
 /** The code simarena showed for an outcome, which a submission should carry. */
 function expectedCodes(settings: BatchSettings, status: string): string[] {
   const c = settings.provider.completionCodes;
-  if (status === 'completed') return [c.completed, c.partial].filter((x): x is string => !!x);
+  // A role-play participant for whom no partner came was shown the "no partner" code instead.
+  if (status === 'completed') return [c.completed, c.partial, c.noPartner].filter((x): x is string => !!x);
   if (status === 'screened_out') return c.screenedOut ? [c.screenedOut] : [];
   if (status === 'no_consent') return c.noConsent ? [c.noConsent] : [];
   return [];
@@ -187,7 +207,7 @@ function planApproval(step: Step): void {
   else if (s.status === 'AWAITING REVIEW') plan.approve.push(item);
   else if (s.status === 'PROCESSING') plan.inFlight.push(item);
   else return review(step, `${item.why}; the submission is ${s.status} on Prolific, so it cannot be approved`);
-  const amount = bonusMinor(step.settings.bonus, step.p.regularJudgments);
+  const amount = participantBonusMinor(step.settings, step.p);
   if (amount > 0 && !step.covered.bonus.has(item.participantId)) plan.bonus.push({ ...item, amountMinor: amount });
 }
 

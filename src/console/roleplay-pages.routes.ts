@@ -1,0 +1,88 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
+import type { BatchView } from '../batches/batch.commands.js';
+import { batchLaunchChecklist } from '../batches/batch-launch.js';
+import { roleplayOf } from '../batches/batch.schema.js';
+import { countCollected, listCollected } from '../batches/collected.queries.js';
+import { reviewCollectedDialogue } from '../batches/collection.js';
+import { blockingFailures } from '../batches/launch-checklist.js';
+import { raterLinks } from '../batches/rater-links.js';
+import { liveSummary, playerNotes } from '../live/live-summary.queries.js';
+import { HttpError } from '../web/http-error.js';
+import { parseInput } from '../web/validate.js';
+import { redirectWithFlash, renderPage } from '../web/console-page.js';
+import { STATE_EXPLANATIONS } from './batch-actions.js';
+import { type ConsoleDeps, idParam } from './console-deps.js';
+import { batchActions } from './lifecycle-actions.js';
+import { getBatch } from '../batches/batch.commands.js';
+import { roleplayOutcomesView } from './analysis-pages.routes.js';
+
+// A role-play batch in the console (issue 52): where its participants are, the dialogues it collected and their
+// review. A researcher accepts or rejects each collected dialogue before any enters a rating batch.
+
+const listQuerySchema = z.object({
+  outcome: z.enum(['collecting', 'complete', 'incomplete', 'reported']).optional().or(z.literal('').transform(() => undefined)),
+  review: z.enum(['pending', 'accepted', 'rejected']).optional().or(z.literal('').transform(() => undefined)),
+});
+const reviewFormSchema = z.object({
+  decision: z.enum(['accept', 'reject'], { message: 'choose accept or reject' }),
+  note: z.string().trim().max(2000, 'keep the note under 2,000 characters').optional().transform((v) => (v ? v : null)),
+});
+
+/** The batch page of a role-play batch (the rating batch page's place for it: src/console/batch-pages.routes.ts). */
+export function renderRoleplayBatchPage(deps: ConsoleDeps, res: Response, batch: BatchView, error?: string): void {
+  const { db, config } = deps;
+  const checklist = batchLaunchChecklist(db, batch.id, { publicUrl: config.publicUrl, minPayPerHour: config.minPayPerHour });
+  renderPage(res, 'roleplay-batch', {
+    title: batch.name,
+    batch,
+    roleplay: roleplayOf(batch.settings),
+    live: liveSummary(db, batch.id),
+    collected: countCollected(db, batch.id),
+    links: raterLinks(batch, config.publicUrl),
+    explanation: STATE_EXPLANATIONS[batch.state],
+    actions: batchActions(batch.state),
+    checklist,
+    launchBlocked: blockingFailures(checklist).length > 0,
+    settingsJson: JSON.stringify(batch.settings, null, 2),
+    roleplayOutcomes: roleplayOutcomesView(db, batch.id),
+    error,
+  });
+}
+
+function requireRoleplayBatch(deps: ConsoleDeps, id: number): BatchView {
+  const batch = getBatch(deps.db, id);
+  if (!batch || !roleplayOf(batch.settings)) throw new HttpError(404, 'No role-play batch has this id.');
+  return batch;
+}
+
+function showCollected(deps: ConsoleDeps): RouteHandler {
+  return (req, res) => {
+    const batch = requireRoleplayBatch(deps, idParam(req));
+    const filter = parseInput(listQuerySchema, req.query, 'filter');
+    const notes = playerNotes(deps.db, batch.id);
+    const rows = listCollected(deps.db, batch.id, filter).map((row) => ({ ...row, players: notes.get(row.dialogue_id) ?? [] }));
+    renderPage(res, 'collected', { title: `Collected dialogues of ${batch.name}`, batch, rows, filter, counts: countCollected(deps.db, batch.id), minTurns: roleplayOf(batch.settings)?.turns.min ?? 0 });
+  };
+}
+
+function submitReview(deps: ConsoleDeps): RouteHandler {
+  return (req, res, user) => {
+    const batch = requireRoleplayBatch(deps, idParam(req));
+    const dialogueId = idParam(req, 'dialogueId');
+    const form = parseInput(reviewFormSchema, req.body, 'review');
+    const collected = listCollected(deps.db, batch.id).find((row) => row.dialogue_id === dialogueId);
+    if (!collected) throw new HttpError(404, 'This batch collected no dialogue with this id.');
+    reviewCollectedDialogue(deps.db, dialogueId, form.decision === 'accept' ? 'accepted' : 'rejected', { actor: user.email, note: form.note, now: deps.clock() });
+    redirectWithFlash(req, res, `/console/batches/${batch.id}/collected`, `Dialogue ${dialogueId} ${form.decision === 'accept' ? 'accepted: a rating batch over its run can now pair it' : 'rejected: it will never be rated'}.`);
+  };
+}
+
+/** The review list of a role-play batch's collected dialogues, and the accept/reject of each. */
+export function roleplayRoutes(deps: ConsoleDeps): RouteSpec[] {
+  return [
+    { method: 'get', path: '/batches/:id/collected', access: 'researcher', handler: showCollected(deps) },
+    { method: 'post', path: '/batches/:id/collected/:dialogueId', access: 'admin', handler: submitReview(deps) },
+  ];
+}

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { BatchError } from '../../src/batches/batch-error.js';
+import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
+import { transitionBatch, updateBatchSettings, getBatch } from '../../src/batches/batch.commands.js';
+import { batchLaunchChecklist } from '../../src/batches/batch-launch.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import { endCollected, getCollected, insertCollected } from '../../src/batches/collected.queries.js';
+import { reviewCollectedDialogue } from '../../src/batches/collection.js';
+import { insertDialogue, replaceTurns } from '../../src/generation/dialogue.queries.js';
+import { markInterruptedRuns } from '../../src/generation/run.queries.js';
+import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns, type MadeScenario } from '../helpers/factories.js';
+import { createTestDb } from '../helpers/test-db.js';
+import type { Db } from '../../src/db/connection.js';
+
+const NOW = new Date('2026-03-01T09:00:00.000Z');
+const deps = { actor: 'test', now: NOW };
+const M = 'test-model';
+
+const roleplay = (extra: Record<string, unknown> = {}) =>
+  launchReady({ name: 'Live role-play', task: 'roleplay', run: 'live-1', consent: 'Your partner may be a person or an AI.', ...extra });
+
+/** A dialogue the role-play batch collected, ended as given. */
+function collected(db: Db, batchId: number, runId: number, scenario: MadeScenario, options: { sampleIndex?: number; state?: 'complete' | 'failed'; turns?: number } = {}) {
+  const id = insertDialogue(
+    db,
+    { runId, scenarioId: scenario.scenarioId, castId: scenario.castId, sampleIndex: options.sampleIndex ?? 0, mode: 'HUMANS', model: 'human', origin: 'collected', state: options.state ?? 'complete' },
+    NOW,
+  );
+  replaceTurns(db, id, makeTurns(options.turns ?? 8));
+  insertCollected(db, { dialogueId: id, batchId, task: 'roleplay' }, NOW);
+  return id;
+}
+
+describe('role-play batches', () => {
+  it('createBatch, for "task": "roleplay", makes the collection run, links it, fills in partner and turns, and forms no pairs', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const result = createBatch(db, roleplay({ partner: { waitSeconds: 30, fallback: { model: M } } }), deps);
+    expect(result.pairs).toEqual([]);
+    expect(result.run?.name).toBe('live-1');
+    const run = db.prepare("SELECT id, kind, state, model, modes FROM runs WHERE name = 'live-1'").get() as { id: number; kind: string; state: string; model: string; modes: string };
+    expect(run).toMatchObject({ kind: 'collection', state: 'running', model: M, modes: '["HUMANS","HUMAN_AGENT"]' });
+    expect(db.prepare('SELECT run_id FROM batch_runs WHERE batch_id = ?').pluck().all(result.batchId)).toEqual([run.id]);
+    const batch = getBatch(db, result.batchId);
+    expect(batch?.settings).toMatchObject({
+      task: 'roleplay',
+      run: 'live-1',
+      runs: [],
+      comparisons: [],
+      partner: { waitSeconds: 30, fallback: { model: M, endpoint: 'default', temperature: 0.7, wordsPerMinute: 40 }, waitBonus: null, awaySeconds: 20, sameAddress: false },
+      turns: { max: 20, min: 6, turnSeconds: 90 },
+    });
+    expect(db.prepare('SELECT count(*) FROM pairs').pluck().get()).toBe(0);
+    expect(checkBatchCapacity(db, result.batchId)).toMatchObject({ ok: true, samples: 1 });
+  });
+
+  it('createBatch, for a role-play batch with rating settings or without a run, and a rating batch with partner settings, refuses naming each field', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    expect(() => createBatch(db, roleplay({ comparisons: [[`AGENTS:${M}`, `SCRIPT:${M}`]] }), deps)).toThrow(/comparisons: a roleplay batch has no comparisons/);
+    expect(() => createBatch(db, roleplay({ run: undefined }), deps)).toThrow(/run: is required/);
+    expect(() => createBatch(db, roleplay({ attentionChecks: { rate: 0.1 } }), deps)).toThrow(/attentionChecks: is a rating batch's setting/);
+    expect(() => createBatch(db, roleplay({ turns: { min: 30, max: 20 } }), deps)).toThrow(/turns.min: min must not exceed max/);
+    expect(() => createBatch(db, launchReady({ name: 'r', runs: ['x'], comparisons: [[`AGENTS:${M}`, `SCRIPT:${M}`]], partner: { waitSeconds: 60 } }), deps)).toThrow(
+      /partner: belongs to a role-play batch/,
+    );
+    expect(() => createBatch(db, launchReady({ name: 'r' }), deps)).toThrow(/runs: needs at least one run/);
+    expect(db.prepare('SELECT count(*) FROM batches').pluck().get()).toBe(0);
+    expect(db.prepare("SELECT count(*) FROM runs WHERE kind = 'collection'").pluck().get()).toBe(0);
+  });
+
+  it('createBatch, when the run name belongs to a generation run, refuses; a second batch into the same collection run shares it', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    makeRun(db, { name: 'taken' });
+    expect(() => createBatch(db, roleplay({ run: 'taken' }), deps)).toThrow(/"taken" already names a run of kind import/);
+    const first = createBatch(db, roleplay(), deps);
+    const second = createBatch(db, roleplay({ name: 'Round 2' }), deps);
+    expect(second.run?.id).toBe(first.run?.id);
+    expect(db.prepare("SELECT count(*) FROM runs WHERE kind = 'collection'").pluck().get()).toBe(1);
+  });
+
+  it('createBatch, when no selected scenario has a cast, refuses with the capacity problem', () => {
+    const { db } = createTestDb();
+    expect(() => createBatch(db, roleplay(), deps)).toThrow(/None of the batch's scenarios has a cast/);
+  });
+
+  it('a Prolific role-play batch, without planned places, is not created; without its "no partner" code, is refused at open; with both, opens', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const provider = { kind: 'prolific', completionCodes: { completed: 'C1', screenedOut: 'S1', noConsent: 'N1' } };
+    expect(() => createBatch(db, roleplay({ provider }), deps)).toThrow('A roleplay batch on Prolific needs plannedRaters: the places to publish.');
+    const { batchId } = createBatch(db, roleplay({ provider, plannedRaters: 10 }), deps);
+    const item = batchLaunchChecklist(db, batchId).find((i) => i.key === 'completionCodes');
+    expect(item).toMatchObject({ ok: false, blocking: true, setting: 'provider.completionCodes.noPartner' });
+    expect(() => transitionBatch(db, batchId, 'open', 'test', NOW)).toThrow(/noPartner/);
+    const fixed = createBatch(db, roleplay({ name: 'b', plannedRaters: 10, provider: { ...provider, completionCodes: { ...provider.completionCodes, noPartner: 'NP1' } } }), deps);
+    expect(transitionBatch(db, fixed.batchId, 'open', 'test', NOW).state).toBe('open');
+    expect(batchLaunchChecklist(db, fixed.batchId).find((i) => i.key === 'capacity')?.detail).toBe('1 scenario casts to play; each dialogue takes the next sample of one.');
+  });
+
+  it('updateBatchSettings, asked to change the task or the run of a role-play batch, refuses', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const { batchId } = createBatch(db, roleplay(), deps);
+    const settings = getBatch(db, batchId)?.settings;
+    expect(() => updateBatchSettings(db, batchId, { ...settings, run: 'other' }, deps)).toThrow(/collects into run "live-1"/);
+    expect(() => updateBatchSettings(db, batchId, { ...settings, task: 'rate', runs: ['live-1'], comparisons: [[`HUMANS:human`, `AGENTS:${M}`]], partner: null, turns: null, run: undefined }, deps)).toThrow(
+      /is a roleplay batch; its task cannot change/,
+    );
+  });
+
+  it('markInterruptedRuns, at the start of a server, leaves a collection run running and its live dialogues as they are', () => {
+    const { db } = createTestDb();
+    const scenario = makeScenario(db);
+    const { batchId, run } = createBatch(db, roleplay(), deps);
+    const id = insertDialogue(db, { runId: run?.id ?? 0, scenarioId: scenario.scenarioId, castId: scenario.castId, sampleIndex: 0, mode: 'HUMANS', model: 'human', origin: 'collected', state: 'running' }, NOW);
+    insertCollected(db, { dialogueId: id, batchId, task: 'roleplay' }, NOW);
+    expect(markInterruptedRuns(db, NOW, { atStart: true })).toEqual([]);
+    expect(db.prepare('SELECT state FROM dialogues WHERE id = ?').pluck().get(id)).toBe('running');
+    expect(db.prepare("SELECT state FROM runs WHERE name = 'live-1'").pluck().get()).toBe('running');
+  });
+});
+
+describe('review before rating', () => {
+  it('a rating batch over the collection run pairs only the accepted collected dialogues with the AGENTS ones of the same sample', () => {
+    const { db } = createTestDb();
+    const scenarios = [makeScenario(db), makeScenario(db)];
+    const { batchId, run } = createBatch(db, roleplay(), deps);
+    const runId = run?.id ?? 0;
+    const accepted = collected(db, batchId, runId, scenarios[0] as MadeScenario);
+    const pending = collected(db, batchId, runId, scenarios[1] as MadeScenario);
+    for (const id of [accepted, pending]) endCollected(db, id, { outcome: 'complete', reason: null }, NOW);
+    reviewCollectedDialogue(db, accepted, 'accepted', { actor: 'r@x', note: null, now: NOW });
+    const agentsRun = makeRun(db, { name: 'agents', model: M });
+    const agents = scenarios.map((scenario) => makeDialogue(db, { runId: agentsRun, scenario, mode: 'AGENTS', model: M }));
+    const rating = createBatch(db, launchReady({ name: 'Humans vs agents', runs: ['live-1', 'agents'], comparisons: [['HUMANS:human', `AGENTS:${M}`]] }), deps);
+    expect(rating.pairs.map((p) => [p.dialogueA, p.dialogueB])).toEqual([[accepted, agents[0]]]);
+    expect(rating.skipped.map((s) => s.reason)).toEqual(['HUMANS:human has no dialogue']);
+    expect(getCollected(db, accepted)).toMatchObject({ review: 'accepted', reviewed_by: 'r@x', reviewed_at: NOW.toISOString() });
+    expect(db.prepare("SELECT target_id FROM audit_log WHERE action = 'dialogue.accept'").pluck().all()).toEqual([String(accepted)]);
+  });
+
+  it('reviewCollectedDialogue refuses a dialogue still collecting, accepting one below the minimum of turns, and changing one already paired', () => {
+    const { db } = createTestDb();
+    const scenario = makeScenario(db);
+    const { batchId, run } = createBatch(db, roleplay(), deps);
+    const runId = run?.id ?? 0;
+    const live = collected(db, batchId, runId, scenario);
+    expect(() => reviewCollectedDialogue(db, live, 'accepted', { actor: 'r', note: null, now: NOW })).toThrow(/still being collected/);
+    const short = collected(db, batchId, runId, scenario, { sampleIndex: 1, state: 'failed', turns: 2 });
+    endCollected(db, short, { outcome: 'incomplete', reason: 'partner_left after 2 spoken turns' }, NOW);
+    expect(() => reviewCollectedDialogue(db, short, 'accepted', { actor: 'r', note: null, now: NOW })).toThrow(BatchError);
+    reviewCollectedDialogue(db, short, 'rejected', { actor: 'r', note: 'too short', now: NOW });
+    expect(getCollected(db, short)).toMatchObject({ review: 'rejected', review_note: 'too short' });
+    endCollected(db, live, { outcome: 'complete', reason: null }, NOW);
+    reviewCollectedDialogue(db, live, 'accepted', { actor: 'r', note: null, now: NOW });
+    const agentsRun = makeRun(db, { name: 'agents', model: M });
+    makeDialogue(db, { runId: agentsRun, scenario, mode: 'AGENTS', model: M });
+    createBatch(db, launchReady({ name: 'rate', runs: ['live-1', 'agents'], comparisons: [['HUMANS:human', `AGENTS:${M}`]] }), deps);
+    expect(() => reviewCollectedDialogue(db, live, 'rejected', { actor: 'r', note: null, now: NOW })).toThrow(/already paired in rating batch/);
+    expect(getCollected(db, live)?.review).toBe('accepted');
+  });
+});
