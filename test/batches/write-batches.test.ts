@@ -38,6 +38,16 @@ describe('writing batches', () => {
     expect(issues(launchReady({ name: 'r', runs: ['a'], comparisons: [['SCRIPT:m', 'AGENTS:m']], writing: {} }))).toEqual([expect.stringMatching(/^writing: belongs to a writing batch/)]);
   });
 
+  it('batchLaunchChecklist, for a writing batch on Prolific paying under its floor for the time stated, blocks opening', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const provider = { kind: 'prolific', completionCodes: { completed: 'C' } };
+    const { batchId } = createBatch(db, write({ provider, plannedRaters: 10, pay: '£1.00', estimatedMinutes: 30 }), { actor: 'test', now: NOW });
+    const item = batchLaunchChecklist(db, batchId, { publicUrl: 'https://study.example.org', minPayPerHour: null }).find((i) => i.key === 'platformPay');
+    expect(item).toMatchObject({ ok: false, blocking: true });
+    expect(item?.detail).toContain('£1.00 for 30 minutes is £2.00 per hour, below');
+  });
+
   it('prolificStudyRequest, for a writing batch, names the task (never the conditions) and lets phones take it', () => {
     const settings = batchSettingsSchema.parse(write({ provider: { kind: 'prolific', completionCodes: { completed: 'C', screenedOut: 'S', noConsent: 'N' } } }));
     const study = prolificStudyRequest({ publicId: 'p1', settings }, { studyUrl: 'https://study.example.org/r/p1', places: 10, minutes: 20, rewardMinor: 300 });

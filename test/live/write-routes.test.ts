@@ -143,3 +143,34 @@ describe('writing pages', () => {
     expect((await request(env.app).get(`/console/batches/${env.batchId}/collected`)).status).toBe(303);
   });
 });
+
+describe('a writer who withdraws, and the payment list', () => {
+  it('POST /r/:batch/write/withdraw ends the draft unused; the participants page approves the writer who handed in and sends the one who withdrew to review', async () => {
+    const env = await writeApp();
+    const done = await enterWriter(env.base, env.publicId);
+    await done.page();
+    await done.submit(1, eightTurns());
+    const gone = await enterWriter(env.base, env.publicId);
+    await gone.page();
+    await gone.save(1, eightTurns().slice(0, 2));
+    const res = await fetch(`${env.base}/r/${env.publicId}/write/withdraw`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ rt: gone.rt, _csrf: gone.csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    expect(await (await fetch(`${env.base}${res.headers.get('location') ?? ''}`)).text()).toContain('What you wrote will not be used.');
+    expect(env.db.prepare('SELECT w.state, r.status FROM write_drafts w JOIN raters r ON r.id = w.rater_id ORDER BY r.id').all()).toEqual([
+      { state: 'submitted', status: 'completed' },
+      { state: 'withdrawn', status: 'withdrew' },
+    ]);
+    expect((await gone.submit(2, eightTurns())).status).toBe(303);
+    expect(env.db.prepare("SELECT count(*) FROM dialogues WHERE mode = 'HUMAN_SCRIPT'").pluck().get()).toBe(1);
+    const admin = await signIn(env.app, env.db, 'admin');
+    const page = await admin.agent.get(`/console/batches/${env.batchId}/participants`);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/approve[\s\S]*completed/);
+    expect(page.text).toContain('withdrew (asked to return the study)');
+  });
+});
