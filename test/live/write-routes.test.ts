@@ -110,6 +110,18 @@ describe('writing pages', () => {
     expect(env.db.prepare("SELECT count(*) FROM dialogues WHERE mode = 'HUMAN_SCRIPT'").pluck().get()).toBe(1);
   });
 
+  it('POST /r/:batch/write/submit, once the batch is closed, still takes the conversation of a writer already writing, and the link takes nobody new', async () => {
+    const env = await writeApp();
+    const writer = await enterWriter(env.base, env.publicId);
+    await writer.page();
+    transitionBatch(env.db, env.batchId, 'close', 'test', new Date());
+    expect((await writer.submit(1, eightTurns())).status).toBe(303);
+    expect(env.db.prepare('SELECT task, outcome FROM collected_dialogues').get()).toEqual({ task: 'write', outcome: 'complete' });
+    const entry = await fetch(`${env.base}/r/${env.publicId}`);
+    expect(await entry.text()).not.toContain('I agree, continue');
+    expect(env.db.prepare('SELECT count(*) FROM raters').pluck().get()).toBe(1);
+  });
+
   it('GET /r/:batch/write escapes scenario text and the writer\'s own saved turns', async () => {
     const env = await writeApp({ secrets: ['<script>alert("s1")</script>', '<b>bold secret</b>'] });
     const writer = await enterWriter(env.base, env.publicId);
