@@ -4,6 +4,7 @@ import { batchLaunchChecklist } from '../../src/batches/batch-launch.js';
 import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { draftProblem, mergeDraft, type DraftTurn } from '../../src/live/written-turns.js';
+import { hitTypeRequest } from '../../src/recruiting/mturk-plan.js';
 import { prolificStudyRequest } from '../../src/recruiting/prolific-plan.js';
 import { launchReady, makeScenario } from '../helpers/factories.js';
 import { createTestDb } from '../helpers/test-db.js';
@@ -48,11 +49,13 @@ describe('writing batches', () => {
     expect(item?.detail).toContain('£1.00 for 30 minutes is £2.00 per hour, below');
   });
 
-  it('prolificStudyRequest, for a writing batch, names the task (never the conditions) and lets phones take it', () => {
+  it('prolificStudyRequest and hitTypeRequest, for a writing batch, name the task (never the conditions), and Prolific lets phones take it', () => {
     const settings = batchSettingsSchema.parse(write({ provider: { kind: 'prolific', completionCodes: { completed: 'C', screenedOut: 'S', noConsent: 'N' } } }));
     const study = prolificStudyRequest({ publicId: 'p1', settings }, { studyUrl: 'https://study.example.org/r/p1', places: 10, minutes: 20, rewardMinor: 300 });
     expect(study.name).toBe('Write a short conversation between two characters');
     expect(study.device_compatibility).toEqual(['desktop', 'tablet', 'mobile']);
+    const mturk = batchSettingsSchema.parse(write({ provider: { kind: 'mturk' }, pay: '$3.00' }));
+    expect(hitTypeRequest({ settings: mturk }, '3.00', null).Title).toBe('Write a short conversation between two characters');
   });
 });
 
