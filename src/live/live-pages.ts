@@ -23,13 +23,14 @@ const PRIVACY =
   'taking many places; the address itself is not stored). We do not ask for your name or contact details, and the chat does not let ' +
   'anyone share them. Conversations are analysed and shared under a pseudonym only, and may be shown to other study participants who rate them.';
 
-/** The pages' prefix: a role-play batch's are under /live, a writing batch's (issue 53) under /write. */
+/** What a writing batch's consent says is stored (issue 53): as PRIVACY, without a chat. */
 const WRITE_PRIVACY =
   'We store the conversation you write, when you wrote each turn, the identifier your recruitment platform gives us, your browser type ' +
   'and a scrambled code made from your internet address (to stop one computer from taking many places; the address itself is not stored). ' +
   'We do not ask for your name or contact details: please do not write any. Conversations are analysed and shared under a pseudonym only, ' +
   'and may be shown to other study participants who rate them.';
 
+/** The pages' prefix: a role-play batch's are under /live, a writing batch's (issue 53) under /write. */
 export type LivePrefix = 'live' | 'write';
 export type LiveStep = `${LivePrefix}/instructions` | LivePrefix | `${LivePrefix}/done`;
 

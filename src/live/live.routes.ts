@@ -49,7 +49,7 @@ export function collectingBatchOnly(db: Db, task: CollectingTask): RequestHandle
   };
 }
 
-export function hashOf(pages: RaterPages, req: Request, b: BatchRow): string | null {
+function hashOf(pages: RaterPages, req: Request, b: BatchRow): string | null {
   return addressHash(pages.deps.sessionSecret, b.public_id, req.ip);
 }
 

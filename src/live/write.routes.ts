@@ -1,4 +1,5 @@
 import express, { type IRouter, type RequestHandler } from 'express';
+import type { ZodError } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -20,7 +21,8 @@ import { writePage } from './write-pages.js';
 
 export type WriteRoutesDeps = { db: Db; sessionSecret: string; clock: Clock };
 
-const refusal = (error: unknown) => describeIssues(error as Parameters<typeof describeIssues>[0]).replace(/^[a-z_]+: /, '');
+/** A refusal of the page's form in the writer's words: the zod message without the field's name. */
+const refusal = (error: ZodError) => describeIssues(error).replace(/^[a-z_]+: /, '');
 
 function submitInstructions(lp: LivePages): RequestHandler {
   return (req, res) => {
