@@ -53,7 +53,7 @@ async function setUp(): Promise<void> {
     }),
   );
   const created = await cli(['batches', 'create', '--from', file], env);
-  expect(created.stdout).toContain('collecting into run "e2e-written"');
+  expect(created.stdout).toContain('collecting into run "e2e-written": its participants write 1 scenario cast(s).');
   const id = /Created batch (\d+)/.exec(created.stdout)?.[1] ?? '';
   expect((await cli(['batches', 'open', id], env)).code).toBe(0);
   link = (await cli(['batches', 'link', id], env)).stdout.trim();
