@@ -1,4 +1,5 @@
 import type { WritingSettings } from '../batches/batch.schema.js';
+import { findContactDetails } from './contact-details.js';
 import type { DraftTurnInput } from './write.schema.js';
 
 // A writer's draft (issue 53): what is kept of each save, and whether the conversation can be handed in. Pure.
@@ -29,7 +30,8 @@ export function spokenTurns(turns: readonly Pick<DraftTurn, 'action'>[]): number
 
 /**
  * Why this draft cannot be handed in, in words for the writer, or null when it can: the batch's minimum and maximum
- * of turns, character 1 first (as in every mode: src/README.md, Cast), every turn but a leave written, a leave last.
+ * of turns, character 1 first (as in every mode: src/README.md, Cast), every turn but a leave written, a leave last,
+ * no contact details.
  */
 export function draftProblem(turns: readonly DraftTurn[], writing: WritingSettings, names: readonly [string, string]): string | null {
   if (turns.length > writing.maxTurns) return `The conversation has ${turns.length} turns; it may have at most ${writing.maxTurns}. Remove ${turns.length - writing.maxTurns}.`;
@@ -40,5 +42,8 @@ export function draftProblem(turns: readonly DraftTurn[], writing: WritingSettin
   if (empty >= 0) return `Turn ${empty + 1} is empty: write what ${names[(turns[empty]?.speaker ?? 1) - 1]} says or does, or remove the turn.`;
   const leave = turns.findIndex((t) => t.action === 'leave');
   if (leave >= 0 && leave !== turns.length - 1) return `Turn ${leave + 1} leaves the conversation, so it must be the last turn.`;
+  // What is handed in is shown to raters and shared: no ways to reach a person (the role-play chat's rule).
+  const contact = turns.findIndex((t) => findContactDetails(t.text) !== null);
+  if (contact >= 0) return `Turn ${contact + 1} holds a web link, an e-mail address or a phone number: please leave contact details out of the conversation.`;
   return null;
 }

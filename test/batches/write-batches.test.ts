@@ -71,7 +71,8 @@ describe('a written draft', () => {
     expect(draftProblem([turn(1, 'a'), turn(2, '', 'leave'), turn(1, 'c'), turn(2, 'd')], bounds, names)).toBe('Turn 2 leaves the conversation, so it must be the last turn.');
     // A leave does not count toward the minimum, and ends the conversation as its last turn.
     expect(draftProblem([turn(1, 'a'), turn(2, 'b'), turn(1, '', 'leave')], bounds, names)).toMatch(/it has 2\.$/);
-    expect(draftProblem([turn(1, 'a'), turn(2, 'b'), turn(1, 'c'), turn(2, '', 'leave')], bounds, names)).toBeNull();
+    expect(draftProblem([turn(1, 'a'), turn(2, 'mail me at ana@example.org'), turn(1, 'c')], bounds, names)).toBe('Turn 2 holds a web link, an e-mail address or a phone number: please leave contact details out of the conversation.');
+    expect(draftProblem([turn(1, 'a'), turn(2, 'It costs $1,250,000.'), turn(1, 'c'), turn(2, '', 'leave')], bounds, names)).toBeNull();
   });
 
   it('mergeDraft tidies the text and keeps a turn\'s first-saved time, moving its edit time only when the turn changed', () => {
