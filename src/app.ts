@@ -22,6 +22,7 @@ import { mountProlificWebhook, PROLIFIC_WEBHOOK_PATH } from './recruiting/prolif
 import { createLiveHub, type LiveHub } from './live/live-hub.js';
 import { createAgentPlayer } from './live/live-agent.js';
 import { mountLiveRoutes } from './live/live.routes.js';
+import { mountWriteRoutes } from './live/write.routes.js';
 import { resolveEndpoint } from './generation/endpoints.js';
 import { createLlmClient } from './generation/llm-client.js';
 
@@ -115,6 +116,8 @@ export function createApp(deps: AppDeps): Express {
   const liveHub = deps.liveHub ?? defaultLiveHub(db, config, logger, clock);
   app.locals.liveHub = liveHub;
   mountLiveRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, hub: liveHub });
+  // Writing pages (issue 53) likewise answer only for writing batches.
+  mountWriteRoutes(app, { db, sessionSecret: deps.sessionSecret, clock });
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
   mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, random: deps.random, answerThread: deps.answerThread ?? null });

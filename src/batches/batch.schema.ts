@@ -298,12 +298,13 @@ export const DEFAULT_QUESTION_ID = 'natural';
 /**
  * What a batch asks of its participants: `rate` (blinded pairwise comparisons of dialogues, the default), or a
  * collecting task whose participants write dialogues into the batch's collection `run`: `roleplay` (issue 52: people
- * play a scenario live, two together or one with a model). A second collecting task (a person writing both sides,
- * HUMAN_SCRIPT) joins COLLECTING_TASKS and the CHECK of collected_dialogues.task (migration 060).
+ * play a scenario live, two together or one with a model) and `write` (issue 53: one person writes the whole
+ * conversation, both sides, knowing everything, HUMAN_SCRIPT). Both are in the CHECK of collected_dialogues.task
+ * (migration 060).
  */
-export const BATCH_TASKS = ['rate', 'roleplay'] as const;
+export const BATCH_TASKS = ['rate', 'roleplay', 'write'] as const;
 export type BatchTask = (typeof BATCH_TASKS)[number];
-export const COLLECTING_TASKS = ['roleplay'] as const satisfies readonly BatchTask[];
+export const COLLECTING_TASKS = ['roleplay', 'write'] as const satisfies readonly BatchTask[];
 export type CollectingTask = (typeof COLLECTING_TASKS)[number];
 
 export function isCollectingTask(task: BatchTask): task is CollectingTask {
@@ -360,6 +361,18 @@ export const turnsSchema = z
   .refine((t) => t.min <= t.max, { message: 'min must not exceed max', path: ['min'] });
 export type TurnSettings = z.infer<typeof turnsSchema>;
 
+/**
+ * A writing batch's bounds on the conversation a participant writes (issue 53): at least `minTurns` turns, at most
+ * `maxTurns` (Sotopia's episodes run to 20 turns; SCRIPT's model is asked for the same maximum).
+ */
+export const writingSchema = z
+  .strictObject({
+    minTurns: z.number().int().min(2).max(100).default(8),
+    maxTurns: z.number().int().min(2).max(100).default(20),
+  })
+  .refine((w) => w.minTurns <= w.maxTurns, { message: 'minTurns must not exceed maxTurns', path: ['minTurns'] });
+export type WritingSettings = z.infer<typeof writingSchema>;
+
 const batchSettingsObject = z.strictObject({
   name: z.string().trim().min(1, 'is required').max(200),
   task: z.enum(BATCH_TASKS, { message: `must be ${BATCH_TASKS.join(' or ')}` }).default('rate'),
@@ -371,6 +384,8 @@ const batchSettingsObject = z.strictObject({
   /** A role-play batch: matching, waiting and the fallback agent (defaults filled in below). */
   partner: partnerSchema.nullable().default(null),
   turns: turnsSchema.nullable().default(null),
+  /** A writing batch: how many turns the written conversation has (defaults filled in below). */
+  writing: writingSchema.nullable().default(null),
   /** "all", a category, or a list of scenario ids. */
   scenarios: z.union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)]).default('all'),
   judgmentsPerPair: z.number().int().min(1).max(50).default(3),
@@ -442,8 +457,14 @@ function checkTaskFields(s: z.infer<typeof batchSettingsObject>, ctx: z.Refineme
     for (const key of ['run', 'partner', 'turns'] as const) {
       if (s[key] !== undefined && s[key] !== null) issue(key, `belongs to a role-play batch ("task": "roleplay"); a rating batch pairs the dialogues of "runs"`);
     }
+    if (s.writing !== null) issue('writing', 'belongs to a writing batch ("task": "write"); a rating batch pairs the dialogues of "runs"');
     return;
   }
+  if (s.task === 'write') {
+    for (const key of ['partner', 'turns'] as const) {
+      if (s[key] !== null) issue(key, `belongs to a role-play batch; a writing batch has one writer and no clock: give "writing": { "minTurns", "maxTurns" }`);
+    }
+  } else if (s.writing !== null) issue('writing', 'belongs to a writing batch ("task": "write"); a role-play batch takes "turns"');
   if (!s.run) issue('run', 'is required: the name of the run the collected dialogues land in');
   if (s.runs.length > 0) issue('runs', `a ${s.task} batch pairs nothing: name the run it collects into as "run"`);
   if (s.comparisons.length > 0) issue('comparisons', `a ${s.task} batch has no comparisons: rate its dialogues in a rating batch once they are accepted`);
@@ -462,6 +483,7 @@ export const batchSettingsSchema = batchSettingsObject
   .transform((settings) => {
     const first = settings.questions?.[0];
     const withQuestion = first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
+    if (withQuestion.task === 'write') return { ...withQuestion, writing: withQuestion.writing ?? writingSchema.parse({}) };
     if (withQuestion.task !== 'roleplay') return withQuestion;
     return { ...withQuestion, partner: withQuestion.partner ?? partnerSchema.parse({}), turns: withQuestion.turns ?? turnsSchema.parse({}) };
   });
@@ -514,4 +536,13 @@ export type RoleplaySettings = { run: string; partner: PartnerSettings; turns: T
 export function roleplayOf(settings: BatchSettings): RoleplaySettings | null {
   if (settings.task !== 'roleplay' || !settings.run || !settings.partner || !settings.turns) return null;
   return { run: settings.run, partner: settings.partner, turns: settings.turns };
+}
+
+/** A writing batch's own settings, all filled in: where its dialogues go and how many turns each has. */
+export type WriteSettings = { run: string; writing: WritingSettings };
+
+/** The writing settings of a batch, or null for a batch of another task. */
+export function writeOf(settings: BatchSettings): WriteSettings | null {
+  if (settings.task !== 'write' || !settings.run || !settings.writing) return null;
+  return { run: settings.run, writing: settings.writing };
 }

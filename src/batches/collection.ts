@@ -10,7 +10,7 @@ import type { CapacityResult } from './capacity-check.js';
 import { getCollected, setReview } from './collected.queries.js';
 import { scenarioFilter } from './scenario-filter.js';
 
-// A collecting batch (issue 52: role-play; a writing task next) has no pairs: its participants write dialogues into
+// A collecting batch (issue 52: role-play; issue 53: writing) has no pairs: its participants write dialogues into
 // its collection run, one scenario sample each, and a researcher accepts or rejects each before any is rated.
 
 /** A scenario sample slot a collecting batch fills: one cast of one of its scenarios. */
@@ -56,7 +56,7 @@ function collectionRunFor(db: Db, settings: BatchSettings, actor: string, now: D
   }
   if (existing) return existing;
   const fallback = roleplayOf(settings)?.partner.fallback ?? null;
-  const modes = settings.task === 'roleplay' ? (fallback ? ['HUMANS', 'HUMAN_AGENT'] : ['HUMANS']) : [];
+  const modes = settings.task === 'roleplay' ? (fallback ? ['HUMANS', 'HUMAN_AGENT'] : ['HUMANS']) : ['HUMAN_SCRIPT'];
   // A collection is under way as long as its batch takes participants: "running", never generated (markInterruptedRuns
   // leaves collection runs alone).
   const id = insertSimpleRun(db, { name, kind: 'collection', state: 'running', model: fallback?.model ?? HUMAN_MODEL, modes, createdBy: actor }, now);

@@ -230,12 +230,12 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
       ok: capacity.ok,
       blocking: true,
       detail: capacity.ok
-        ? settings.task === 'roleplay'
-          ? `${capacity.samples} scenario casts to play; each dialogue takes the next sample of one.`
+        ? settings.task !== 'rate'
+          ? `${capacity.samples} scenario casts to ${settings.task === 'write' ? 'write' : 'play'}; each dialogue takes the next sample of one.`
           : `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters${capacity.stoppedPairs > 0 ? ` (and ${capacity.stoppedPairs} pairs stopped by the sequential rule need none)` : ''}.`
         : (capacity.problems.find((p) => p.level === 'error')?.message ?? 'Some regular pair cannot reach its judgments.'),
-      field: settings.task === 'roleplay' ? 'scenarios' : 'perRaterCap',
-      setting: settings.task === 'roleplay' ? 'scenarios' : 'perRaterCap',
+      field: settings.task !== 'rate' ? 'scenarios' : 'perRaterCap',
+      setting: settings.task !== 'rate' ? 'scenarios' : 'perRaterCap',
     },
   ];
   const address = addressLimitsItem(settings);

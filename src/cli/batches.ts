@@ -70,8 +70,8 @@ function createFromFile(ctx: CliContext, options: { from: string; name?: string;
     return;
   }
   if (result.run) {
-    // A collecting batch (issue 52): no pairs, a run its participants' dialogues land in.
-    ctx.out(`Created batch ${result.batchId} (draft), collecting into run "${result.run.name}": its participants play ${result.capacity.samples} scenario cast(s).`);
+    // A collecting batch (issue 52, 53): no pairs, a run its participants' dialogues land in.
+    ctx.out(`Created batch ${result.batchId} (draft), collecting into run "${result.run.name}": its participants ${getBatch(ctx.db(), result.batchId)?.settings.task === 'write' ? 'write' : 'play'} ${result.capacity.samples} scenario cast(s).`);
     for (const problem of result.capacity.problems) ctx.out(`${problem.level}: ${problem.message}`);
     ctx.out(`Open it with: simarena batches open ${result.batchId}`);
     return;

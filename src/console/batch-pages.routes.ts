@@ -5,7 +5,7 @@ import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
 import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
-import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS, roleplayOf } from '../batches/batch.schema.js';
+import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { createBatch, previewPairs } from '../batches/create-batch.js';
 import { NAME_TAKEN } from '../batches/batch-name.js';
@@ -35,7 +35,7 @@ import { batchActions } from './lifecycle-actions.js';
 import { batchFormErrors } from './batch-form-errors.js';
 import { parsePage } from './pagination.js';
 import { followNotice } from '../recruiting/platform-follow.js';
-import { renderRoleplayBatchPage } from './roleplay-pages.routes.js';
+import { isCollectingBatch, renderCollectingBatchPage } from './roleplay-pages.routes.js';
 
 const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
 const closeFormSchema = z.object({ confirm: z.literal('close', { error: 'type "close" to confirm; the batch was not closed' }) });
@@ -75,7 +75,7 @@ type BatchPageDeps = ConsoleDeps & { wordsMemo: WordsMemo };
 function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { time: FullSessionTime; capacity: CapacityResult }) {
   const { db, config, wordsMemo } = deps;
   // A role-play batch promises the time it states (the wait included): there are no comparisons to time.
-  if (roleplayOf(batch.settings)) return batchLaunchChecklist(db, batch.id, { publicUrl: config.publicUrl, minPayPerHour: config.minPayPerHour });
+  if (isCollectingBatch(batch)) return batchLaunchChecklist(db, batch.id, { publicUrl: config.publicUrl, minPayPerHour: config.minPayPerHour });
   const capacity = shown?.capacity ?? checkBatchCapacity(db, batch.id);
   const time = shown?.time ?? consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo, capacity);
   // The minimum of the time promised is the full session's minimum, its words counted once through the memo.
@@ -96,8 +96,8 @@ function timeAndPay(batch: BatchView, time: FullSessionTime) {
 }
 
 function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, error?: string) {
-  if (roleplayOf(batch.settings)) {
-    renderRoleplayBatchPage(deps, res, batch, error);
+  if (isCollectingBatch(batch)) {
+    renderCollectingBatchPage(deps, res, batch, error);
     return;
   }
   const { db, clock, config, wordsMemo } = deps;

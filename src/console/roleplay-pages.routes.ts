@@ -3,12 +3,13 @@ import { z } from 'zod';
 import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
 import type { BatchView } from '../batches/batch.commands.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
-import { roleplayOf } from '../batches/batch.schema.js';
+import { roleplayOf, writeOf } from '../batches/batch.schema.js';
 import { countCollected, listCollected } from '../batches/collected.queries.js';
 import { reviewCollectedDialogue } from '../batches/collection.js';
 import { blockingFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
 import { liveSummary, playerNotes } from '../live/live-summary.queries.js';
+import { countDrafts } from '../live/write.queries.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
@@ -18,8 +19,9 @@ import { batchActions } from './lifecycle-actions.js';
 import { getBatch } from '../batches/batch.commands.js';
 import { roleplayOutcomesView } from './analysis-pages.routes.js';
 
-// A role-play batch in the console (issue 52): where its participants are, the dialogues it collected and their
-// review. A researcher accepts or rejects each collected dialogue before any enters a rating batch.
+// A collecting batch in the console: a role-play batch (issue 52) or a writing batch (issue 53). Where its
+// participants are, the dialogues it collected and their review. A researcher accepts or rejects each collected
+// dialogue before any enters a rating batch.
 
 const listQuerySchema = z.object({
   outcome: z.enum(['collecting', 'complete', 'incomplete', 'reported']).optional().or(z.literal('').transform(() => undefined)),
@@ -30,15 +32,17 @@ const reviewFormSchema = z.object({
   note: z.string().trim().max(2000, 'keep the note under 2,000 characters').optional().transform((v) => (v ? v : null)),
 });
 
-/** The batch page of a role-play batch (the rating batch page's place for it: src/console/batch-pages.routes.ts). */
-export function renderRoleplayBatchPage(deps: ConsoleDeps, res: Response, batch: BatchView, error?: string): void {
+/** The batch page of a collecting batch (the rating batch page's place for it: src/console/batch-pages.routes.ts). */
+export function renderCollectingBatchPage(deps: ConsoleDeps, res: Response, batch: BatchView, error?: string): void {
   const { db, config } = deps;
   const checklist = batchLaunchChecklist(db, batch.id, { publicUrl: config.publicUrl, minPayPerHour: config.minPayPerHour });
   renderPage(res, 'roleplay-batch', {
     title: batch.name,
     batch,
     roleplay: roleplayOf(batch.settings),
+    writing: writeOf(batch.settings)?.writing ?? null,
     live: liveSummary(db, batch.id),
+    drafts: countDrafts(db, batch.id),
     collected: countCollected(db, batch.id),
     links: raterLinks(batch, config.publicUrl),
     explanation: STATE_EXPLANATIONS[batch.state],
@@ -51,25 +55,35 @@ export function renderRoleplayBatchPage(deps: ConsoleDeps, res: Response, batch:
   });
 }
 
-function requireRoleplayBatch(deps: ConsoleDeps, id: number): BatchView {
+/** Whether a batch collects dialogues (role-play or writing) rather than rating them. */
+export function isCollectingBatch(batch: BatchView): boolean {
+  return roleplayOf(batch.settings) !== null || writeOf(batch.settings) !== null;
+}
+
+function requireCollectingBatch(deps: ConsoleDeps, id: number): BatchView {
   const batch = getBatch(deps.db, id);
-  if (!batch || !roleplayOf(batch.settings)) throw new HttpError(404, 'No role-play batch has this id.');
+  if (!batch || !isCollectingBatch(batch)) throw new HttpError(404, 'No role-play or writing batch has this id.');
   return batch;
+}
+
+/** Spoken turns below which a collected dialogue cannot be rated: the role-play batch's, or the writing batch's. */
+function minTurnsOf(batch: BatchView): number {
+  return roleplayOf(batch.settings)?.turns.min ?? writeOf(batch.settings)?.writing.minTurns ?? 0;
 }
 
 function showCollected(deps: ConsoleDeps): RouteHandler {
   return (req, res) => {
-    const batch = requireRoleplayBatch(deps, idParam(req));
+    const batch = requireCollectingBatch(deps, idParam(req));
     const filter = parseInput(listQuerySchema, req.query, 'filter');
     const notes = playerNotes(deps.db, batch.id);
     const rows = listCollected(deps.db, batch.id, filter).map((row) => ({ ...row, players: notes.get(row.dialogue_id) ?? [] }));
-    renderPage(res, 'collected', { title: `Collected dialogues of ${batch.name}`, batch, rows, filter, counts: countCollected(deps.db, batch.id), minTurns: roleplayOf(batch.settings)?.turns.min ?? 0 });
+    renderPage(res, 'collected', { title: `Collected dialogues of ${batch.name}`, batch, rows, filter, counts: countCollected(deps.db, batch.id), minTurns: minTurnsOf(batch) });
   };
 }
 
 function submitReview(deps: ConsoleDeps): RouteHandler {
   return (req, res, user) => {
-    const batch = requireRoleplayBatch(deps, idParam(req));
+    const batch = requireCollectingBatch(deps, idParam(req));
     const dialogueId = idParam(req, 'dialogueId');
     const form = parseInput(reviewFormSchema, req.body, 'review');
     const collected = listCollected(deps.db, batch.id).find((row) => row.dialogue_id === dialogueId);
@@ -79,7 +93,7 @@ function submitReview(deps: ConsoleDeps): RouteHandler {
   };
 }
 
-/** The review list of a role-play batch's collected dialogues, and the accept/reject of each. */
+/** The review list of a collecting batch's collected dialogues, and the accept/reject of each. */
 export function roleplayRoutes(deps: ConsoleDeps): RouteSpec[] {
   return [
     { method: 'get', path: '/batches/:id/collected', access: 'researcher', handler: showCollected(deps) },

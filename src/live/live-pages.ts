@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
-import { type BatchSettings, roleplayOf } from '../batches/batch.schema.js';
+import { type BatchSettings, roleplayOf, writeOf } from '../batches/batch.schema.js';
 import { getDialogue } from '../generation/dialogue.queries.js';
 import { mturkSubmitUrl, MTURK_PREVIEW_ASSIGNMENT, prolificCompletionUrl } from '../rating/providers.js';
 import { batchOf, type RaterPages, returnAdvice } from '../rating/rater-pages.js';
@@ -23,11 +23,20 @@ const PRIVACY =
   'taking many places; the address itself is not stored). We do not ask for your name or contact details, and the chat does not let ' +
   'anyone share them. Conversations are analysed and shared under a pseudonym only, and may be shown to other study participants who rate them.';
 
-export type LiveStep = 'live/instructions' | 'live' | 'live/done';
+/** What a writing batch's consent says is stored (issue 53): as PRIVACY, without a chat. */
+const WRITE_PRIVACY =
+  'We store the conversation you write, when you wrote each turn, the identifier your recruitment platform gives us, your browser type ' +
+  'and a scrambled code made from your internet address (to stop one computer from taking many places; the address itself is not stored). ' +
+  'We do not ask for your name or contact details: please do not write any. Conversations are analysed and shared under a pseudonym only, ' +
+  'and may be shown to other study participants who rate them.';
 
-function stepOf(rater: RaterRow): LiveStep {
-  if (rater.status === 'instructions') return 'live/instructions';
-  return rater.status === 'rating' ? 'live' : 'live/done';
+/** The pages' prefix: a role-play batch's are under /live, a writing batch's (issue 53) under /write. */
+export type LivePrefix = 'live' | 'write';
+export type LiveStep = `${LivePrefix}/instructions` | LivePrefix | `${LivePrefix}/done`;
+
+function stepOf(rater: RaterRow, prefix: LivePrefix): LiveStep {
+  if (rater.status === 'instructions') return `${prefix}/instructions`;
+  return rater.status === 'rating' ? prefix : `${prefix}/done`;
 }
 
 /** The facts every role-play page states: time (the wait included), pay, the partner, turns, privacy, withdrawing. */
@@ -43,44 +52,51 @@ function liveFacts(settings: BatchSettings) {
   };
 }
 
-export function livePages(pages: RaterPages) {
+/** The facts a writing batch's pages state (issue 53): no partner and no wait, the turns asked for. */
+function writeFacts(settings: BatchSettings) {
+  return { minutes: settings.estimatedMinutes, pay: settings.pay, provider: settings.provider.kind, writing: writeOf(settings)?.writing ?? { minTurns: 8, maxTurns: 20 }, privacy: WRITE_PRIVACY };
+}
+
+export function livePages(pages: RaterPages, prefix: LivePrefix = 'live') {
   const path = (b: BatchRow, step: string) => `${pages.base(b)}/${step}`;
-  const placeOf = (b: BatchRow, rater: RaterRow) => pages.withToken(path(b, stepOf(rater)), rater);
+  const placeOf = (b: BatchRow, rater: RaterRow) => pages.withToken(path(b, stepOf(rater, prefix)), rater);
+  const factsOf = prefix === 'live' ? liveFacts : writeFacts;
   const placeAfterChange = (b: BatchRow, rater: RaterRow) => placeOf(b, getRaterByPublicId(pages.deps.db, rater.public_id) ?? rater);
   const locals = (res: Response, rater: RaterRow | null, title: string) => ({
     ...pages.pageLocals(res, rater, title),
-    withdrawUrl: rater && rater.status === 'rating' ? pages.withToken(path(batchOf(res).batch, 'live/withdraw'), rater) : null,
+    withdrawUrl: rater && rater.status === 'rating' ? pages.withToken(path(batchOf(res).batch, `${prefix}/withdraw`), rater) : null,
   });
   return {
     pages,
+    prefix,
     path,
     placeOf,
     placeAfterChange,
     locals,
     /** Sends a rater who is not at this step to theirs; true when it did. */
     redirectUnlessAt(res: Response, b: BatchRow, rater: RaterRow, step: LiveStep): boolean {
-      if (stepOf(rater) === step) return false;
+      if (stepOf(rater, prefix) === step) return false;
       seeOther(res, placeOf(b, rater));
       return true;
     },
     renderConsent(res: Response, et: string): void {
       const { batch: b, settings } = batchOf(res);
-      res.render('live/consent', {
+      res.render(`${prefix}/consent`, {
         ...locals(res, null, 'Consent'),
         et,
         csrfToken: csrfTokenFor(pages.deps.sessionSecret, `entry:${et}`),
-        action: path(b, 'live/consent'),
+        action: path(b, `${prefix}/consent`),
         consentHtml: pages.markdown(settings.consent),
-        facts: liveFacts(settings),
+        facts: factsOf(settings),
       });
     },
     renderInstructions(res: Response, rater: RaterRow): void {
       const { batch: b, settings } = batchOf(res);
-      res.render('live/instructions', { ...locals(res, rater, 'Instructions'), action: path(b, 'live/instructions'), instructionsHtml: pages.markdown(settings.instructions), facts: liveFacts(settings) });
+      res.render(`${prefix}/instructions`, { ...locals(res, rater, 'Instructions'), action: path(b, `${prefix}/instructions`), instructionsHtml: pages.markdown(settings.instructions), facts: factsOf(settings) });
     },
     renderWithdraw(res: Response, rater: RaterRow): void {
       const { batch: b } = batchOf(res);
-      res.render('rater/withdraw', { ...locals(res, rater, 'Withdraw from this study'), action: path(b, 'live/withdraw'), backUrl: placeOf(b, rater) });
+      res.render('rater/withdraw', { ...locals(res, rater, 'Withdraw from this study'), action: path(b, `${prefix}/withdraw`), backUrl: placeOf(b, rater) });
     },
     refuse(res: Response, decision: Exclude<LiveEntryDecision, { kind: 'open' | 'returning' }>): void {
       if (decision.kind === 'limited') {

@@ -2,7 +2,7 @@ import express, { type IRouter, type Request, type RequestHandler } from 'expres
 import { cachedBatchRowByPublicId } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import type { BatchRow } from '../batches/batch.queries.js';
-import { roleplayOf } from '../batches/batch.schema.js';
+import { type CollectingTask, roleplayOf, writeOf } from '../batches/batch.schema.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -30,13 +30,16 @@ import { getPlayer } from './live.queries.js';
 
 export type LiveRoutesDeps = { db: Db; sessionSecret: string; clock: Clock; hub: LiveHub; random?: () => number };
 
-/** The batch of the request when it is a role-play batch; any other batch goes on to the rater pages. */
-function roleplayBatchOnly(db: Db): RequestHandler {
+/**
+ * The batch of the request when it is a batch of this collecting task (a role-play batch, or a writing batch: issue
+ * 53); any other batch goes on to the next pages (the writing pages, then the rater pages).
+ */
+export function collectingBatchOnly(db: Db, task: CollectingTask): RequestHandler {
   const headers = raterHeaders();
   return (req, res, next) => {
     const batch = cachedBatchRowByPublicId(db, String(req.params.batchId));
     const settings = batch && batch.state !== 'draft' ? readBatchSettings(batch) : null;
-    if (!batch || !settings || !roleplayOf(settings)) {
+    if (!batch || !settings || settings.task !== task || (task === 'roleplay' ? !roleplayOf(settings) : !writeOf(settings))) {
       next('route');
       return;
     }
@@ -50,7 +53,7 @@ function hashOf(pages: RaterPages, req: Request, b: BatchRow): string | null {
   return addressHash(pages.deps.sessionSecret, b.public_id, req.ip);
 }
 
-function showEntry(lp: LivePages): RequestHandler {
+export function showEntry(lp: LivePages): RequestHandler {
   const { pages } = lp;
   const { db, clock } = pages.deps;
   return (req, res) => {
@@ -59,7 +62,8 @@ function showEntry(lp: LivePages): RequestHandler {
     if (params.kind === 'missing') throw new UserFacingError(`This study link is missing what it needs (${params.missing.join(', ')}). Please open the study again from your recruitment platform.`, 400);
     if (params.kind === 'invalid') throw new UserFacingError(params.message, 400);
     if (params.kind === 'mturk-preview') {
-      pages.notice(res, 200, null, 'Preview of this task', 'In this task you chat live with a partner in a role-play. Accept the HIT to start; please accept it only if you can stay for the whole task.');
+      const what = lp.prefix === 'live' ? 'you chat live with a partner in a role-play' : 'you write a short conversation between two characters';
+      pages.notice(res, 200, null, 'Preview of this task', `In this task ${what}. Accept the HIT to start; please accept it only if you can stay for the whole task.`);
       return;
     }
     const entry: EntryIdentity = params.kind === 'link' ? { kind: 'link', nonce: newPublicId() } : params;
@@ -71,7 +75,7 @@ function showEntry(lp: LivePages): RequestHandler {
   };
 }
 
-function submitConsent(lp: LivePages): RequestHandler {
+export function submitConsent(lp: LivePages): RequestHandler {
   const { pages } = lp;
   const { db, clock, sessionSecret } = pages.deps;
   return (req, res) => {
@@ -96,11 +100,11 @@ function submitConsent(lp: LivePages): RequestHandler {
   };
 }
 
-function showInstructions(lp: LivePages): RequestHandler {
+export function showInstructions(lp: LivePages): RequestHandler {
   return (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = lp.pages.requireRater(req, res);
-    if (lp.redirectUnlessAt(res, b, rater, 'live/instructions')) return;
+    if (lp.redirectUnlessAt(res, b, rater, `${lp.prefix}/instructions`)) return;
     lp.renderInstructions(res, rater);
   };
 }
@@ -197,19 +201,19 @@ function submitWithdraw(lp: LivePages, hub: LiveHub): RequestHandler {
   };
 }
 
-function showDone(lp: LivePages): RequestHandler {
+export function showDone(lp: LivePages): RequestHandler {
   return (req, res) => {
     const { batch: b } = batchOf(res);
     const rater = lp.pages.requireRater(req, res);
     // A player whose part ended without a code (away too long) is done while their rater is still "rating".
     const ended = getPlayer(lp.pages.deps.db, rater.id)?.state === 'done';
-    if (!ended && lp.redirectUnlessAt(res, b, rater, 'live/done')) return;
+    if (!ended && lp.redirectUnlessAt(res, b, rater, `${lp.prefix}/done`)) return;
     donePage(lp, res, rater);
   };
 }
 
 /** Forms are bound to the rater's signed token, or before consent to the signed entry token of the consent form. */
-function liveCsrf(secret: string): RequestHandler {
+export function liveCsrf(secret: string): RequestHandler {
   return csrfProtection(secret, (req) => {
     const id = raterIdFromToken(secret, tokenFrom(req));
     if (id) return `rater:${id}`;
@@ -222,7 +226,7 @@ function liveCsrf(secret: string): RequestHandler {
 export function mountLiveRoutes(app: IRouter, deps: LiveRoutesDeps): void {
   const pages = createRaterPages({ db: deps.db, sessionSecret: deps.sessionSecret, clock: deps.clock, random: deps.random ?? Math.random });
   const lp = livePages(pages);
-  const batch = roleplayBatchOnly(deps.db);
+  const batch = collectingBatchOnly(deps.db, 'roleplay');
   const body = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
   const csrf = liveCsrf(deps.sessionSecret);
   const { hub } = deps;

@@ -80,3 +80,32 @@ export function turnsForPlayer(turns: readonly LiveTurn[], names: [string, strin
   }
   return shown;
 }
+
+/** What a writer of a writing batch sees (issue 53): what SCRIPT's model is given (scriptMessages), as a page. */
+export type WriterView = {
+  scenario: { title: string; context: string };
+  /** Character 1 then character 2: each one's whole profile, goal and secret. */
+  characters: [ProfileView & { goal: string }, ProfileView & { goal: string }];
+  names: [string, string];
+};
+
+/**
+ * The omniscient writer's page of a scenario cast: the scenario and both goals rendered for the viewer "environment"
+ * (every part of Sotopia's goal markup, tags removed, as scriptMessages renders them) and both full profiles with
+ * their secrets. Null when the cast is no longer in the library.
+ */
+export function buildWriterView(db: Db, draft: { scenario_id: string; cast_id: number }): WriterView | null {
+  const scenario = getScenario(db, draft.scenario_id);
+  const cast = getCast(db, draft.cast_id);
+  const c1 = cast ? getCharacter(db, cast.character_1_id) : undefined;
+  const c2 = cast ? getCharacter(db, cast.character_2_id) : undefined;
+  if (!scenario || !c1 || !c2) return null;
+  return {
+    scenario: { title: scenario.title, context: renderMarkup(scenario.context, 'environment') },
+    characters: [
+      { ...profileOf(c1, 'full'), goal: renderMarkup(scenario.goal_1, 'environment') },
+      { ...profileOf(c2, 'full'), goal: renderMarkup(scenario.goal_2, 'environment') },
+    ],
+    names: [fullName(c1), fullName(c2)],
+  };
+}

@@ -3,7 +3,7 @@ import type { BatchSettings, MturkSettings } from '../batches/batch.schema.js';
 import { mturkSchema } from '../batches/batch.schema.js';
 import { parsePay } from '../batches/pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
-import { majorText, participantBonusMinor } from './prolific-plan.js';
+import { majorText, participantBonusMinor, PROLIFIC_WRITE_TITLE } from './prolific-plan.js';
 
 // What `mturk publish` asks MTurk for and what `mturk settle` does, computed from simarena's data and MTurk's
 // assignments without touching either: printed by --dry-run and shown on the console before its button.
@@ -76,7 +76,8 @@ export function hitTypeRequest(batch: { settings: BatchSettings }, reward: strin
   const m = mturkSettingsOf(batch.settings);
   const s = batch.settings;
   return {
-    Title: m.title ?? MTURK_HIT_TITLE,
+    // A writing batch's HIT says what the worker does, in the Prolific study's words (issue 53).
+    Title: m.title ?? (s.task === 'write' ? PROLIFIC_WRITE_TITLE : MTURK_HIT_TITLE),
     Description: m.description ?? (s.instructions.trim() || s.question).slice(0, 2000),
     Keywords: m.keywords.join(', '),
     Reward: reward,

@@ -41,8 +41,16 @@ export const PROLIFIC_STUDY_TITLE = 'Compare pairs of short conversations';
 /** A role-play batch's public title: it says the study is live (a partner waits for them), never who the partner is. */
 export const PROLIFIC_ROLEPLAY_TITLE = 'Chat live with a partner in a short role-play';
 
+/** A writing batch's public title (issue 53): what the participant does, never which conditions it feeds. */
+export const PROLIFIC_WRITE_TITLE = 'Write a short conversation between two characters';
+
 /** Devices the rater pages support: two transcripts side by side need a screen at least a tablet wide. */
 export const RATER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tablet'];
+
+/** The writing page is one column of turns, tested at a phone's width (test/e2e/write-study.browser.test.ts). */
+export const WRITER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tablet', 'mobile'];
+
+const STUDY_TITLES = { rate: PROLIFIC_STUDY_TITLE, roleplay: PROLIFIC_ROLEPLAY_TITLE, write: PROLIFIC_WRITE_TITLE } as const;
 
 /** The study Prolific is asked to create for a batch. */
 export function prolificStudyRequest(
@@ -77,7 +85,7 @@ export function prolificStudyRequest(
   }
   if (codes.noConsent) completion_codes.push({ code: codes.noConsent, code_type: 'NO_CONSENT', actor: 'participant', actions: [{ action: 'REQUEST_RETURN' }] });
   return {
-    name: s.task === 'roleplay' ? PROLIFIC_ROLEPLAY_TITLE : PROLIFIC_STUDY_TITLE,
+    name: STUDY_TITLES[s.task],
     internal_name: internalStudyName(batch.publicId),
     description: s.instructions.trim() || s.question,
     external_study_url: options.studyUrl,
@@ -86,7 +94,7 @@ export function prolificStudyRequest(
     total_available_places: options.places,
     estimated_completion_time: Math.max(1, Math.ceil(options.minutes)),
     reward: options.rewardMinor,
-    device_compatibility: RATER_DEVICES,
+    device_compatibility: s.task === 'write' ? WRITER_DEVICES : RATER_DEVICES,
     peripheral_requirements: [],
   };
 }
