@@ -182,6 +182,10 @@ describe('the launch checklist of a role-play batch and its promised time', () =
     expect(items.find((i) => i.key === 'platformPay')).toMatchObject({ ok: false, blocking: true, detail: expect.stringContaining('£1.50 for 17 minutes, what a role-play session can take, is £5.29 per hour') });
     expect(() => transitionBatch(db, batchId, 'open', 'test', NOW)).toThrow(/Pay per hour on Prolific/);
     expect(getBatch(db, batchId)?.state).toBe('draft');
+    // MTurk: $1.80 for 10 minutes is $10.80 an hour; for 17, $6.35, below the $7.25 federal minimum the checklist holds it to.
+    const mturk = createBatch(db, timed({ name: 'mturk', pay: '$1.80', provider: { kind: 'mturk' } }), deps);
+    expect(batchLaunchChecklist(db, mturk.batchId).find((i) => i.key === 'platformPay')).toMatchObject({ ok: false, blocking: true, detail: expect.stringContaining('$1.80 for 17 minutes, what a role-play session can take, is $6.35 per hour') });
+    expect(() => transitionBatch(db, mturk.batchId, 'open', 'test', NOW)).toThrow(/Pay per hour on MTurk/);
   });
 
   it('batchLaunchChecklist, for a role-play batch that promises enough time and pays the floor at it, passes both and opens; an odd max gives character 1 the extra turn', () => {
