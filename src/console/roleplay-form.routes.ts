@@ -1,20 +1,50 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
-import { PROVIDER_KINDS } from '../batches/batch.schema.js';
+import { type BatchView, editDraftBatch, getBatch } from '../batches/batch.commands.js';
+import { PROVIDER_KINDS, roleplayOf } from '../batches/batch.schema.js';
 import { createBatch } from '../batches/create-batch.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { FIELD_ERRORS_SUMMARY, refusalOnForm } from './batch-pages.routes.js';
-import type { ConsoleDeps } from './console-deps.js';
-import { defaultRoleplayForm, readRoleplayForm, roleplayFormErrors, roleplayFormToSettings, type RoleplayFormValues } from './roleplay-form.js';
+import { HttpError } from '../web/http-error.js';
+import { type ConsoleDeps, idParam } from './console-deps.js';
+import {
+  defaultRoleplayForm,
+  mergeRoleplayEdit,
+  readRoleplayForm,
+  roleplayFormErrors,
+  roleplayFormToSettings,
+  type RoleplayFormValues,
+  settingsToRoleplayForm,
+} from './roleplay-form.js';
 
-// The console's form for a new role-play batch (issue 52), beside the rating batch form and linked from it: the same
-// settings `batches create --from FILE.json` takes with "task": "roleplay", validated by the same schema.
+// The console's form of a role-play batch (issue 52), new (linked from the rating batch form) and editing (linked from
+// the role-play batch page): the same settings `batches create --from FILE.json` takes with "task": "roleplay",
+// validated by the same schema; an edit, of a draft only, goes through editDraftBatch as `batches edit` does.
 
 const ACTION = '/console/batches/new/roleplay';
 
-function renderRoleplayForm(res: Response, form: RoleplayFormValues, extra: { errors?: Record<string, string>; error?: string | null } = {}) {
-  renderPage(res, 'roleplay-form', { title: 'New role-play batch', form, action: ACTION, providers: PROVIDER_KINDS, errors: {}, error: null, ...extra });
+type FormPage = { errors?: Record<string, string>; error?: string | null; batch?: BatchView };
+
+/** The form, new (no batch) or editing a stored role-play batch (whose run cannot change). */
+function renderRoleplayForm(res: Response, form: RoleplayFormValues, extra: FormPage = {}) {
+  const editing = extra.batch ?? null;
+  renderPage(res, 'roleplay-form', {
+    title: editing ? `Edit ${editing.name}` : 'New role-play batch',
+    form,
+    action: editing ? `/console/batches/${editing.id}/edit/roleplay` : ACTION,
+    editing,
+    providers: PROVIDER_KINDS,
+    errors: {},
+    error: null,
+    ...extra,
+  });
+}
+
+function requireRoleplayBatch(deps: ConsoleDeps, req: Request): BatchView {
+  const batch = getBatch(deps.db, idParam(req));
+  if (!batch || !roleplayOf(batch.settings)) throw new HttpError(404, 'No role-play batch has this id.');
+  return batch;
 }
 
 function showRoleplayForm(): RouteHandler {
@@ -48,10 +78,47 @@ function submitRoleplayForm(deps: ConsoleDeps): RouteHandler {
   };
 }
 
-/** The new role-play batch form and its submission (admins, as every batch creation). */
+function showRoleplayEdit(deps: ConsoleDeps): RouteHandler {
+  return (req, res) => {
+    const batch = requireRoleplayBatch(deps, req);
+    renderRoleplayForm(res, settingsToRoleplayForm(batch.settings), { batch });
+  };
+}
+
+/**
+ * Saves what the form shows over the stored settings (what it does not show is kept) of a draft, as `batches edit`
+ * does: an open batch has participants in conversations whose turns and partner rules must not move under them.
+ */
+function submitRoleplayEdit(deps: ConsoleDeps): RouteHandler {
+  const { db, clock } = deps;
+  return (req, res, user) => {
+    const batch = requireRoleplayBatch(deps, req);
+    const form = readRoleplayForm(req.body as Record<string, unknown>);
+    const settings = mergeRoleplayEdit(batch.settings, form);
+    const errors = roleplayFormErrors(settings);
+    if (errors) {
+      res.status(400);
+      renderRoleplayForm(res, form, { batch, errors, error: errors._form ?? FIELD_ERRORS_SUMMARY });
+      return;
+    }
+    try {
+      editDraftBatch(db, batch.id, settings, { actor: user.email, now: clock() });
+    } catch (error) {
+      if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
+      res.status(error.status);
+      renderRoleplayForm(res, form, { batch, ...refusalOnForm(error) });
+      return;
+    }
+    redirectWithFlash(req, res, `/console/batches/${batch.id}`, 'Settings saved.');
+  };
+}
+
+/** The role-play batch form, new and editing, and their submissions (admins, as every batch creation and edit). */
 export function roleplayFormRoutes(deps: ConsoleDeps): RouteSpec[] {
   return [
     { method: 'get', path: '/batches/new/roleplay', access: 'admin', handler: showRoleplayForm() },
     { method: 'post', path: '/batches/new/roleplay', access: 'admin', handler: submitRoleplayForm(deps) },
+    { method: 'get', path: '/batches/:id/edit/roleplay', access: 'admin', handler: showRoleplayEdit(deps) },
+    { method: 'post', path: '/batches/:id/edit/roleplay', access: 'admin', handler: submitRoleplayEdit(deps) },
   ];
 }

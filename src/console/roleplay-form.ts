@@ -1,4 +1,4 @@
-import { batchSettingsSchema, partnerSchema, turnsSchema } from '../batches/batch.schema.js';
+import { type BatchSettings, batchSettingsSchema, partnerSchema, roleplayOf, turnsSchema } from '../batches/batch.schema.js';
 import { roleplaySessionTime } from '../batches/minimum-time.js';
 import type { FieldErrors } from '../web/field-errors.js';
 import { batchFormErrors } from './batch-form-errors.js';
@@ -117,4 +117,56 @@ export function roleplayFormErrors(settings: Record<string, unknown>): FieldErro
     if (field) errors[field] ??= issue.message;
   }
   return errors;
+}
+
+/** The form's values for a stored role-play batch (its edit page). */
+export function settingsToRoleplayForm(s: BatchSettings): RoleplayFormValues {
+  const roleplay = roleplayOf(s);
+  const codes = s.provider.completionCodes;
+  const shown = (value: number | string | null | undefined) => (value === null || value === undefined ? '' : String(value));
+  return {
+    name: s.name,
+    run: s.run ?? '',
+    scenarios: typeof s.scenarios === 'string' ? s.scenarios : s.scenarios.join(', '),
+    waitSeconds: shown(roleplay?.partner.waitSeconds),
+    fallbackModel: roleplay?.partner.fallback?.model ?? '',
+    waitBonusPerMinute: roleplay?.partner.waitBonus?.perMinute ?? '',
+    waitBonusAfterSeconds: shown(roleplay?.partner.waitBonus?.afterSeconds),
+    turnsMax: shown(roleplay?.turns.max),
+    turnsMin: shown(roleplay?.turns.min),
+    turnSeconds: shown(roleplay?.turns.turnSeconds),
+    estimatedMinutes: String(s.estimatedMinutes),
+    pay: s.pay,
+    consent: s.consent,
+    instructions: s.instructions,
+    providerKind: s.provider.kind,
+    plannedRaters: shown(s.plannedRaters),
+    codeCompleted: codes.completed ?? '',
+    codeScreenedOut: codes.screenedOut ?? '',
+    codeNoConsent: codes.noConsent ?? '',
+    codeNoPartner: codes.noPartner ?? '',
+  };
+}
+
+/**
+ * The stored settings with the form's over them: what the form does not show (the partner's away time and address
+ * rule, the fallback's endpoint and pace, the provider's parameters and other codes, address limits, blocked
+ * batches) is kept as it was, so an edit in the console changes only what it shows.
+ */
+export function mergeRoleplayEdit(stored: BatchSettings, form: RoleplayFormValues): Record<string, unknown> {
+  const edited = roleplayFormToSettings(form);
+  const partner = (edited.partner ?? {}) as Record<string, unknown>;
+  const fallback = partner.fallback as { model: string } | null;
+  const storedPartner = stored.partner ?? {};
+  const provider = edited.provider as { kind: string; completionCodes: Record<string, string> };
+  const { completed: _c, screenedOut: _s, noConsent: _n, noPartner: _p, ...otherCodes } = stored.provider.completionCodes;
+  return {
+    ...stored,
+    ...edited,
+    // A number left empty keeps what was stored; planned places left empty are none.
+    plannedRaters: edited.plannedRaters ?? null,
+    partner: { ...storedPartner, ...partner, fallback: fallback ? { ...(stored.partner?.fallback ?? {}), model: fallback.model } : null },
+    turns: { ...stored.turns, ...(edited.turns as Record<string, unknown>) },
+    provider: { ...stored.provider, kind: provider.kind, completionCodes: { ...otherCodes, ...provider.completionCodes } },
+  };
 }

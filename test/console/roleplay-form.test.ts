@@ -3,7 +3,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRun, makeScenario } from '../helpers/factories.js';
+import { launchReady, makeRun, makeScenario } from '../helpers/factories.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { createTestDb, tempDir } from '../helpers/test-db.js';
@@ -146,3 +148,59 @@ describe('the console form of a new role-play batch', () => {
     expect(collectionRuns(t.db)).toEqual([]);
   });
 });
+
+describe('the console form of a role-play batch, editing', () => {
+  /** A draft with settings the form does not show, which an edit must keep. */
+  function draft(db: Db) {
+    makeScenario(db);
+    const settings = launchReady({
+      ...asFile,
+      partner: { ...asFile.partner, awaySeconds: 45, sameAddress: true, fallback: { model: 'gpt-4o-mini', wordsPerMinute: 80 } },
+      provider: { ...asFile.provider, params: { participant: 'PID' } },
+      addressLimits: { ratersPerWindow: 50, windowMinutes: 30, activeRaters: 9 },
+    });
+    return createBatch(db, settings, { actor: 'test', now: new Date() }).batchId;
+  }
+  const settingsOf = (db: Db, id: number) => JSON.parse(db.prepare('SELECT settings FROM batches WHERE id = ?').pluck().get(id) as string) as Record<string, unknown>;
+
+  it('POST /console/batches/:id/edit/roleplay, for a draft, saves what the form shows and keeps what it does not; the batch page links to it', async () => {
+    const t = buildTestApp();
+    const id = draft(t.db);
+    const admin = await signIn(t.app, t.db, 'admin');
+    expect((await admin.agent.get(`/console/batches/${id}`).expect(200)).text).toContain(`href="/console/batches/${id}/edit/roleplay"`);
+    const page = await admin.agent.get(`/console/batches/${id}/edit/roleplay`).expect(200);
+    expect(page.text).toContain('name="turnSeconds" min="5" max="900" value="60"');
+    expect(page.text).toContain('name="run" required maxlength="200" value="live-pilot" readonly');
+    const res = await admin.agent.post(`/console/batches/${id}/edit/roleplay`).type('form').send({ _csrf: admin.csrf, ...typed({ estimatedMinutes: '25', turnsMax: '10', waitBonusPerMinute: '', waitBonusAfterSeconds: '' }) });
+    expect(res.status).toBe(303);
+    const saved = settingsOf(t.db, id);
+    expect(saved).toMatchObject({
+      estimatedMinutes: 25,
+      turns: { max: 10, min: 4, turnSeconds: 60 },
+      partner: { waitSeconds: 90, awaySeconds: 45, sameAddress: true, fallback: { model: 'gpt-4o-mini', wordsPerMinute: 80 }, waitBonus: null },
+      provider: { kind: 'prolific', params: { participant: 'PID' }, completionCodes: { noPartner: 'NOPT1' } },
+      addressLimits: { ratersPerWindow: 50, windowMinutes: 30, activeRaters: 9 },
+    });
+  });
+
+  it('POST /console/batches/:id/edit/roleplay, with a bad value, another run or once the batch is open, refuses, says why and changes nothing', async () => {
+    const t = buildTestApp();
+    const id = draft(t.db);
+    const before = settingsOf(t.db, id);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const bad = await admin.agent.post(`/console/batches/${id}/edit/roleplay`).type('form').send({ _csrf: admin.csrf, ...typed({ turnSeconds: '1' }) });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/id="turnSeconds-error">/);
+    expect(bad.text).toContain('value="1"');
+    const moved = await admin.agent.post(`/console/batches/${id}/edit/roleplay`).type('form').send({ _csrf: admin.csrf, ...typed({ run: 'elsewhere' }) });
+    expect(moved.status).toBe(409);
+    expect(moved.text).toContain('collects into run &#34;live-pilot&#34;; that cannot change');
+    transitionBatch(t.db, id, 'open', 'test', new Date());
+    const open = await admin.agent.post(`/console/batches/${id}/edit/roleplay`).type('form').send({ _csrf: admin.csrf, ...typed({ estimatedMinutes: '30' }) });
+    expect(open.status).toBe(409);
+    expect(open.text).toContain(`Batch ${id} is open; only a draft batch can be edited.`);
+    expect(settingsOf(t.db, id)).toEqual(before);
+    expect((await admin.agent.get(`/console/batches/${id}`).expect(200)).text).not.toContain('/edit/roleplay');
+  });
+});
+
