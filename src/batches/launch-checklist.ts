@@ -1,6 +1,6 @@
-import type { BatchSettings } from './batch.schema.js';
+import { type BatchSettings, roleplayOf } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
-import { describeMinimum, type SessionMinimum } from './minimum-time.js';
+import { describeMinimum, describeRoleplayTime, roleplaySessionTime, type SessionMinimum } from './minimum-time.js';
 import { formatMoney, parsePay } from './pay.js';
 import { formatMinor, minorOf, prolificReward, screeningPayProblem } from './prolific-pay.js';
 import { platformCurrencies, platformPayFloor } from './platform-pay-floor.js';
@@ -15,7 +15,8 @@ import { PUBLIC_URL_DOCS, publicLinkProblem } from '../web/public-link.js';
 //   check; Prolific's three URL parameter names distinct; a Prolific batch that screens raters out (onboarding,
 //   attention checks) sets a screen-out payment below its reward (Prolific pays screen-outs).
 // - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); `estimatedMinutes`
-//   below the least time a full session takes (the promise is raised to it: batches/minimum-time.ts); pay per hour
+//   below the least time a full session takes, or below what a role-play session can take (the promise is raised to
+//   it, and the platform's floor judged at it: batches/minimum-time.ts); pay per hour
 //   below the configured floor; a public URL participants outside cannot open (http, localhost, a loopback or private
 //   address) for Prolific or MTurk (fine for a local pilot; publishing refuses it);
 //   MTurk's sandbox switch left on.
@@ -79,25 +80,41 @@ function completionCodesItem(settings: BatchSettings): ChecklistItem {
   return { ...base, ok, blocking: provider.kind === 'prolific', detail, field: CODE_FIELDS[first], setting: `provider.completionCodes.${first}` };
 }
 
-/** `estimatedMinutes` against the least time a full session takes: a warning, since the promise is raised to the minimum. */
-function minimumTimeItem(settings: BatchSettings, minimum: SessionMinimum): ChecklistItem {
-  const ok = settings.estimatedMinutes >= minimum.minutes;
-  const how = describeMinimum(minimum);
+/**
+ * The time under which no promise may go: the least a full rating session takes (its comparisons read and answered),
+ * or what a role-play session can take (the wait and one's own turns). Null when a rating batch has no pairs.
+ */
+type PromiseFloor = { minutes: number; how: string; takes: string; phrase: string };
+
+function promiseFloor(settings: BatchSettings, minimum: SessionMinimum | null): PromiseFloor | null {
+  const roleplay = roleplayOf(settings);
+  if (roleplay) {
+    const time = roleplaySessionTime(roleplay);
+    return { minutes: time.minutes, how: describeRoleplayTime(time), takes: 'a role-play session can take', phrase: 'what a role-play session can take' };
+  }
+  if (!minimum || minimum.comparisons === 0) return null;
+  return { minutes: minimum.minutes, how: describeMinimum(minimum), takes: 'a full session takes at least', phrase: 'the least a full session takes' };
+}
+
+/** `estimatedMinutes` against the floor of the promise: a warning, since the promise is raised to it. */
+function minimumTimeItem(settings: BatchSettings, floor: PromiseFloor): ChecklistItem {
+  const ok = settings.estimatedMinutes >= floor.minutes;
+  const who = settings.task === 'roleplay' ? 'participants' : 'raters';
   return {
     key: 'minimumTime',
     label: 'Time promised',
     ok,
     blocking: false,
     detail: ok
-      ? `estimatedMinutes (${settings.estimatedMinutes}) is at least the ${minimum.minutes} minutes a full session takes (${how}).`
-      : `estimatedMinutes is ${settings.estimatedMinutes}, less than the ${minimum.minutes} minutes a full session takes at least (${how}): raters are promised ${minimum.minutes} minutes, and the pay per hour is judged at that.`,
+      ? `estimatedMinutes (${settings.estimatedMinutes}) is at least the ${floor.minutes} minutes ${floor.takes.replace(' at least', '')} (${floor.how}).`
+      : `estimatedMinutes is ${settings.estimatedMinutes}, less than the ${floor.minutes} minutes ${floor.takes} (${floor.how}): ${who} are promised ${floor.minutes} minutes, and the pay per hour is judged at that.`,
     field: 'estimatedMinutes',
     setting: 'estimatedMinutes',
   };
 }
 
 /** Pay per hour for the time promised against the platform's minimum (Prolific, MTurk): blocking. */
-function platformPayItem(settings: BatchSettings, minutes: number, minimum: SessionMinimum | null): ChecklistItem | null {
+function platformPayItem(settings: BatchSettings, minutes: number, promise: PromiseFloor | null): ChecklistItem | null {
   const kind = settings.provider.kind;
   const rate = payPerHour(settings.pay, minutes);
   if (kind === 'link' || !rate) return null;
@@ -107,7 +124,7 @@ function platformPayItem(settings: BatchSettings, minutes: number, minimum: Sess
   if (!floor) return { ...base, ok: false, detail: `${platform} pays in ${platformCurrencies(kind).join(' or ')}; write the pay in one of them (e.g. ${kind === 'prolific' ? '£3.00' : '$3.00'}).` };
   const money = (x: number) => formatMoney(x, rate.currency);
   const recommended = floor.recommended === null ? '' : ` (it recommends at least ${money(floor.recommended)})`;
-  const at = `${settings.pay} for ${minutes} minutes${minimum && minutes === minimum.minutes ? ', the least a full session takes,' : ''} is ${rate.text}`;
+  const at = `${settings.pay} for ${minutes} minutes${promise && minutes === promise.minutes ? `, ${promise.phrase},` : ''} is ${rate.text}`;
   if (rate.perHour >= floor.minimum - 1e-9) return { ...base, ok: true, detail: `${at}: at least ${floor.source} of ${money(floor.minimum)} per hour${recommended}.` };
   const needed = Math.ceil((floor.minimum * minutes) / 60 * 100 - 1e-6) / 100;
   return { ...base, ok: false, detail: `${at}, below ${floor.source} of ${money(floor.minimum)} per hour${recommended}: pay at least ${money(needed)} for ${minutes} minutes.` };
@@ -209,9 +226,9 @@ function names(provider: BatchSettings['provider']): string {
 /** Every item of the launch checklist of a batch, in the order the console shows them. */
 export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
   const { settings, capacity } = input;
-  const minimum = input.minimum ?? null;
+  const floor = promiseFloor(settings, input.minimum ?? null);
   // Never less than the least time a session takes (what the consent page promises too).
-  const minutes = Math.max(input.minutes ?? settings.estimatedMinutes, minimum?.minutes ?? 0);
+  const minutes = Math.max(input.minutes ?? settings.estimatedMinutes, input.minimum?.minutes ?? 0, floor?.minutes ?? 0);
   const written = (key: 'consent' | 'instructions', label: string): ChecklistItem => {
     const ok = settings[key].trim() !== '';
     return { key, label, ok, blocking: true, detail: ok ? 'Written.' : `Empty: raters would ${key === 'consent' ? 'agree to nothing they have read' : 'start without being told what to do'}.`, field: key, setting: key };
@@ -221,8 +238,8 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
     written('instructions', 'Instructions'),
     completionCodesItem(settings),
     ...payItems(settings, minutes, input.minPayPerHour ?? null),
-    ...(minimum && minimum.comparisons > 0 ? [minimumTimeItem(settings, minimum)] : []),
-    ...[platformPayItem(settings, minutes, minimum)].filter((item): item is ChecklistItem => item !== null),
+    ...(floor ? [minimumTimeItem(settings, floor)] : []),
+    ...[platformPayItem(settings, minutes, floor)].filter((item): item is ChecklistItem => item !== null),
     ...[screenOutPayItem(settings)].filter((item): item is ChecklistItem => item !== null),
     {
       key: 'capacity',

@@ -38,3 +38,24 @@ export function describeMinimum(m: SessionMinimum): string {
   const words = Math.round(m.wordsPerComparison * m.comparisons).toLocaleString('en-GB');
   return `${m.comparisons} comparisons: ${words} words read at ${m.wordsPerMinute} words a minute, plus ${m.answerSeconds} s to answer each`;
 }
+
+/**
+ * The time a role-play session can take (issue 52): the whole wait in the lobby, then a dialogue that runs to
+ * `turns.max` with each of the participant's own turns taking its whole `turnSeconds`. Character 1 speaks first, so
+ * the participant's own turns are ceil(max / 2). The partner's turns are left out: the same sum is every turn of the
+ * dialogue at half its allowed time, a session that ordinary people reach (a partner who comes at the last moment,
+ * answers typed in the second half of the clock), where every turn at its limit (max × turnSeconds) is one nobody
+ * takes and would call every study underpaid. Prolific judges pay per hour on the median time, waiting included.
+ */
+export type RoleplayTime = { minutes: number; waitSeconds: number; ownTurns: number; turnSeconds: number };
+
+export function roleplaySessionTime(roleplay: { partner: { waitSeconds: number }; turns: { max: number; turnSeconds: number } }): RoleplayTime {
+  const ownTurns = Math.ceil(roleplay.turns.max / 2);
+  const seconds = roleplay.partner.waitSeconds + ownTurns * roleplay.turns.turnSeconds;
+  return { minutes: Math.ceil(seconds / 60 - 1e-9), waitSeconds: roleplay.partner.waitSeconds, ownTurns, turnSeconds: roleplay.turns.turnSeconds };
+}
+
+/** The role-play time in words, for the checklist. */
+export function describeRoleplayTime(t: RoleplayTime): string {
+  return `a wait of up to ${t.waitSeconds} s, then ${t.ownTurns} turns of one's own of up to ${t.turnSeconds} s each`;
+}

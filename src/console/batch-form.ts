@@ -87,7 +87,7 @@ function jsonField(value: string): unknown {
   }
 }
 
-function text(body: Record<string, unknown>, key: string): string {
+export function text(body: Record<string, unknown>, key: string): string {
   const value = body[key];
   if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : '';
   return typeof value === 'string' ? value : '';
@@ -177,14 +177,14 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
 }
 
 /** A number field: empty means "use the default"; anything else is passed on for the schema to judge. */
-function num(value: string): number | string | undefined {
+export function num(value: string): number | string | undefined {
   const trimmed = value.trim();
   if (trimmed === '') return undefined;
   const n = Number(trimmed);
   return Number.isFinite(n) ? n : trimmed;
 }
 
-const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
+export const optional = (value: string) => (value.trim() === '' ? undefined : value.trim());
 
 /** One comparison per line, written "A vs B" (or "A, B"). */
 export function parseComparisonLines(textValue: string): string[][] {
@@ -195,7 +195,7 @@ export function parseComparisonLines(textValue: string): string[][] {
     .map((line) => line.split(/\s+vs\.?\s+|\s*,\s*/i).map((part) => part.trim()));
 }
 
-function parseScenarios(value: string): string | string[] | undefined {
+export function parseScenarios(value: string): string | string[] | undefined {
   const parts = value.split(/[\s,]+/).filter((p) => p !== '');
   if (parts.length === 0) return undefined;
   return parts.length === 1 ? parts[0] : parts;

@@ -47,10 +47,10 @@ export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
   return batch;
 }
 
-const FIELD_ERRORS_SUMMARY = 'Nothing was saved: see the messages by the fields below.';
+export const FIELD_ERRORS_SUMMARY = 'Nothing was saved: see the messages by the fields below.';
 
 /** A refusal as the form shows it: a name another batch has by the name's own input, any other at the top. */
-function refusalOnForm(error: UserFacingError): { errors?: FieldErrors; error: string } {
+export function refusalOnForm(error: UserFacingError): { errors?: FieldErrors; error: string } {
   return error.code === NAME_TAKEN ? { errors: { name: error.message }, error: FIELD_ERRORS_SUMMARY } : { error: error.message };
 }
 

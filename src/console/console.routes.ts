@@ -20,12 +20,14 @@ import { runRoutes } from './run-pages.routes.js';
 import { scenarioRoutes } from './scenario-pages.routes.js';
 import { evaluationRoutes } from './evaluation-pages.routes.js';
 import { roleplayRoutes } from './roleplay-pages.routes.js';
+import { roleplayFormRoutes } from './roleplay-form.routes.js';
 
 /** Every console route with its role; the role-matrix test walks this same list. */
 export function consoleRoutes(deps: ConsoleDeps, instance = createPassport(deps.db)): RouteSpec[] {
   return [
     ...authRoutes({ ...deps, instance }),
     ...accountRoutes(deps),
+    ...roleplayFormRoutes(deps),
     ...batchRoutes(deps),
     ...roleplayRoutes(deps),
     ...analysisRoutes(deps),

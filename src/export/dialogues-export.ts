@@ -6,6 +6,7 @@ import { type TurnRow, listTurns } from '../generation/dialogue.queries.js';
 import type { CharacterRow } from '../scenarios/scenario.queries.js';
 import { type DialogueCast, type ExportDialogueRow, dialogueCallTotals, findDialogueCast, iterateDialogues } from './export.queries.js';
 import { jsonLine, writeChunk } from './stream-write.js';
+import { liveProvenance } from './live-provenance.js';
 
 function parseJson(text: string | null): unknown {
   if (text === null) return null;
@@ -123,6 +124,8 @@ export function dialogueRecord(ctx: ExportContext, { row, cast, turns }: Dialogu
     },
     // Null rather than {}: Arrow (and so `datasets`) cannot hold a struct without fields.
     meta: emptyToNull(parseJson(row.meta)),
+    // Every record has the key (null for a generated dialogue): a Hugging Face dialogues file keeps one set of fields.
+    live: liveProvenance(ctx, row),
   };
   if (ctx.options.withCalls)
     record.calls = listDialogueCalls(ctx.db, row.id).map((c) => ({

@@ -187,7 +187,8 @@ export type ExportDialogueRow = DialogueRow & { run_name: string };
 
 /**
  * The ids of the dialogues of the batch's pairs in scope, streamed: regular pairs (removed ones only with
- * includeExcluded) and the gold pairs' dialogues with includeGold.
+ * includeExcluded) and the gold pairs' dialogues with includeGold; for a collecting batch (it has no pairs), the
+ * dialogues it collected once ended (rejected ones only with includeExcluded).
  */
 export function iterateDialogueIds(db: Db, scope: Scope): IterableIterator<number> {
   return db
@@ -197,6 +198,9 @@ export function iterateDialogueIds(db: Db, scope: Scope): IterableIterator<numbe
        UNION
        SELECT p.dialogue_b_id FROM pairs p WHERE p.batch_id = :batchId
          AND (:includeGold = 1 OR p.kind = 'regular') AND (:includeExcluded = 1 OR p.removed_at IS NULL)
+       UNION
+       SELECT c.dialogue_id FROM collected_dialogues c WHERE c.batch_id = :batchId AND c.outcome <> 'collecting'
+         AND (:includeExcluded = 1 OR c.review <> 'rejected')
        ORDER BY id`,
     )
     .pluck()
@@ -292,4 +296,63 @@ export function countRaters(db: Db, batchId: number): RaterCountsRow {
        FROM raters WHERE batch_id = :batchId`,
     )
     .get({ batchId }) as RaterCountsRow;
+}
+
+/** A collected dialogue's collection (issue 52): the batch that collected it (and its pseudonym salt), how it ended and its review. */
+export type CollectedExportRow = { batch_id: number; judge_salt: string; outcome: string; reason: string | null; review: string };
+
+export function findCollectedForExport(db: Db, dialogueId: number): CollectedExportRow | undefined {
+  return db
+    .prepare<{ dialogueId: number }, CollectedExportRow>(
+      `SELECT c.batch_id, b.judge_salt, c.outcome, c.reason, c.review
+       FROM collected_dialogues c JOIN batches b ON b.id = c.batch_id WHERE c.dialogue_id = :dialogueId`,
+    )
+    .get({ dialogueId });
+}
+
+/**
+ * Who played each character of a live dialogue: a person (their rater row, platform identity exported only when
+ * asked) or, with no rater, the agent. Read from live_dialogues, which names both sides whatever became of a player.
+ */
+export type LivePlayerExportRow = {
+  character: 1 | 2;
+  rater_public_id: string | null;
+  provider: string | null;
+  participant_id: string | null;
+  study_id: string | null;
+  session_id: string | null;
+  outcome: string | null;
+  waited_ms: number | null;
+  partner_guess: string | null;
+  goal_score: number | null;
+};
+
+const playerOf = (character: 1 | 2) => `SELECT ${character} AS character, r.public_id AS rater_public_id, r.provider, r.participant_id, r.study_id, r.session_id,
+         p.outcome, p.waited_ms, p.partner_guess, p.goal_score
+       FROM live_dialogues d LEFT JOIN raters r ON r.id = d.player_${character} LEFT JOIN live_players p ON p.rater_id = d.player_${character}
+       WHERE d.dialogue_id = :dialogueId`;
+
+export function listLivePlayersForExport(db: Db, dialogueId: number): LivePlayerExportRow[] {
+  return db.prepare<{ dialogueId: number }, LivePlayerExportRow>(`${playerOf(1)} UNION ALL ${playerOf(2)} ORDER BY character`).all({ dialogueId });
+}
+
+/** Each turn's provenance in a live dialogue: who sent it (null: the agent), when its clock began and when it was sent. */
+export type LiveTurnExportRow = {
+  idx: number;
+  by_person: 0 | 1;
+  turn_started_at: string;
+  sent_at: string;
+  timed_out: number;
+  keystrokes: number | null;
+  typing_ms: number | null;
+  paste_attempts: number | null;
+};
+
+export function listLiveTurnsForExport(db: Db, dialogueId: number): LiveTurnExportRow[] {
+  return db
+    .prepare<{ dialogueId: number }, LiveTurnExportRow>(
+      `SELECT idx, rater_id IS NOT NULL AS by_person, turn_started_at, sent_at, timed_out, keystrokes, typing_ms, paste_attempts
+       FROM live_turns WHERE dialogue_id = :dialogueId ORDER BY idx`,
+    )
+    .all({ dialogueId });
 }

@@ -108,6 +108,7 @@ const DIALOGUE_FIELDS: [string, string][] = [
   ['scenario, characters', 'the scenario (context, relationship, goals) and the two characters (profiles with secrets)'],
   ['turns', '`idx`, `speaker` (1 or 2), `character`, `action` (speak, non-verbal, action, none, leave), `text`'],
   ['metrics', 'turns, spoken turns, words, calls, tokens and latency'],
+  ['live', 'a dialogue people played live: the batch that collected it, how it ended, its review, who played each character (a pseudonym, or the agent\'s model) and every turn\'s clock; null for a generated one'],
 ];
 
 // Declared column types for the configs whose fields are known in advance. `datasets` otherwise infers each

@@ -3,6 +3,7 @@ import { type DialogueParts, iterateDialogueParts } from './dialogues-export.js'
 import type { ExportContext } from './export-context.js';
 import type { TurnRow } from '../generation/dialogue.queries.js';
 import { writeChunk } from './stream-write.js';
+import { liveProvenance } from './live-provenance.js';
 
 import { agentViewer, renderMarkup } from '../scenarios/goal-markup.js';
 import type { CharacterRow } from '../scenarios/scenario.queries.js';
@@ -124,6 +125,7 @@ export function episodeRecord(ctx: ExportContext, { row, cast, turns }: Dialogue
       model: row.model,
       condition: `${row.mode}:${row.model}`,
       rewards_known: rewards !== null,
+      live: liveProvenance(ctx, row),
     },
   };
 }

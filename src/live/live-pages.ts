@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { type BatchSettings, roleplayOf, writeOf } from '../batches/batch.schema.js';
+import { roleplaySessionTime } from '../batches/minimum-time.js';
 import { getDialogue } from '../generation/dialogue.queries.js';
 import { mturkSubmitUrl, MTURK_PREVIEW_ASSIGNMENT, prolificCompletionUrl } from '../rating/providers.js';
 import { batchOf, type RaterPages, returnAdvice } from '../rating/rater-pages.js';
@@ -43,7 +44,8 @@ function stepOf(rater: RaterRow, prefix: LivePrefix): LiveStep {
 function liveFacts(settings: BatchSettings) {
   const roleplay = roleplayOf(settings);
   return {
-    minutes: settings.estimatedMinutes,
+    // Never less than a session can take (the launch checklist judges the pay at the same time).
+    minutes: Math.max(settings.estimatedMinutes, roleplay ? roleplaySessionTime(roleplay).minutes : 0),
     waitMinutes: Math.ceil((roleplay?.partner.waitSeconds ?? 0) / 60),
     pay: settings.pay,
     provider: settings.provider.kind,

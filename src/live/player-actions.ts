@@ -66,7 +66,8 @@ export function takeTurn(ctx: RelayContext, raterId: number, request: TurnReques
       if (live.next_speaker !== player.character) return { kind: 'refused', status: 409, message: 'It is not your turn yet: please wait for your partner.' };
       const text = request.action === 'leave' ? '' : request.text;
       const outcome = storeTurn(db, live, rb.roleplay, { action: request.action, text, raterId, clientKey: request.key, callId: null, timedOut: false, signals: request.signals }, clock());
-      setMissedTurns(db, raterId, 0);
+      // A turn taken ends a run of missed ones; most turns follow a turn taken, and need no write.
+      if (player.missed_turns !== 0) setMissedTurns(db, raterId, 0);
       return { kind: 'stored', idx: outcome.idx, dialogueId: live.dialogue_id, outcome };
     })
     .immediate();

@@ -15,7 +15,7 @@ import {
   type TurnInput,
   type TurnOutcome,
 } from './live-dialogue.js';
-import { countTurns, getLiveDialogue, getPlayer, type LiveDialogueRow, listTurnsAfter, setMissedTurns } from './live.queries.js';
+import { countTurns, getLiveDialogue, getPlayer, type LiveDialogueRow, type LiveTurn, listTurnsAfter, setMissedTurns } from './live.queries.js';
 import { buildPlayerView, turnsForPlayer } from './player-view.js';
 import type { Presence } from './presence.js';
 
@@ -72,25 +72,29 @@ function toPlayers(ctx: RelayContext, live: LiveDialogueRow, make: (character: 1
   }
 }
 
-export function stateEvent(ctx: RelayContext, live: LiveDialogueRow, roleplay: RoleplaySettings): LiveEvent {
+/** Whose turn it is and until when; `taken`: the turns so far when the caller knows them (else counted). */
+export function stateEvent(ctx: RelayContext, live: LiveDialogueRow, roleplay: RoleplaySettings, taken?: number): LiveEvent {
   return {
     type: 'state',
     next: live.next_speaker,
     secondsLeft: Math.max(0, Math.round((Date.parse(live.turn_deadline_at) - ctx.deps.clock().getTime()) / 1000)),
-    taken: countTurns(ctx.deps.db, live.dialogue_id).turns,
+    taken: taken ?? countTurns(ctx.deps.db, live.dialogue_id).turns,
     max: roleplay.turns.max,
   };
 }
 
+/** One turn as an event for one character's page, with its index as the event's id. */
+function turnEvent(ctx: RelayContext, dialogueId: number, turn: LiveTurn, character: 1 | 2): { event: LiveEvent; id: number } {
+  const shownNames = namesFor(ctx, dialogueId, character);
+  const [shown] = turnsForPlayer([turn], shownNames);
+  // A turn in which nothing was done reads the same whoever let it pass.
+  const event: LiveEvent = shown ? { type: 'turn', ...shown } : { type: 'missed', speaker: turn.speaker, name: shownNames[turn.speaker - 1] ?? '' };
+  return { event, id: turn.idx };
+}
+
 /** The turns after `afterIdx` as events for one character's page, each with its index as the event's id. */
 export function turnEvents(ctx: RelayContext, live: Pick<LiveDialogueRow, 'dialogue_id'>, afterIdx: number, character: 1 | 2): { event: LiveEvent; id: number }[] {
-  const shownNames = namesFor(ctx, live.dialogue_id, character);
-  return listTurnsAfter(ctx.deps.db, live.dialogue_id, afterIdx).map((turn) => {
-    const [shown] = turnsForPlayer([turn], shownNames);
-    // A turn in which nothing was done reads the same whoever let it pass.
-    const event: LiveEvent = shown ? { type: 'turn', ...shown } : { type: 'missed', speaker: turn.speaker, name: shownNames[turn.speaker - 1] ?? '' };
-    return { event, id: turn.idx };
-  });
+  return listTurnsAfter(ctx.deps.db, live.dialogue_id, afterIdx).map((turn) => turnEvent(ctx, live.dialogue_id, turn, character));
 }
 
 function publishEnd(ctx: RelayContext, live: LiveDialogueRow): void {
@@ -107,12 +111,16 @@ export function afterTurn(ctx: RelayContext, dialogueId: number, outcome: TurnOu
   const live = getLiveDialogue(ctx.deps.db, dialogueId);
   const rb = live ? roleplayBatch(ctx.deps.db, live.batch_id) : null;
   if (!live || !rb) return;
-  toPlayers(ctx, live, (character) => turnEvents(ctx, live, outcome.idx - 1, character)[0] ?? null);
+  // The turn is read once for both pages, and the turns taken are its index + 1: this runs on every turn (the
+  // live relay benchmark, docs/contributor/benchmarks.md).
+  const [turn] = listTurnsAfter(ctx.deps.db, dialogueId, outcome.idx - 1);
+  if (turn) toPlayers(ctx, live, (character) => turnEvent(ctx, dialogueId, turn, character));
   if (outcome.ended) {
     publishEnd(ctx, live);
     return;
   }
-  toPlayers(ctx, live, () => ({ event: stateEvent(ctx, live, rb.roleplay) }));
+  const state = stateEvent(ctx, live, rb.roleplay, outcome.idx + 1);
+  toPlayers(ctx, live, () => ({ event: state }));
   if (playerOf(live, live.next_speaker) === null) scheduleAgent(ctx, live, rb.roleplay);
 }
 

@@ -1,9 +1,9 @@
 import type { Db } from '../db/connection.js';
 import { medianOfOrdered } from '../numbers/median.js';
-import type { BatchSettings } from '../batches/batch.schema.js';
+import { type BatchSettings, roleplayOf } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { REGULAR_PAIRS, wordsPerComparison } from '../batches/comparison-words.queries.js';
-import { type SessionMinimum, sessionMinimum } from '../batches/minimum-time.js';
+import { roleplaySessionTime, type SessionMinimum, sessionMinimum } from '../batches/minimum-time.js';
 import { type ConsentTime, estimateConsentTime } from './consent-time.js';
 import { createTtlMemo } from './ttl-memo.js';
 
@@ -96,9 +96,12 @@ export function consentTimeOfBatch(db: Db, batchId: number, settings: BatchSetti
  * (onboarding, regular pairs up to the cap or the samples there are, attention checks due).
  */
 export function consentTimeOfFullSession(db: Db, batchId: number, settings: BatchSettings, memo?: WordsMemo, capacity?: CapacityResult): ConsentTime & { minimum: SessionMinimum } {
-  // A collecting batch has no comparisons to time: it promises the time it states, its wait included (issue 52).
+  // A collecting batch has no comparisons to time: it promises the time it states, its wait included (issue 52), and
+  // never less than a role-play session can take (the consent page and the launch checklist use the same time).
   if (settings.task !== 'rate') {
-    return { minutes: settings.estimatedMinutes, source: 'estimate', completedRaters: 0, minimumMinutes: 0, minimum: sessionMinimum(settings, 0, 0) };
+    const roleplay = roleplayOf(settings);
+    const floor = roleplay ? roleplaySessionTime(roleplay).minutes : 0;
+    return { minutes: Math.max(settings.estimatedMinutes, floor), source: 'estimate', completedRaters: 0, minimumMinutes: floor, minimum: sessionMinimum(settings, 0, 0) };
   }
   return consentTimeOfBatch(db, batchId, settings, (capacity ?? checkBatchCapacity(db, batchId)).sessionComparisons, memo);
 }

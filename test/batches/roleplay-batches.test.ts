@@ -162,3 +162,42 @@ describe('review before rating', () => {
     expect(getCollected(db, live)?.review).toBe('accepted');
   });
 });
+
+describe('the launch checklist of a role-play batch and its promised time', () => {
+  const prolific = { kind: 'prolific', completionCodes: { completed: 'C1', screenedOut: 'S1', noConsent: 'N1', noPartner: 'NP1' } };
+  const timed = (extra: Record<string, unknown>) =>
+    roleplay({ provider: prolific, plannedRaters: 10, estimatedMinutes: 10, partner: { waitSeconds: 120 }, turns: { max: 20, min: 6, turnSeconds: 90 }, ...extra });
+
+  it('batchLaunchChecklist, when estimatedMinutes is below the wait plus max/2 turns of turnSeconds, warns and judges Prolific pay at that time, blocking open', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    // 120 s + 10 turns × 90 s = 1,020 s: 17 minutes. £1.50 for 10 minutes is £9.00 an hour; for 17, £5.29 (Prolific's floor is £6).
+    const { batchId } = createBatch(db, timed({ pay: '£1.50' }), deps);
+    const items = batchLaunchChecklist(db, batchId);
+    expect(items.find((i) => i.key === 'minimumTime')).toMatchObject({
+      ok: false,
+      blocking: false,
+      detail: expect.stringMatching(/^estimatedMinutes is 10, less than the 17 minutes a role-play session can take \(a wait of up to 120 s, then 10 turns of one's own of up to 90 s each\): participants are promised 17 minutes/),
+    });
+    expect(items.find((i) => i.key === 'platformPay')).toMatchObject({ ok: false, blocking: true, detail: expect.stringContaining('£1.50 for 17 minutes, what a role-play session can take, is £5.29 per hour') });
+    expect(() => transitionBatch(db, batchId, 'open', 'test', NOW)).toThrow(/Pay per hour on Prolific/);
+    expect(getBatch(db, batchId)?.state).toBe('draft');
+    // MTurk: $1.80 for 10 minutes is $10.80 an hour; for 17, $6.35, below the $7.25 federal minimum the checklist holds it to.
+    const mturk = createBatch(db, timed({ name: 'mturk', pay: '$1.80', provider: { kind: 'mturk' } }), deps);
+    expect(batchLaunchChecklist(db, mturk.batchId).find((i) => i.key === 'platformPay')).toMatchObject({ ok: false, blocking: true, detail: expect.stringContaining('$1.80 for 17 minutes, what a role-play session can take, is $6.35 per hour') });
+    expect(() => transitionBatch(db, mturk.batchId, 'open', 'test', NOW)).toThrow(/Pay per hour on MTurk/);
+  });
+
+  it('batchLaunchChecklist, for a role-play batch that promises enough time and pays the floor at it, passes both and opens; an odd max gives character 1 the extra turn', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const { batchId } = createBatch(db, timed({ pay: '£2.00', estimatedMinutes: 17 }), deps);
+    const items = batchLaunchChecklist(db, batchId);
+    expect(items.find((i) => i.key === 'minimumTime')).toMatchObject({ ok: true, detail: expect.stringContaining('is at least the 17 minutes a role-play session can take') });
+    expect(items.find((i) => i.key === 'platformPay')?.ok).toBe(true);
+    expect(transitionBatch(db, batchId, 'open', 'test', NOW).state).toBe('open');
+    // 30 s + ceil(5 / 2) = 3 turns × 60 s = 210 s: 4 minutes (rounded up).
+    const odd = createBatch(db, timed({ name: 'odd', estimatedMinutes: 3, partner: { waitSeconds: 30 }, turns: { max: 5, min: 2, turnSeconds: 60 } }), deps);
+    expect(batchLaunchChecklist(db, odd.batchId).find((i) => i.key === 'minimumTime')?.detail).toMatch(/less than the 4 minutes .*then 3 turns of one's own of up to 60 s/);
+  });
+});

@@ -62,6 +62,14 @@ describe('role-play pages', () => {
     expect(env.db.prepare('SELECT r.status, p.state FROM raters r JOIN live_players p ON p.rater_id = r.id').get()).toEqual({ status: 'rating', state: 'lobby' });
   });
 
+  it('the consent page, when estimatedMinutes is below what a session can take, promises the wait plus one\'s own turns', async () => {
+    // 30 s of waiting + 2 own turns of 60 s = 150 s: 3 minutes, above the 2 stated.
+    const env = await liveApp({ estimatedMinutes: 2 });
+    const html = await (await fetch(`${env.base}/r/${env.publicId}`)).text();
+    expect(html).toContain('About 3 minutes, including up to 1 minute of waiting for your partner.');
+    expect(env.db.prepare('SELECT count(*) FROM raters').pluck().get()).toBe(0);
+  });
+
   it('two players with their pages open are matched; each page shows its own goal and secret and never the partner\'s, nor the mode', async () => {
     const env = await liveApp();
     const { pages } = await matchedPair(env);

@@ -100,7 +100,7 @@ describe('paying role-play participants', () => {
     (t.app.locals.liveHub as LiveHub).stop();
   });
 
-  it('prolific publish, for a role-play batch, asks for a live-chat study of plannedRaters places whose "no partner" code is reviewed, at the role-play link', async () => {
+  it('prolific publish, for a role-play batch, asks for a live-chat study of plannedRaters places, for the time a session can take, whose "no partner" code is reviewed, at the role-play link', async () => {
     const token = 'ptk_roleplay_publish_test_token_0001';
     const fake = await startFakeProlific({ token });
     const env = { PUBLIC_URL: 'https://simarena.example', PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
@@ -111,6 +111,8 @@ describe('paying role-play participants', () => {
     const study = [...fake.studies.values()][0];
     expect(study?.name).toBe(PROLIFIC_ROLEPLAY_TITLE);
     expect(study?.total_available_places).toBe(10);
+    // The time the consent promises: a wait of 180 s and 10 own turns of 90 s (18 minutes), above the 10 estimated.
+    expect(study?.estimated_completion_time).toBe(18);
     expect(study?.external_study_url).toBe(`https://simarena.example/r/${getBatch(t.db, batchId)?.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
     expect(study?.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toContainEqual(['RP-NOPARTNER', 'MANUALLY_REVIEW']);
     (t.app.locals.liveHub as LiveHub).stop();
