@@ -1,4 +1,4 @@
-import { readSequentialNotes } from './sequential-report.js';
+import { readSequentialSection, type SequentialSection } from './sequential-report.js';
 import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { type AnalyzeOptions, analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
@@ -45,10 +45,11 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
 
 /**
  * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
- * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `flagged`: the raters (by export
- * pseudonym) the quality signals flag, for the sensitivity section (issue 43).
+ * batch's section, where each comparison stopped with its sequential p-value and repeated interval, and its methods
+ * paragraph (issues 44 and 51; the report leads with it). `flagged`: the raters (by export pseudonym) the quality
+ * signals flag, for the sensitivity section (issue 43).
  */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; flagged: string[] };
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: SequentialSection | null; flagged: string[] };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -64,7 +65,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; flagged: string[] };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: SequentialSection | null; flagged: string[] };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -76,7 +77,7 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
   const shared = readBatchFrame(db, batch);
   const parts = (asked ? [asked] : batch.questions).map((question) => ({ question, frame: readJudgmentFrame(db, batch, question.id, shared), paper, goldFromRated }));
   const flagged = flaggedRaterIds(db, batch.id).flatMap((id) => shared.raters.get(id)?.name ?? []);
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), flagged };
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialSection(db, batch.id), flagged };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
@@ -100,10 +101,37 @@ export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: 
   }));
   const part = reports[0] as QuestionPart;
   // The sequential rule tests the first question (the one that stands for the comparison in every counter).
-  part.report.notes.push(...(sequential ?? []));
+  if (sequential) part.report.sequential = sequentialJson(sequential);
   // One question asked of a several-question batch: its report, naming it.
   if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
   return combineQuestionReports(reports);
+}
+
+/** The report's sequential section (snake_case, as the rest of the report). */
+function sequentialJson(section: SequentialSection): NonNullable<AnalysisReport['sequential']> {
+  return {
+    comparisons: section.comparisons.map((c) => ({
+      comparison: c.comparison,
+      state: c.state,
+      stop_reason: c.reason,
+      look: c.look,
+      planned_looks: c.plannedLooks,
+      pairs_used: c.pairsUsed,
+      max_pairs: c.maxPairs,
+      statistic: c.statistic?.kind ?? null,
+      statistic_reason: c.statistic?.reason ?? null,
+      raters: c.statistic?.raters ?? null,
+      design_effect: c.statistic?.designEffect ?? null,
+      sequential_p: c.sequentialP,
+      win_rate_a: c.estimate,
+      repeated_ci: c.repeatedCi,
+      naive_win_rate_a: c.naive.winRate,
+      naive_ci95: c.naive.ci95,
+      after_stop: c.afterStop,
+    })),
+    lines: section.lines,
+    methods: section.methods,
+  };
 }
 
 /**

@@ -134,6 +134,11 @@ export type AnalysisReport = {
   paper?: PaperSection;
   /** Issue 43, batches only: each comparison without the raters the quality signals flag, next to the full result. */
   sensitivity?: SensitivitySection;
+  /**
+   * Issue 51, sequential batches only: the result of the design, which the report leads with (the win rates below
+   * ignore it and count the judgments after a stop): one entry per comparison, a line each, and the methods paragraph.
+   */
+  sequential?: SequentialReport;
   notes: string[];
   /**
    * Issue 16, batches with several questions only (a one-question report has none of these three fields): which question
@@ -143,6 +148,31 @@ export type AnalysisReport = {
   question?: { id: string; text: string; index: number };
   questions?: QuestionReport[];
   cross_question?: CrossQuestionAgreement | null;
+};
+
+export type SequentialReport = {
+  comparisons: {
+    comparison: string;
+    state: 'running' | 'stopped';
+    stop_reason: 'efficacy' | 'futility' | 'final' | null;
+    look: number;
+    planned_looks: number;
+    pairs_used: number;
+    max_pairs: number;
+    statistic: 'rater-clustered' | 'pair-majorities' | null;
+    statistic_reason: string | null;
+    raters: number | null;
+    design_effect: number | null;
+    sequential_p: number | null;
+    /** The sequential estimate of a's win rate and its repeated confidence interval. */
+    win_rate_a: number | null;
+    repeated_ci: [number, number] | null;
+    naive_win_rate_a: number | null;
+    naive_ci95: [number, number] | null;
+    after_stop: { judgments: number; pairs: number; a: number; b: number; ties: number } | null;
+  }[];
+  lines: string[];
+  methods: string;
 };
 
 /** Does the result depend on the raters the quality signals flag? (computed in sensitivity.ts) */

@@ -8,6 +8,7 @@ import {
   type BatchRow,
   batchCounts,
   countBatchJudgments,
+  countBatchLooks,
   deleteBatchRow,
   deletePairSet,
   listClonesOf,
@@ -47,6 +48,17 @@ export type BatchView = {
 
 /** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
 export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping'] as const satisfies readonly (keyof BatchSettings)[];
+/**
+ * Settings a sequential look depends on (issue 51): when a pair is complete (K) and which raters' judgments count
+ * (the quality thresholds). Frozen once the first look is taken: a look stands as taken, and later looks must count
+ * pairs and raters as it did.
+ */
+export const SEQUENTIAL_FROZEN_KEYS = ['judgmentsPerPair', 'quality'] as const satisfies readonly (keyof BatchSettings)[];
+
+/** The keys frozen for a batch now: none before judgments, FROZEN_KEYS after, and the sequential ones once a look is taken. */
+export function frozenKeys(db: Db, batchId: number, judgments: number): (keyof BatchSettings)[] {
+  return [...(judgments > 0 ? FROZEN_KEYS : []), ...(countBatchLooks(db, batchId) > 0 ? SEQUENTIAL_FROZEN_KEYS : [])];
+}
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
 export type BatchAction = 'open' | 'pause' | 'close';
@@ -124,6 +136,14 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
     if (hasJudgments && frozen.length > 0) {
       throw new BatchError(`Batch ${batchId} has judgments; these settings are frozen: ${frozen.join(', ')}. Clone the batch to change them.`, 409);
+    }
+    const looks = countBatchLooks(db, batchId);
+    const lookFrozen = looks > 0 ? changed.filter((k) => (SEQUENTIAL_FROZEN_KEYS as readonly string[]).includes(k)) : [];
+    if (lookFrozen.length > 0) {
+      throw new BatchError(
+        `Batch ${batchId} has taken ${looks} sequential look${looks === 1 ? '' : 's'}, which counted pairs complete at ${current.judgmentsPerPair} judgments and raters by its quality thresholds; these settings are frozen: ${lookFrozen.join(', ')}. Clone the batch to change them.`,
+        409,
+      );
     }
     const pairSetChanged = changed.some((k) => (PAIR_SET_KEYS as readonly string[]).includes(k));
     if (pairSetChanged && hasJudgments) {

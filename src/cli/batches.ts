@@ -7,10 +7,10 @@ import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
 import { blockingFailures, type ChecklistItem, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
-import { reallocationLines, sequentialLines, summariseComparison } from '../analysis/sequential-report.js';
+import { exclusionLines, readSequentialSummaries, reallocationLines, sequentialLines } from '../analysis/sequential-report.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
-import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
+import { listComparisonStops, listSequentialExclusions } from '../rating/sequential.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
@@ -114,17 +114,19 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const batch = getBatch(db, id);
   if (!batch) throw new CliError(`No batch with id ${id}`);
   const stops = listComparisonStops(db, batch.id);
-  const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
+  const sequential = batch.settings.stopping ? readSequentialSummaries(db, batch.id, batch.settings.stopping) : [];
+  const exclusions = batch.settings.stopping ? exclusionLines(listSequentialExclusions(db, batch.id)) : [];
   const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential, reallocations });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential, reallocations, exclusions });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
   ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
   for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
+  for (const line of exclusions) ctx.out(`  ${line}`);
 }
 
 /** batches link: the rater entry URL (and MTurk's ExternalQuestion), with the address it was built from. */

@@ -1,5 +1,6 @@
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 import { onboardingSize } from './assign-next-pair.js';
 import { activeHoldUntil } from './rater-pool.js';
 import {
@@ -76,6 +77,7 @@ export function withdrawRater(db: Db, rater: RaterRow, now: Date): void {
     if (current.excluded === 0) {
       excludeRater(db, rater.id, 'withdrew');
       uncountRaterJudgments(db, rater.id);
+      recordExclusionAfterLooks(db, rater.id, 'exclude', 'withdrew', now);
     }
   }).immediate();
 }

@@ -1,3 +1,4 @@
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import type { BatchRow } from '../batches/batch.queries.js';
@@ -114,6 +115,8 @@ function screenOut(db: Db, raterId: number, why: string, now: Date): void {
   voidLiveLeases(db, raterId);
   releaseReservations(db, raterId);
   uncountRaterJudgments(db, raterId);
+  // A sequential batch's looks taken with their judgments stand; later looks leave them out (issue 51).
+  recordExclusionAfterLooks(db, raterId, 'exclude', why, now);
 }
 
 /**
