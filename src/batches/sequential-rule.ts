@@ -40,12 +40,13 @@ export function lookDue(schedule: readonly number[], completed: number, lastLook
 export type LookPoint = { fraction: number; information: number };
 
 /**
- * A look of a comparison whose maximum never changed since its first look. The information is observed: decisive
- * pairs (majority not tied) over the maximum, at every look, the last included (Jennison & Turnbull 2000, 7.2). The
- * spending function is read at the completed pairs over the maximum, i.e. at the decisive pairs over the maximum
- * information the tie share seen so far predicts (information-based monitoring, Mehta & Tsiatis 2001), so a
- * comparison with many ties spends alpha in the planned shape; the last look (every pair complete) is fraction 1 and
- * spends all that is left, at the information it observed.
+ * A look of a comparison whose maximum never changed. The spending function is read at the completed pairs over the
+ * maximum, i.e. at the decisive pairs over the maximum information the tie share seen so far predicts
+ * (information-based monitoring, Mehta & Tsiatis 2001), so a comparison with many ties spends alpha in the planned
+ * shape; the last look (every pair complete) is fraction 1 and spends all that is left, at the information it
+ * observed (Jennison & Turnbull 2000, 7.2). The information here is the decisive pairs (majority not tied) over the
+ * maximum: the first look's, and every look's of a comparison whose looks predate issue 51; later looks grow it as the
+ * statistic's observed information grows (src/batches/reallocated-look.ts, observedPoint).
  */
 export function lookPoint(now: { completed: number; decisive: number; maxPairs: number; final: boolean }, designPairs = now.maxPairs): LookPoint {
   // Information stays on the scale of the design's maximum, should a removed pair lower the maximum later.

@@ -1,6 +1,5 @@
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
-import { recordExclusionAfterLooks } from './sequential.queries.js';
 import { onboardingSize } from './assign-next-pair.js';
 import { activeHoldUntil } from './rater-pool.js';
 import {
@@ -19,6 +18,7 @@ import {
   uncountRaterJudgments,
   voidLiveLeases,
 } from './rating.queries.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 
 /** Consent given moves on to the instructions; consent refused ends the session with the no-consent outcome. */
 export function answerConsent(db: Db, rater: RaterRow, agree: boolean, now: Date): void {

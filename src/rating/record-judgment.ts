@@ -1,4 +1,3 @@
-import { recordExclusionAfterLooks } from './sequential.queries.js';
 import { cachedBatchRow } from '../batches/batch-row-cache.js';
 import { readBatchSettings } from '../batches/batch-settings.js';
 import type { BatchRow } from '../batches/batch.queries.js';
@@ -27,6 +26,7 @@ import {
 import { checkAnswerSignals } from './answer-signals.js';
 import type { Choice } from './rater.schema.js';
 import { applyStoppingRule } from './sequential-stopping.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 
 export type { Choice };
 
