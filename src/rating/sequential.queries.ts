@@ -51,6 +51,21 @@ export function completedPairJudgments(db: Db, comparisonId: number, k: number):
   return db.prepare<{ id: number; k: number }, CompletedPairJudgment>(COMPLETED_PAIR_JUDGMENTS_SQL).all({ id: comparisonId, k });
 }
 
+/**
+ * Each completed pair's valid votes for a and for b on the first question, one row a pair (the counts a look before
+ * issue 51 read; kept for callers that need only the majorities, e.g. serving that waits on the next look).
+ */
+export const COMPLETED_PAIR_VOTES_SQL = `SELECT count(*) FILTER (WHERE j.winner = 'a') AS a, count(*) FILTER (WHERE j.winner = 'b') AS b
+  FROM pairs p INDEXED BY pairs_by_comparison
+  CROSS JOIN judgments j INDEXED BY judgments_by_batch ON j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0
+  CROSS JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
+  WHERE p.comparison_id = :id AND p.kind = 'regular' AND p.removed_at IS NULL AND p.accepted >= :k
+  GROUP BY p.id`;
+
+export function completedPairVotes(db: Db, comparisonId: number, k: number): { a: number; b: number }[] {
+  return db.prepare<{ id: number; k: number }, { a: number; b: number }>(COMPLETED_PAIR_VOTES_SQL).all({ id: comparisonId, k });
+}
+
 /** Marks the pairs a look counted for the first time with that look (their stage, should the maximum rise later). */
 export function markPairsEntered(db: Db, comparisonId: number, k: number, look: number): void {
   db.prepare(
