@@ -18,6 +18,7 @@ import { fixedHeaders } from './web/fixed-headers.js';
 import { createTemplateCompiler } from './web/ejs-templates.js';
 import { probeWrite } from './web/storage-health.js';
 import { createEvaluationSupervisor } from './evaluation/evaluation-supervisor.js';
+import { mountProlificWebhook, PROLIFIC_WEBHOOK_PATH } from './recruiting/prolific-webhook.routes.js';
 
 export type AppDeps = {
   db: Db;
@@ -85,6 +86,10 @@ export function createApp(deps: AppDeps): Express {
 
   // Rater pages (crowdworkers): their own headers per batch provider, state in signed tokens, no cookies.
   mountRaterRoutes(app, { db, sessionSecret: deps.sessionSecret, clock, answerThread: deps.answerThread ?? null });
+
+  // Prolific's signed webhooks (src/recruiting/prolific-webhook.routes.ts): a machine's POST, no session, no form.
+  app.use(PROLIFIC_WEBHOOK_PATH, consoleHeaders);
+  mountProlificWebhook(app, { db, config, clock });
 
   app.get('/', consoleHeaders, (_req, res) => {
     res.render('home', { title: 'Welcome' });

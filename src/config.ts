@@ -38,8 +38,19 @@ const envSchema = z.object({
     .default(1),
   /** Pay per hour (in a batch's own currency) below which the launch checklist warns; 0 turns the warning off. */
   MIN_PAY_PER_HOUR: z.coerce.number({ error: 'must be an amount per hour, e.g. 6 or 7.50' }).min(0, 'must be an amount per hour, e.g. 6 or 7.50').max(10_000).default(6),
+  /** How often the server brings published batches' platforms in step with them (pause, stop, expire). */
+  PLATFORM_FOLLOW_SECONDS: z.coerce
+    .number({ error: 'must be a whole number of seconds from 1 to 60' })
+    .int('must be a whole number of seconds from 1 to 60')
+    .min(1, 'must be a whole number of seconds from 1 to 60')
+    .max(60, 'must be a whole number of seconds from 1 to 60')
+    .default(15),
   /** Prolific's API token (issue 41): read here, never stored, logged or echoed. */
   PROLIFIC_API_TOKEN: z.string().trim().min(1).optional(),
+  /** The Prolific workspace simarena's studies are paid from (its currency is checked before a study is created). */
+  PROLIFIC_WORKSPACE_ID: z.string().trim().min(1).max(64).optional(),
+  /** The workspace secret Prolific signs its webhooks with (Create/replace a secret): read here, never stored or echoed. */
+  PROLIFIC_WEBHOOK_SECRET: z.string().trim().min(8).optional(),
   /** Prolific's API base URL; overridden for tests and proxies. */
   PROLIFIC_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.prolific.com/api/v1/'),
   /** MTurk's requester endpoint; overridden for tests and proxies (`--sandbox` picks the sandbox's). */
@@ -72,13 +83,19 @@ export type Config = {
   generationRunsPerEndpoint: number;
   /** The launch checklist's pay-per-hour floor (MIN_PAY_PER_HOUR), or null when turned off. */
   minPayPerHour: number | null;
+  /** Seconds between two checks that bring published batches' platforms in step with them (PLATFORM_FOLLOW_SECONDS). */
+  platformFollowSeconds: number;
   /** Prolific's API base URL (PROLIFIC_API_URL), ending in a slash. */
   prolificApiUrl: string;
+  /** PROLIFIC_WORKSPACE_ID, or null: then the token's only workspace (several must agree on their currency). */
+  prolificWorkspaceId: string | null;
   /**
    * Prolific's API token (PROLIFIC_API_TOKEN), or undefined. A function, so that the token never appears when the
    * config is printed or serialised.
    */
   prolificToken: () => string | undefined;
+  /** The secret Prolific signs webhooks with (PROLIFIC_WEBHOOK_SECRET), or undefined; a function like prolificToken. */
+  prolificWebhookSecret: () => string | undefined;
   /** MTURK_ENDPOINT, or null for MTurk's production (or, with `--sandbox`, sandbox) endpoint. */
   mturkEndpoint: string | null;
   /** The AWS credentials MTurk is called with, or undefined; a function for the same reason as prolificToken. */
@@ -96,7 +113,7 @@ export class ConfigError extends UserFacingError {
   }
 }
 
-const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
+const SECRET_VARIABLES = new Set(['ADMIN_PASSWORD', 'SESSION_SECRET', 'OPENAI_API_KEY', 'PROLIFIC_API_TOKEN', 'PROLIFIC_WEBHOOK_SECRET', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -130,7 +147,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     generationRunsPerEndpoint: e.GENERATION_RUNS_PER_ENDPOINT,
     minPayPerHour: e.MIN_PAY_PER_HOUR > 0 ? e.MIN_PAY_PER_HOUR : null,
     prolificApiUrl: e.PROLIFIC_API_URL.endsWith('/') ? e.PROLIFIC_API_URL : `${e.PROLIFIC_API_URL}/`,
+    platformFollowSeconds: e.PLATFORM_FOLLOW_SECONDS,
+    prolificWorkspaceId: e.PROLIFIC_WORKSPACE_ID ?? null,
     prolificToken: () => e.PROLIFIC_API_TOKEN,
+    prolificWebhookSecret: () => e.PROLIFIC_WEBHOOK_SECRET,
     mturkEndpoint: e.MTURK_ENDPOINT ?? null,
     awsCredentials: () =>
       e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY

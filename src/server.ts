@@ -21,6 +21,7 @@ import { forgetOldLoginFailures } from './auth/login-throttle.js';
 import { startBackgroundCheckpoints } from './db/background-checkpoint.js';
 import { startAnswerThread } from './rating/answer-thread.js';
 import { closeStoppedBatches } from './rating/sequential-stopping.js';
+import { followPlatforms } from './recruiting/platform-follow.js';
 
 function fail(message: string): never {
   process.stderr.write(`simarena: ${message}\n`);
@@ -107,7 +108,26 @@ function closeFinishedSequentialBatches(): void {
     logger.error({ err: error }, 'could not close finished sequential batches');
   }
 }
-setInterval(closeFinishedSequentialBatches, 60_000).unref();
+
+// Then each published batch's platform follows it (src/recruiting/platform-follow.ts): the Prolific study paused or
+// stopped when the batch is paused, closed or full, the MTurk HITs expired; one check at a time.
+let following = false;
+async function followBatchesOnPlatforms(): Promise<void> {
+  if (following) return;
+  following = true;
+  try {
+    closeFinishedSequentialBatches();
+    for (const r of await followPlatforms({ db, config, clock: systemClock, actor: 'server' })) {
+      if (r.reached) logger.info({ batchId: r.batchId, platform: r.platform, target: r.target }, 'brought the platform in step with its batch');
+      else logger.warn({ batchId: r.batchId, platform: r.platform, target: r.target, problem: r.problem }, 'could not bring the platform in step with its batch');
+    }
+  } catch (error) {
+    logger.error({ err: error }, 'could not bring platforms in step with their batches');
+  } finally {
+    following = false;
+  }
+}
+setInterval(() => void followBatchesOnPlatforms(), config.platformFollowSeconds * 1000).unref();
 
 // A run left 'running' by a process that died (crash, kill, reboot) becomes 'interrupted': resumable, never half-counted.
 const interrupted = markInterruptedRuns(db, systemClock(), { atStart: true });

@@ -46,6 +46,8 @@
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       var target = event.target;
       if (target && (target.tagName === 'TEXTAREA' || (target.tagName === 'INPUT' && target.type === 'text'))) return;
+      // A confidence scale (issue 53) takes its own number keys: arrows move within it, digits answer no question.
+      if (target && target.closest && target.closest('fieldset.confidence')) return;
       var value = event.key === '1' ? 'left' : event.key === '2' ? 'right' : event.key === '0' ? 'tie' : null;
       if (!value) return;
       var at = currentGroup();

@@ -20,6 +20,8 @@ import { flaggedRaterIds } from './quality-signals.queries.js';
 import { sensitivitySection, withoutRaters } from './sensitivity.js';
 import { combineQuestionReports, type QuestionPart, selectQuestionReport } from './question-reports.js';
 import { dialogueMetrics } from './dialogue-metrics.js';
+import type { JudgmentTable } from './judgment-table.js';
+import { realismSection } from './realism-section.js';
 import { loadPaperData, type PaperData, paperDataVersion, paperSectionOf } from './paper-table.queries.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
@@ -28,7 +30,8 @@ import { compressReport, readStoredReport, type StoredResult } from './stored-re
 // analysis-3: the interval rule (few clusters warned, none for a single pair).
 // analysis-4: one report per question (issue 16); a one-question report is unchanged.
 // analysis-5: bootstrap clusters in the order of their names; goal and believability intervals clipped to 0-10 (issue 40).
-const ANALYSIS_VERSION = 'analysis-5';
+// analysis-6: which-is-real questions' realism section, win rates against HUMANS:human, the paper table's two columns (issues 52, 53).
+const ANALYSIS_VERSION = 'analysis-6';
 
 type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
 
@@ -93,12 +96,21 @@ export function completeBatchAnalysisInput(db: Db, { batch, asked, parts, sequen
 
 /** The batch's analysis from its input: no database is read. */
 export function analyzeBatchInput({ batch, asked, parts, sequential, flagged }: BatchAnalysisInput, options: ComputeOptions = {}): AnalysisReport {
+  // Issue 53: the which-is-real question's answers (its realism section; each condition's judged-real share in the
+  // paper table of the preference questions) and the first preference question's (the 2×2's naturalness).
+  const realism = parts.find((p) => p.question.kind === 'which-is-real' && p.question.real !== null);
+  const natural = parts.find((p) => p.question.kind === 'preference');
+  const realismTable = realism?.question.real ? { real: realism.question.real, table: realism.data.table } : null;
   const reports = parts.map(({ question, data, paper, goldFromRated }) => ({
     id: question.id,
     text: question.text,
-    report: withSensitivity(questionReport(batch, question.tiesAllowed, data, paper, goldFromRated, options), batch, question.tiesAllowed, data, options, flagged),
+    report: withSensitivity(questionReport(batch, question, data, paper, goldFromRated, realismTable, options), batch, question, data, options, flagged),
     table: data.table,
   }));
+  if (realism?.question.real) {
+    const report = reports[parts.indexOf(realism)]?.report as AnalysisReport;
+    report.realism = realismSection({ questionId: realism.question.id, real: realism.question.real, margin: batch.equivalenceMargin, table: realism.data.table, natural: natural?.data.table ?? null });
+  }
   const part = reports[0] as QuestionPart;
   // The sequential rule tests the first question (the one that stands for the comparison in every counter).
   if (sequential) part.report.sequential = sequentialJson(sequential);
@@ -138,16 +150,16 @@ function sequentialJson(section: SequentialSection): NonNullable<AnalysisReport[
  * The report with its sensitivity section (issue 43): the same analysis of the same judgments without the flagged
  * raters, so it equals the analysis of the batch with them excluded.
  */
-function withSensitivity(report: AnalysisReport, batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions, flagged: string[]): AnalysisReport {
+function withSensitivity(report: AnalysisReport, batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions, flagged: string[]): AnalysisReport {
   const drop = new Set(flagged);
   const present = data.table.raterNames.filter((name) => drop.has(name));
   const without = present.length === 0 ? data.table : withoutRaters(data.table, drop);
-  const reduced = present.length === 0 ? report : analyzeJudgments(without, analysisOptions(batch, tiesAllowed, data, options));
+  const reduced = present.length === 0 ? report : analyzeJudgments(without, analysisOptions(batch, question, data, options));
   report.sensitivity = sensitivitySection(report, reduced, present, data.table.n - without.n);
   return report;
 }
 
-function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, options: ComputeOptions): AnalyzeOptions {
+function analysisOptions(batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions): AnalyzeOptions {
   return {
     source: { kind: 'batch', batch_id: batch.id, name: batch.name },
     now: options.now,
@@ -155,16 +167,27 @@ function analysisOptions(batch: BatchForAnalysis, tiesAllowed: boolean, data: Ba
     bootstrap: options.bootstrap,
     targetHalfWidth: options.targetHalfWidth,
     resampleRaters: options.resampleRaters,
-    tiesAllowed,
+    tiesAllowed: question.tiesAllowed,
+    questionKind: question.kind,
     attention: data.attention,
     exclusions: data.exclusions,
     dialogueMetrics: dialogueMetrics(data.dialogues),
   };
 }
 
-function questionReport(batch: BatchForAnalysis, tiesAllowed: boolean, data: BatchJudgments, paper: PaperData, goldFromRated: number, options: ComputeOptions): AnalysisReport {
-  const report = analyzeJudgments(data.table, analysisOptions(batch, tiesAllowed, data, options));
-  report.paper = paperSectionOf(paper, data.table);
+function questionReport(
+  batch: BatchForAnalysis,
+  question: AnalysisQuestion,
+  data: BatchJudgments,
+  paper: PaperData,
+  goldFromRated: number,
+  realism: { real: string; table: JudgmentTable } | null,
+  options: ComputeOptions,
+): AnalysisReport {
+  const report = analyzeJudgments(data.table, analysisOptions(batch, question, data, options));
+  // The paper table is of a preference question (naturalness); a which-is-real question's share of "chosen" is each
+  // condition's judged-real share, which the preference questions' paper tables carry.
+  if (question.kind === 'preference') report.paper = paperSectionOf(paper, data.table, realism);
   // The gold-pair rule of issue 10 (docs/researcher/rating-batches.md): say when a rater could meet a rated dialogue in a gold pair first.
   if (goldFromRated > 0) {
     report.notes.push(

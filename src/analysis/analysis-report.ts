@@ -1,11 +1,13 @@
 // The shape of an analysis report: what `simarena analyze --format json` prints and GET /api/batches/:id/analysis
 // returns. Documented field by field in docs/reference/analysis-report.md.
+import type { AgainstHumans } from './against-humans.js';
 import type { BootstrapResult, QualifiedInterval } from './bootstrap.js';
 import type { CohenPair } from './cohen.js';
 import type { ConditionDialogueMetrics } from './dialogue-metrics.js';
 import type { LengthControl } from './length-control.js';
 import type { PaperSection } from './paper-table.js';
 import type { PositionBias } from './position-bias.js';
+import type { RealismSection } from './realism-section.js';
 import type { SampleSizePlan } from './sample-size.js';
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -139,6 +141,13 @@ export type AnalysisReport = {
    * ignore it and count the judgments after a stop): one entry per comparison, a line each, and the methods paragraph.
    */
   sequential?: SequentialReport;
+  /**
+   * Issue 52: a preference question's comparisons with HUMANS:human, as each other condition's win rate against it;
+   * absent when no comparison has HUMANS:human (and in a which-is-real question's report, whose realism section says it).
+   */
+  against_humans?: AgainstHumans;
+  /** Issue 53, a which-is-real question's report only: detection accuracy, equivalence, error rates and the 2×2. */
+  realism?: RealismSection;
   notes: string[];
   /**
    * Issue 16, batches with several questions only (a one-question report has none of these three fields): which question

@@ -13,6 +13,8 @@ import { positionBias } from './position-bias.js';
 import { raterView } from './rater-quality.js';
 import { intervalNotes } from './report-notes.js';
 import { TIE } from './win-rate.js';
+import { againstHumans } from './against-humans.js';
+import type { QuestionKind } from '../batches/batch.schema.js';
 
 export { TIE, winRate } from './win-rate.js';
 
@@ -35,6 +37,8 @@ export type AnalyzeOptions = {
   attention?: Map<string, { correct: number; answered: number }>;
   exclusions?: AnalysisReport['exclusions'];
   dialogueMetrics?: ConditionDialogueMetrics[];
+  /** A which-is-real question's answers (issue 53) are no preference: no win rates against HUMANS:human are given. */
+  questionKind?: QuestionKind;
 };
 
 export const DEFAULT_BOOTSTRAP = 1000;
@@ -100,6 +104,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
   const bradleyTerry = conditions.length >= 2 ? bradleyTerryByGroup(t, conditions, compItems, itemCounts, { seed, replicates, anchor: options.anchor }) : null;
   for (const b of bradleyTerry?.groups?.map((g) => g.bootstrap) ?? (bradleyTerry ? [bradleyTerry.bootstrap] : [])) if (b.warning) notes.push(`${b.warning}.`);
 
+  const humans = options.questionKind === 'which-is-real' ? null : againstHumans(comparisons);
   return {
     schema_version: REPORT_SCHEMA_VERSION,
     generated_at: (options.now ?? new Date()).toISOString(),
@@ -116,6 +121,7 @@ export function analyzeJudgments(t: JudgmentTable, options: AnalyzeOptions): Ana
     position_bias: positionBias(sumSideSplits(sideSplit, nComp)),
     raters: raterView(t, ds, options.attention),
     dialogue_metrics: options.dialogueMetrics ?? [],
+    ...(humans ? { against_humans: humans } : {}),
     notes,
   };
 }

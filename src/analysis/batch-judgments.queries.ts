@@ -7,7 +7,7 @@ import { wordsPerTurn } from './dialogue-metrics.js';
 import { judgePseudonym } from '../rating/judge-pseudonym.js';
 import { createJudgmentTableBuilder, type JudgmentRowInput, type JudgmentTable } from './judgment-table.js';
 import { parseJsonColumn } from '../db/json-column.js';
-import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID, findQuestion } from '../batches/batch.schema.js';
+import { DEFAULT_QUESTION, DEFAULT_QUESTION_ID, findQuestion, QUESTION_KINDS, type QuestionKind } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 
 /**
@@ -18,17 +18,24 @@ const analysisSettingsSchema = z.looseObject({
   allowTie: z.unknown(),
   question: z.string().optional(),
   questions: z
-    .array(z.looseObject({ id: z.string(), text: z.string(), allowTie: z.boolean().optional() }))
+    .array(z.looseObject({ id: z.string(), text: z.string(), allowTie: z.boolean().optional(), kind: z.enum(QUESTION_KINDS).optional(), real: z.string().optional() }))
     .min(1)
     .nullable()
     .optional(),
+  equivalenceMargin: z.number().nullable().optional(),
 });
 
-/** A question of the batch as the analysis names it: its id, its text and whether it allowed ties. */
-export type AnalysisQuestion = { id: string; text: string; tiesAllowed: boolean };
+/**
+ * A question of the batch as the analysis names it: its id, its text, whether it allowed ties, and its kind (issue
+ * 53: a which-is-real question names the condition that is real).
+ */
+export type AnalysisQuestion = { id: string; text: string; tiesAllowed: boolean; kind: QuestionKind; real: string | null };
 
-/** `tiesAllowed` is the first question's; `questions` are in page order (the first is the default everywhere). */
-export type BatchForAnalysis = { id: number; name: string; judgeSalt: string; tiesAllowed: boolean; questions: AnalysisQuestion[] };
+/**
+ * `tiesAllowed` is the first question's; `questions` are in page order (the first is the default everywhere);
+ * `equivalenceMargin` is the margin a which-is-real question's equivalence test was stated with (null: none).
+ */
+export type BatchForAnalysis = { id: number; name: string; judgeSalt: string; tiesAllowed: boolean; questions: AnalysisQuestion[]; equivalenceMargin: number | null };
 
 export function findBatchForAnalysis(db: Db, batchId: number): BatchForAnalysis | null {
   const row = db
@@ -40,16 +47,19 @@ export function findBatchForAnalysis(db: Db, batchId: number): BatchForAnalysis 
   let tiesAllowed = false;
   let questions: AnalysisQuestion[] | null = null;
   let text = DEFAULT_QUESTION;
+  let equivalenceMargin: number | null = null;
   try {
     const settings = parseJsonColumn(analysisSettingsSchema, row.settings, `batches.settings of batch ${row.id}`);
     tiesAllowed = settings.allowTie === true;
     text = settings.question ?? DEFAULT_QUESTION;
-    questions = settings.questions?.map((q) => ({ id: q.id, text: q.text, tiesAllowed: q.allowTie === true })) ?? null;
+    questions = settings.questions?.map((q) => ({ id: q.id, text: q.text, tiesAllowed: q.allowTie === true, kind: q.kind ?? 'preference', real: q.real ?? null })) ?? null;
+    equivalenceMargin = settings.equivalenceMargin ?? null;
   } catch {
     // Settings are validated on write; an unreadable value means no ties were declared and the one default question.
   }
   if (questions?.[0]) tiesAllowed = questions[0].tiesAllowed;
-  return { id: row.id, name: row.name, judgeSalt: row.judge_salt, tiesAllowed, questions: questions ?? [{ id: DEFAULT_QUESTION_ID, text, tiesAllowed }] };
+  const single: AnalysisQuestion = { id: DEFAULT_QUESTION_ID, text, tiesAllowed, kind: 'preference', real: null };
+  return { id: row.id, name: row.name, judgeSalt: row.judge_salt, tiesAllowed, questions: questions ?? [single], equivalenceMargin };
 }
 
 /** A question id no question of the batch has: a 400 in the console and the API, one line in the CLI. */
@@ -124,7 +134,17 @@ function batchStateParts(db: Db, batchId: number) {
 }
 
 /** A judgment of the batch as its one scan reads it (raw: a row is an array, in this order). */
-type JudgmentRow = [pairId: number, raterId: number, questionId: string, isGold: number, correct: number | null, winner: 'a' | 'b' | 'tie', leftSide: 'a' | 'b', activeMs: number | null];
+type JudgmentRow = [
+  pairId: number,
+  raterId: number,
+  questionId: string,
+  isGold: number,
+  correct: number | null,
+  winner: 'a' | 'b' | 'tie',
+  leftSide: 'a' | 'b',
+  activeMs: number | null,
+  confidence: number | null,
+];
 
 /** A judgment's pair as the analysis needs it; `joined` 0 when it has no comparison or scenario row (its judgments are left out). */
 type PairRow = { id: number; kind: string; removed: number; joined: number; scenario_id: string; dialogue_a_id: number; dialogue_b_id: number; condition_a: string; condition_b: string; category: string };
@@ -159,7 +179,7 @@ const JUDGMENT_IDS_PER_PART = 20_000;
 export function* readJudgmentRows(db: Db, batchId: number, range: JudgmentRange, idsPerPart = JUDGMENT_IDS_PER_PART): Generator<JudgmentRow> {
   const part = db
     .prepare<{ b: number; lo: number; hi: number }, JudgmentRow>(
-      `SELECT j.pair_id, j.rater_id, j.question_id, j.is_gold, j.correct, j.winner, j.left_side, j.active_ms
+      `SELECT j.pair_id, j.rater_id, j.question_id, j.is_gold, j.correct, j.winner, j.left_side, j.active_ms, j.confidence
        FROM judgments j NOT INDEXED WHERE j.id BETWEEN :lo AND :hi AND j.batch_id = :b ORDER BY j.id`,
     )
     .raw();
@@ -257,7 +277,7 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
   const rowOfPair = new Map<number, JudgmentRowInput>();
   const dropped = { gold: 0, removed: 0 };
   const attentionByRater = new Map<number, { correct: number; answered: number }>();
-  for (const [pairId, raterId, question, isGold, correct, winner, leftSide, activeMs] of rows) {
+  for (const [pairId, raterId, question, isGold, correct, winner, leftSide, activeMs, confidence] of rows) {
     const pair = pairOf(pairId);
     const rater = raterOf(raterId);
     if (!pair) continue;
@@ -289,6 +309,7 @@ export function joinJudgments(db: Db, frame: JudgmentFrame, rows: Iterable<Judgm
     row.outcome = winner === 'a' ? 0 : winner === 'b' ? 1 : 2;
     row.left = leftSide === 'a' ? 0 : 1;
     row.seconds = activeMs === null ? NaN : activeMs / 1000;
+    row.confidence = confidence ?? 0;
     const problem = builder.add(row);
     // A pair's comparison is fixed by the schema; say so loudly if that ever breaks.
     if (problem) throw new Error(`batch ${batch.id}: ${problem}`);

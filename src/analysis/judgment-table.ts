@@ -11,6 +11,8 @@ export type JudgmentTable = {
   left: Int8Array;
   /** Active time in seconds, NaN when unknown. */
   seconds: Float64Array;
+  /** The rater's confidence 1-5 in a which-is-real answer (issue 53), 0 for none; absent when no answer has one. */
+  confidence?: Int8Array;
   itemNames: string[];
   raterNames: string[];
   /** Per item: its comparison, scenario and category (-1 when unknown) and words per turn of each dialogue (NaN when unknown). */
@@ -32,6 +34,8 @@ export type JudgmentRowInput = {
   outcome: 0 | 1 | 2;
   left: -1 | 0 | 1;
   seconds: number;
+  /** 1-5, or 0 (or absent) for none. */
+  confidence?: number;
   aWords: number;
   bWords: number;
   scenario: string | null;
@@ -74,6 +78,8 @@ export function createJudgmentTableBuilder(): JudgmentTableBuilder {
   const outcome: number[] = [];
   const left: number[] = [];
   const seconds: number[] = [];
+  // Only batches with a which-is-real question have confidences: the column is made at the first one given.
+  let confidence: number[] | null = null;
   const itemComparison: number[] = [];
   const itemConditions: [string, string][] = [];
   const itemScenario: number[] = [];
@@ -109,6 +115,10 @@ export function createJudgmentTableBuilder(): JudgmentTableBuilder {
       outcome.push(row.outcome);
       left.push(row.left);
       seconds.push(row.seconds);
+      if (row.confidence) {
+        confidence ??= new Array<number>(item.length - 1).fill(0);
+        confidence.push(row.confidence);
+      } else confidence?.push(0);
       return null;
     },
     build() {
@@ -119,6 +129,7 @@ export function createJudgmentTableBuilder(): JudgmentTableBuilder {
         outcome: Int8Array.from(outcome),
         left: Int8Array.from(left),
         seconds: Float64Array.from(seconds),
+        ...(confidence ? { confidence: Int8Array.from(confidence) } : {}),
         itemNames: items.names,
         raterNames: raters.names,
         itemComparison: Int32Array.from(itemComparison),

@@ -1,51 +1,30 @@
+import { fitLogisticRegression } from './logistic-regression.js';
 import { Z95 } from './wilson.js';
 
 export type LogisticFit = { coef: number[]; se: number[]; iterations: number } | { coef: null; reason: string };
 
+/** The fit's reasons in the words of judgments. */
+const GROUPED_REASONS: Record<string, string> = {
+  'no observations': 'no decisive judgments',
+  'separation: some covariate pattern predicts the outcome perfectly': 'separation: one side wins every judgment at some covariate value',
+};
+
 /**
- * Binomial logistic regression by iteratively reweighted least squares on grouped rows: successes[i] of trials[i]
- * with covariates x[i * k .. i * k + k) (an intercept is added). Grouped rows keep a 1M-judgment batch to one row
- * per pair; flat typed arrays keep the loop free of allocations.
+ * Binomial logistic regression on grouped rows: successes[i] of trials[i] with covariates x[i * k .. i * k + k) (an
+ * intercept is added). Grouped rows keep a 1M-judgment batch to one row per pair.
  */
 export function fitLogisticGrouped(successes: Float64Array, trials: Float64Array, x: Float64Array, k: number, maxIterations = 100): LogisticFit {
   const n = successes.length;
   const p = k + 1;
-  let any = false;
-  for (let i = 0; i < n; i++) if ((trials[i] as number) > 0) any = true;
-  if (!any) return { coef: null, reason: 'no decisive judgments' };
-  const beta = new Float64Array(p);
-  const xi = new Float64Array(p);
-  xi[0] = 1;
-  for (let it = 1; it <= maxIterations; it++) {
-    const grad = new Float64Array(p);
-    const info = new Float64Array(p * p);
-    for (let i = 0; i < n; i++) {
-      const ti = trials[i] as number;
-      if (ti <= 0) continue;
-      for (let a = 0; a < k; a++) xi[a + 1] = x[i * k + a] as number;
-      let eta = 0;
-      for (let a = 0; a < p; a++) eta += (beta[a] as number) * (xi[a] as number);
-      const mu = 1 / (1 + Math.exp(-eta));
-      const w = ti * mu * (1 - mu);
-      const r = (successes[i] as number) - ti * mu;
-      for (let a = 0; a < p; a++) {
-        grad[a]! += r * (xi[a] as number);
-        for (let b = 0; b < p; b++) info[a * p + b]! += w * (xi[a] as number) * (xi[b] as number);
-      }
-    }
-    const inv = invertSmall(info, p);
-    if (!inv) return { coef: null, reason: 'the design is singular (e.g. no variation in the covariate)' };
-    let max = 0;
-    for (let a = 0; a < p; a++) {
-      let step = 0;
-      for (let b = 0; b < p; b++) step += (inv[a * p + b] as number) * (grad[b] as number);
-      beta[a]! += step;
-      max = Math.max(max, Math.abs(step));
-    }
-    if (Array.from(beta).some((b) => Math.abs(b) > 50)) return { coef: null, reason: 'separation: one side wins every judgment at some covariate value' };
-    if (max < 1e-12) return { coef: Array.from(beta), se: Array.from({ length: p }, (_, a) => Math.sqrt(inv[a * p + a] as number)), iterations: it };
+  const design = new Float64Array(n * p);
+  for (let i = 0; i < n; i++) {
+    design[i * p] = 1;
+    for (let a = 0; a < k; a++) design[i * p + a + 1] = x[i * k + a] as number;
   }
-  return { coef: null, reason: 'did not converge' };
+  const fit = fitLogisticRegression({ y: successes, trials, x: design, p }, maxIterations);
+  if (fit.coef === null) return { coef: null, reason: GROUPED_REASONS[fit.reason] ?? fit.reason };
+  const inv = fit.informationInverse;
+  return { coef: Array.from(fit.coef), se: Array.from({ length: p }, (_, a) => Math.sqrt(inv[a * p + a] as number)), iterations: fit.iterations };
 }
 
 /** Convenience form of fitLogisticGrouped for a handful of rows. */
@@ -117,38 +96,4 @@ export function lengthControlledWinRate(items: { winsA: Float64Array; winsB: Flo
   const [s0, s1] = fit.se as [number, number];
   const sig = (t: number) => 1 / (1 + Math.exp(-t));
   return { ...base, adjusted_win_rate_a: sig(b0), ci95: [sig(b0 - Z95 * s0), sig(b0 + Z95 * s0)], length_coef: b1, length_coef_se: s1 };
-}
-
-/** Gauss-Jordan inverse of a small matrix; null when (nearly) singular. */
-function invertSmall(a: Float64Array, m: number): Float64Array | null {
-  const A = Float64Array.from(a);
-  const I = new Float64Array(m * m);
-  for (let i = 0; i < m; i++) I[i * m + i] = 1;
-  let scale = 0;
-  for (const v of A) scale = Math.max(scale, Math.abs(v));
-  for (let col = 0; col < m; col++) {
-    let pivot = col;
-    for (let r = col + 1; r < m; r++) if (Math.abs(A[r * m + col] as number) > Math.abs(A[pivot * m + col] as number)) pivot = r;
-    const pv = A[pivot * m + col] as number;
-    if (Math.abs(pv) <= 1e-12 * Math.max(1, scale)) return null;
-    for (let c = 0; c < m; c++) {
-      [A[col * m + c], A[pivot * m + c]] = [A[pivot * m + c] as number, A[col * m + c] as number];
-      [I[col * m + c], I[pivot * m + c]] = [I[pivot * m + c] as number, I[col * m + c] as number];
-    }
-    const d = A[col * m + col] as number;
-    for (let c = 0; c < m; c++) {
-      A[col * m + c]! /= d;
-      I[col * m + c]! /= d;
-    }
-    for (let r = 0; r < m; r++) {
-      if (r === col) continue;
-      const f = A[r * m + col] as number;
-      if (f === 0) continue;
-      for (let c = 0; c < m; c++) {
-        A[r * m + c]! -= f * (A[col * m + c] as number);
-        I[r * m + c]! -= f * (I[col * m + c] as number);
-      }
-    }
-  }
-  return I;
 }

@@ -1,6 +1,7 @@
 import type { AnalysisReport } from './analysis-report.js';
 import type { MeanCi, PaperSection, Rate } from './paper-table.js';
 import { ci, num, pct, type Table } from './report-format.js';
+import { REAL_REFERENCE } from './two-by-two.js';
 
 const rate = (r: Rate) => (r.rate === null ? '–' : `${pct(r.rate)} ${ci(r.ci95)} (n ${r.n})`);
 const mean = (m: MeanCi) => (m.mean === null ? '–' : `${num(m.mean, 2)}${m.ci95 ? ` [${num(m.ci95[0], 2)}, ${num(m.ci95[1], 2)}]` : ''} (n ${m.n})`);
@@ -13,17 +14,22 @@ export function paperTables(report: AnalysisReport): { title: string; note?: str
 /** The same tables for a paper section on its own (a run's, from simarena evaluations metrics). */
 export function paperSectionTables(paper: PaperSection): { title: string; note?: string; table: Table }[] {
   if (paper.rows.length === 0) return [];
+  // The columns of the people's reference (issues 52, 53) only when the batch has them, so other tables stay as they were.
+  const vsHumans = paper.rows.some((r) => r.win_rate_vs_humans.n > 0);
+  const judgedReal = paper.rows.some((r) => r.judged_real.n > 0);
   const out: { title: string; note?: string; table: Table }[] = [
     {
       title: 'Paper table: per condition',
       note: paper.notes.join(' '),
       table: {
         headers: [
-          'condition', 'scope', 'dialogues', 'human win rate', 'LLM-judge win rate', 'goal (model)', 'believability (model)', 'deal rate (model)',
+          'condition', 'scope', 'dialogues', 'human win rate', ...(vsHumans ? [`vs ${REAL_REFERENCE}`] : []), ...(judgedReal ? ['judged real'] : []),
+          'LLM-judge win rate', 'goal (model)', 'believability (model)', 'deal rate (model)',
           'mutual friend position', 'first mention of other\u2019s fact', 'premature mention', 'words per turn',
         ],
         rows: paper.rows.map((r) => [
-          r.condition, r.scope, r.dialogues, rate(r.human_win_rate), rate(r.llm_judge_win_rate), mean(r.goal), mean(r.believability), rate(r.deal_rate),
+          r.condition, r.scope, r.dialogues, rate(r.human_win_rate), ...(vsHumans ? [rate(r.win_rate_vs_humans)] : []), ...(judgedReal ? [rate(r.judged_real)] : []),
+          rate(r.llm_judge_win_rate), mean(r.goal), mean(r.believability), rate(r.deal_rate),
           num(r.mutual_friend_position, 2), num(r.first_mention_position, 2), pct(r.premature_share), num(r.words_per_turn, 1),
         ]),
       },

@@ -144,7 +144,10 @@ export function loadPaperData(db: Db, batchId: number): PaperData {
   };
 }
 
-/** A batch's paper section from its paper data and the report's judgment table. */
-export function paperSectionOf(data: PaperData, table: JudgmentTable): PaperSection {
-  return paperSection({ judgments: humanJudgments(table), ...data });
+/**
+ * A batch's paper section from its paper data and the report's judgment table; `realism`, a which-is-real question's
+ * table and real condition (issue 53), adds each condition's judged-real share.
+ */
+export function paperSectionOf(data: PaperData, table: JudgmentTable, realism: { real: string; table: JudgmentTable } | null = null): PaperSection {
+  return paperSection({ judgments: humanJudgments(table), ...data, realism: realism ? { real: realism.real, judgments: humanJudgments(realism.table) } : null });
 }

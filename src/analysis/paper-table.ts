@@ -10,6 +10,7 @@ import {
   judgePositionBias,
   judgeVerdicts,
 } from './llm-judge-agreement.js';
+import { REAL_REFERENCE } from './two-by-two.js';
 import { Z95, wilsonInterval } from './wilson.js';
 
 // One table a paper can use (issue 15), laid out like Zhou et al. 2024's: per condition (and per scenario category)
@@ -34,6 +35,11 @@ export type PaperInput = {
   /** For each dialogue, the scores of one evaluation (the latest that scored it). */
   scores: PaperScore[];
   deals: PaperDeal[];
+  /**
+   * Issue 53: a which-is-real question's answers, as judgments whose winner is the conversation chosen as the real one;
+   * null or absent without one.
+   */
+  realism?: { real: string; judgments: PaperJudgment[] } | null;
 };
 
 export type Rate = { n: number; rate: number | null; ci95: [number, number] | null };
@@ -45,6 +51,10 @@ export type PaperRow = {
   scope: string;
   dialogues: number;
   human_win_rate: Rate;
+  /** Issue 52: the win rate in its comparisons against HUMANS:human only (n 0 for HUMANS:human itself and without any). */
+  win_rate_vs_humans: Rate;
+  /** Issue 53: share of the which-is-real answers that chose its conversation as the real one (n 0 without such a question). */
+  judged_real: Rate;
   llm_judge_win_rate: Rate;
   goal: MeanCi;
   believability: MeanCi;
@@ -156,6 +166,8 @@ export function paperSection(input: PaperInput): PaperSection {
   const wordsOf = perDialogue((d) => wordsPerTurn(d.turns));
   const leakageOf = perDialogue((d) => dialogueLeakage(d.turns, d.facts ?? []));
   const humanWinRate = winRates(input.judgments);
+  const vsHumans = winRates(input.judgments.filter((r) => r.conditionA === REAL_REFERENCE || r.conditionB === REAL_REFERENCE));
+  const judgedReal = winRates(input.realism?.judgments ?? []);
   const judgeWinRate = winRates(input.judgeAnswers);
   const conditions = [...new Set(input.dialogues.map((d) => d.condition))].sort();
   const categories = [...new Set(input.dialogues.map((d) => d.category))].sort();
@@ -175,6 +187,8 @@ export function paperSection(input: PaperInput): PaperSection {
         scope,
         dialogues: dialogues.length,
         human_win_rate: humanWinRate(condition, scope),
+        win_rate_vs_humans: condition === REAL_REFERENCE ? rate(0, 0) : vsHumans(condition, scope),
+        judged_real: judgedReal(condition, scope),
         llm_judge_win_rate: judgeWinRate(condition, scope),
         goal: meanWithCi(dialogueMean(input.scores, 'goal', ids), SOTOPIA_SCORE_SCALE),
         believability: meanWithCi(dialogueMean(input.scores, 'believability', ids), SOTOPIA_SCORE_SCALE),
@@ -190,6 +204,14 @@ export function paperSection(input: PaperInput): PaperSection {
   const forBatch = input.of !== 'run';
   const notes = [
     ...(forBatch ? ['Human win rate: share of decisive human judgments won by the condition, in the comparisons it took part in; Wilson 95% interval.'] : []),
+    ...(forBatch && input.judgments.some((r) => r.conditionA === REAL_REFERENCE || r.conditionB === REAL_REFERENCE)
+      ? [`Vs ${REAL_REFERENCE}: the same, in its comparisons against ${REAL_REFERENCE} only (the people's own conversations).`]
+      : []),
+    ...(input.realism
+      ? [
+          `Judged real: share of the which-is-real answers that chose the condition's conversation as the real one; for a condition other than ${input.realism.real}, its detection error rate (Social Simulacra's). Wilson 95% interval here; the realism section gives the rater- and scenario-clustered one and the equivalence test.`,
+        ]
+      : []),
     'From a model: the LLM judge win rate (each pair asked in both orders), goal completion and believability (Sotopia-Eval, 0-10, mean per dialogue of its two characters, Student t 95% interval over dialogues clipped to the 0-10 scale) and the deal outcome (the judge\u2019s reading of sale scenarios). Everything else is computed from the text.',
     'Leakage: mean relative position (0 = first turn, 1 = last) of the first mention of the mutual friend, and of any fact the other side holds; premature: share of dialogues where a character names the other side\u2019s fact before it was said.',
   ];

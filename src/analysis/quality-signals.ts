@@ -3,6 +3,7 @@
 // raters, a reason copied from the page). Each signal is a fact about how an answer was given, not a verdict: none
 // rejects anyone, and the reading-time signal never feeds a rejection.
 import type { QualitySettings } from '../batches/batch.schema.js';
+import { readingFloorMs } from '../numbers/reading-time.js';
 
 /** One first-question judgment of a regular pair with what the server and the page measured. */
 export type SignalJudgment = {
@@ -72,11 +73,6 @@ export function sharedReasons(reasons: { rater: number; text: string }[], q: Pic
     }
     return false;
   });
-}
-
-/** The reading floor of a judgment in ms: the words shown at the stated rate; null when the words are not known. */
-export function readingFloorMs(words: number | null, wordsPerMinute: number): number | null {
-  return words === null ? null : (words / wordsPerMinute) * 60_000;
 }
 
 /**

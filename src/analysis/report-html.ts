@@ -3,7 +3,7 @@ import ejs from 'ejs';
 import type { AnalysisReport } from './analysis-report.js';
 import { PLOT_NAMES, PLOT_TITLES, renderAllPlots } from './plots.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
+import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
 
 const TEMPLATE = fileURLToPath(new URL('../../views/report/analysis.ejs', import.meta.url));
 
@@ -33,6 +33,13 @@ async function section(report: AnalysisReport, tables: ReturnType<typeof reportT
 
 /** The report as a standalone HTML page (views/report/analysis.ejs: inline CSS and SVG, no external assets); one section per question when there are several. */
 export async function renderAnalysisHtml(report: AnalysisReport): Promise<string> {
+  const empty = noJudgmentsHeadline(report);
+  if (empty) {
+    // Only what a report without judgments still says: who was left out, and the notes.
+    const left = [exclusionsTable(report)].filter((t) => t.table.rows.length > 0);
+    const sections = [{ question: null, source: null, h: 'h2', summary: [], tables: left, plots: [], notes: report.notes }];
+    return ejs.renderFile(TEMPLATE, { source: sourceLine(report), empty, shownQuestion: null, questions: [], cross: null, sections });
+  }
   const questions = questionSections(report);
   const sections =
     questions.length === 0
@@ -40,6 +47,7 @@ export async function renderAnalysisHtml(report: AnalysisReport): Promise<string
       : await Promise.all(questions.map((q) => section(q.report, questionTables(q.report, q.index), { id: q.id, heading: questionHeading(q) })));
   return ejs.renderFile(TEMPLATE, {
     source: sourceLine(report),
+    empty: null,
     // One question picked out of several (`--question`): its heading under the source line.
     shownQuestion: questions.length === 0 && report.question ? questionHeading(report.question) : null,
     questions: questions.map((q) => ({ id: q.id, text: q.text })),

@@ -1,7 +1,7 @@
 import type { AnalysisReport } from './analysis-report.js';
 import type { Table } from './report-format.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
+import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
 
 const cell = (v: string | number) => String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -13,6 +13,8 @@ export function markdownTable(table: Table): string {
 /** The report as Markdown: every table, the notes, and the exclusions; one section per question when there are several. */
 export function renderAnalysisMarkdown(report: AnalysisReport): string {
   const lines = ['# simarena analysis', '', sourceLine(report), ''];
+  const empty = noJudgmentsHeadline(report);
+  if (empty) return [...lines, `**${empty}**`, '', ...exclusionLines(report)].join('\n');
   const sections = questionSections(report);
   if (sections.length === 0) {
     // One question picked out of several (`--question`): say which.
@@ -28,6 +30,12 @@ export function renderAnalysisMarkdown(report: AnalysisReport): string {
     lines.push(...bodyLines(q.report, '###', questionTables(q.report, q.index)));
   }
   return lines.join('\n');
+}
+
+/** The exclusions table alone: what a report without judgments still has to say. */
+function exclusionLines(report: AnalysisReport): string[] {
+  const { title, table } = exclusionsTable(report);
+  return table.rows.length > 0 ? [`## ${title}`, '', markdownTable(table), ''] : [];
 }
 
 function bodyLines(report: AnalysisReport, h: string, tables: ReturnType<typeof reportTables>): string[] {

@@ -1,5 +1,6 @@
 import type { AnalysisReport } from './analysis-report.js';
 import { paperTables } from './paper-report-tables.js';
+import { againstHumansTable, realismSentences, realismTables } from './realism-report-tables.js';
 import { raterCount, RATERS_TABLE_ROWS } from './page-report.js';
 import { ci, num, pct, pValue, type Table } from './report-format.js';
 
@@ -9,7 +10,9 @@ type ReportSection = { title: string; note?: string; table: Table };
 /** The report's tables as plain rows, shared by the Markdown and HTML renderers so both always say the same. */
 export function reportTables(report: AnalysisReport): ReportSection[] {
   const sections: (ReportSection | null)[] = [
+    ...realismTables(report),
     winRatesTable(report),
+    againstHumansTable(report),
     perModelTable(report),
     byCategoryTable(report),
     byScenarioTable(report),
@@ -186,7 +189,7 @@ function dialoguesTable(report: AnalysisReport): ReportSection | null {
   };
 }
 
-function exclusionsTable(report: AnalysisReport): ReportSection {
+export function exclusionsTable(report: AnalysisReport): ReportSection {
   return {
     title: 'Exclusions',
     note: 'Applied before every statistic.',
@@ -241,6 +244,19 @@ export function sourceLine(report: AnalysisReport): string {
 }
 
 /**
+ * The headline of a report with no judgment to analyse (issue 49), or null: said once at the top instead of an empty
+ * table in every section. Judgments left out with excluded raters are counted, so "none yet" is not said of those.
+ */
+export function noJudgmentsHeadline(report: AnalysisReport): string | null {
+  if (report.n_judgments > 0) return null;
+  const src = report.source.kind === 'batch' ? `Batch ${report.source.batch_id} (${report.source.name})` : `The file ${report.source.path}`;
+  const left = report.exclusions.raters.reduce((n, r) => n + r.judgments, 0) + report.exclusions.dropped.reduce((n, d) => n + d.judgments, 0);
+  return left > 0
+    ? `Nothing to analyse: every judgment of ${src.replace(/^The/, 'the')} (${left}) was left out with an excluded rater or a dropped row; see the exclusions.`
+    : `No judgments yet: ${src} has no accepted judgment, so there is nothing to analyse. Run this again once raters have answered.`;
+}
+
+/**
  * One sentence per comparison with the numbers a results section needs (estimate, both intervals, test, n, ties,
  * agreement), so the report's headline can be quoted without reassembling it from the tables.
  */
@@ -250,6 +266,12 @@ export function summaryTitle(report: AnalysisReport): string {
 }
 
 export function summarySentences(report: AnalysisReport): string[] {
+  // A which-is-real question's comparisons count the conversation taken for real, not a preference: its summary is
+  // the realism section's (issue 53).
+  return report.realism ? realismSentences(report) : comparisonSentences(report);
+}
+
+function comparisonSentences(report: AnalysisReport): string[] {
   return report.comparisons.map((c) => {
     const decisive = c.wins_a + c.wins_b;
     if (c.win_rate_a === null) return `${c.a} vs ${c.b}: no decisive judgment among ${c.n} (${c.ties} ties); no win rate.`;

@@ -22,6 +22,7 @@ export function withoutRaters(t: JudgmentTable, drop: ReadonlySet<string>): Judg
       outcome: t.outcome[j] as 0 | 1 | 2,
       left: t.left[j] as -1 | 0 | 1,
       seconds: t.seconds[j] as number,
+      confidence: t.confidence?.[j] ?? 0,
       aWords: t.itemWordsA[i] as number,
       bWords: t.itemWordsB[i] as number,
       scenario: scenario < 0 ? null : (t.scenarioNames[scenario] as string),

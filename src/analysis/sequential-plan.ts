@@ -1,4 +1,5 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
+import { formatMoney } from '../batches/pay.js';
 import { simulateSequential } from './sequential-simulation.js';
 
 // `simarena plan --sequential` (issues 44 and 51): a sequential design over the fixed design's pairs, simulated as it
@@ -121,7 +122,7 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export function sequentialPlanLines(plan: SequentialPlan): string[] {
-  const money = (x: number | null) => (x === null ? '' : `, saving about ${x.toFixed(2)} ${plan.currency ?? ''} per comparison`);
+  const money = (x: number | null) => (x === null ? '' : `, saving about ${formatMoney(x, plan.currency ?? '')} per comparison`);
   return [
     `Sequential design: ${plan.looks} looks, ${plan.spending} alpha spending, alpha ${+plan.alpha_per_comparison.toPrecision(4)} per comparison${plan.comparisons > 1 ? ` (Bonferroni over ${plan.comparisons})` : ''}`,
     `  maximum pairs per comparison: ${plan.max_pairs} (the fixed design's)`,

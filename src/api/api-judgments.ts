@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { BatchRow } from '../batches/batch.queries.js';
+import { readBatchSettings } from '../batches/batch-settings.js';
+import { batchQuestions } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
 import { countBatchJudgments, type JudgmentsPageStart, listBatchJudgmentsPage } from '../export/export.queries.js';
 import { type JudgmentRecord, judgmentRecord } from '../export/judgments-export.js';
@@ -31,12 +33,12 @@ export function pageAfter(cursor: string): JudgmentsPageStart {
 /** A page of the batch's judgment records, and the cursor of the page after it (null when none follows). */
 export function listBatchJudgmentsForApi(
   db: Db,
-  batch: Pick<BatchRow, 'id' | 'judge_salt'>,
+  batch: Pick<BatchRow, 'id' | 'judge_salt' | 'settings'>,
   limit: number,
   start: JudgmentsPageStart,
   questionId: string | null = null,
 ): { records: JudgmentRecord[]; nextAfter: string | null } {
-  const ctx = { batch, options: RECORD_OPTIONS };
+  const ctx = { batch, options: RECORD_OPTIONS, meta: { questions: batchQuestions(readBatchSettings(batch)) } };
   // One row more than the page says whether another page follows.
   const rows = listBatchJudgmentsPage(db, batch.id, questionId, limit + 1, start);
   const page = rows.slice(0, limit);

@@ -9,8 +9,9 @@ import { sampleKeyOf } from './gold-sources.js';
 
 export type { CapacityProblem, CapacityResult } from './capacity-check.js';
 
-function inputOf(settings: BatchSettings, pairSamples: string[], gold: { onboarding: number; attention: number; fromRated: number }) {
+function inputOf(settings: BatchSettings, pairSamples: string[], gold: { onboarding: number; attention: number; fromRated: number }, stoppedPairs = 0) {
   return {
+    stoppedPairs,
     judgmentsPerPair: settings.judgmentsPerPair,
     perRaterCap: settings.perRaterCap,
     allowSameSample: settings.allowSameSample,
@@ -40,7 +41,7 @@ export function checkBatchCapacity(db: Db, batchId: number): CapacityResult {
   if (!row) throw new BatchError(`No batch with id ${batchId}`, 404);
   const settings = readBatchSettings(row);
   const rows = capacityRows(db, batchId);
-  return computeCapacity(inputOf(settings, rows.pairSamples, { onboarding: rows.onboardingPairs, attention: rows.attentionPairs, fromRated: rows.goldFromRatedSamples }));
+  return computeCapacity(inputOf(settings, rows.pairSamples, { onboarding: rows.onboardingPairs, attention: rows.attentionPairs, fromRated: rows.goldFromRatedSamples }, rows.stoppedPairs));
 }
 
 /** Throws a BatchError naming the numbers when some regular pair of the batch cannot reach K judgments. */

@@ -2,6 +2,7 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
 import { requireLaunchChecklist } from './batch-launch.js';
 import { BatchError } from './batch-error.js';
+import { freeCopyName, requireFreeBatchName } from './batch-name.js';
 import { requireBatchCapacity } from './batch-capacity.js';
 import {
   type BatchCounts,
@@ -47,7 +48,7 @@ export type BatchView = {
 };
 
 /** Settings that would bias data already collected: the pair set and what the rater is asked and shown. */
-export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping'] as const satisfies readonly (keyof BatchSettings)[];
+export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping', 'equivalenceMargin'] as const satisfies readonly (keyof BatchSettings)[];
 /**
  * Settings a sequential look depends on (issue 51): when a pair is complete (K) and which raters' judgments count
  * (the quality thresholds). Frozen once the first look is taken: a look stands as taken, and later looks must count
@@ -55,9 +56,13 @@ export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'que
  */
 export const SEQUENTIAL_FROZEN_KEYS = ['judgmentsPerPair', 'quality'] as const satisfies readonly (keyof BatchSettings)[];
 
-/** The keys frozen for a batch now: none before judgments, FROZEN_KEYS after, and the sequential ones once a look is taken. */
-export function frozenKeys(db: Db, batchId: number, judgments: number): (keyof BatchSettings)[] {
-  return [...(judgments > 0 ? FROZEN_KEYS : []), ...(countBatchLooks(db, batchId) > 0 ? SEQUENTIAL_FROZEN_KEYS : [])];
+/**
+ * The keys frozen for a batch now: FROZEN_KEYS once judgments exist, before that the equivalence margin once opened
+ * (issue 53), and the sequential ones once a look is taken.
+ */
+export function frozenKeys(db: Db, batch: Pick<BatchView, 'id' | 'counts' | 'openedAt'>): (keyof BatchSettings)[] {
+  const before: (keyof BatchSettings)[] = batch.counts.judgments > 0 ? [...FROZEN_KEYS] : batch.openedAt ? ['equivalenceMargin'] : [];
+  return [...before, ...(countBatchLooks(db, batch.id) > 0 ? SEQUENTIAL_FROZEN_KEYS : [])];
 }
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
@@ -129,9 +134,14 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
   return db.transaction(() => {
     const row = requireBatch(db, batchId);
     if (row.state === 'closed') throw new BatchError(`Batch ${batchId} is closed; its settings can no longer change.`, 409);
+    if (next.name !== row.name) requireFreeBatchName(db, next.name, batchId);
     checkBlockedBatches(db, next, batchId);
     const current = readBatchSettings(row);
     const changed = (Object.keys(next) as (keyof BatchSettings)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
+    // Issue 53: the equivalence margin is stated before anyone answers, so no one can choose it after seeing the data.
+    if (row.opened_at !== null && changed.includes('equivalenceMargin')) {
+      throw new BatchError(`Batch ${batchId} has been opened; its equivalenceMargin was stated in advance and can no longer change. Clone the batch to change it.`, 409);
+    }
     const hasJudgments = countBatchJudgments(db, batchId) > 0;
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
     if (hasJudgments && frozen.length > 0) {
@@ -201,10 +211,13 @@ export function deleteDraftBatch(db: Db, batchId: number, deps: { actor: string;
   }).immediate();
 }
 
-/** A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. */
+/**
+ * A new draft batch with the same settings (and a fresh pair set, link and salt); `overrides` may change any key. Its
+ * name is the first free of "NAME (copy)", "NAME (copy 2)", ...; a name given in `overrides` must be free.
+ */
 export function cloneBatch(db: Db, batchId: number, deps: BatchDeps & { overrides?: Partial<BatchSettings> }): CreateBatchResult {
   const row = requireBatch(db, batchId);
   const settings = readBatchSettings(row);
-  const input = { ...settings, name: `${settings.name} (copy)`, ...deps.overrides };
+  const input = { ...settings, name: freeCopyName(db, settings.name), ...deps.overrides };
   return createBatch(db, input, { ...deps, clonedFrom: batchId });
 }

@@ -114,6 +114,11 @@ export function deleteBatchRow(db: Db, batchId: number): void {
 }
 
 /** The batches cloned from this one (batches.cloned_from, which does not cascade). */
+/** The batches named exactly `name`, oldest first (a database made before migration 046 may hold several). */
+export function listBatchIdsNamed(db: Db, name: string): number[] {
+  return db.prepare<{ name: string }, number>('SELECT id FROM batches WHERE name = :name ORDER BY id').pluck().all({ name });
+}
+
 export function listClonesOf(db: Db, batchId: number): number[] {
   return db.prepare<{ batchId: number }, number>('SELECT id FROM batches WHERE cloned_from = :batchId ORDER BY id').pluck().all({ batchId });
 }
@@ -181,7 +186,7 @@ export function listSampleDialogues(db: Db, runIds: number[]): SampleDialogueRow
     .all({ runIds: JSON.stringify(runIds) });
 }
 
-export type CapacityRows = { pairSamples: string[]; onboardingPairs: number; attentionPairs: number; goldFromRatedSamples: number };
+export type CapacityRows = { pairSamples: string[]; stoppedPairs: number; onboardingPairs: number; attentionPairs: number; goldFromRatedSamples: number };
 
 /**
  * What the capacity check reads of a stored batch: its regular pairs' samples (without those a sequential rule stopped:
@@ -195,6 +200,11 @@ export function capacityRows(db: Db, batchId: number): CapacityRows {
     )
     .pluck()
     .all({ batchId });
+  const stoppedPairs =
+    db
+      .prepare<{ batchId: number }, number>("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL AND stopped_at IS NOT NULL")
+      .pluck()
+      .get({ batchId }) ?? 0;
   const gold = db
     .prepare<{ batchId: number }, { onboarding: number; attention: number; rated: number }>(
       `SELECT coalesce(sum(g.kind = 'onboarding'), 0) AS onboarding, coalesce(sum(g.kind = 'attention'), 0) AS attention,
@@ -203,5 +213,5 @@ export function capacityRows(db: Db, batchId: number): CapacityRows {
        FROM pairs g WHERE g.batch_id = :batchId AND g.kind <> 'regular' AND g.removed_at IS NULL`,
     )
     .get({ batchId }) ?? { onboarding: 0, attention: 0, rated: 0 };
-  return { pairSamples, onboardingPairs: gold.onboarding, attentionPairs: gold.attention, goldFromRatedSamples: gold.rated };
+  return { pairSamples, stoppedPairs, onboardingPairs: gold.onboarding, attentionPairs: gold.attention, goldFromRatedSamples: gold.rated };
 }

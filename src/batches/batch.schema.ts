@@ -42,7 +42,7 @@ export type BonusSettings = z.infer<typeof bonusSchema>;
  * HITs takes `plannedRaters` assignments.
  */
 export const mturkSchema = z.strictObject({
-  /** Shown in MTurk's list of HITs; defaults to the batch's name. */
+  /** Shown in MTurk's list of HITs; defaults to a neutral title, never the batch's name (workers read it). */
   title: z.string().trim().min(1).max(128).optional(),
   /** Shown with the title; defaults to the instructions' first 2,000 characters, else the question. */
   description: z.string().trim().min(1).max(2000).optional(),
@@ -138,25 +138,59 @@ export const attentionChecksSchema = z.strictObject({
   maxFailures: z.number().int().min(1).max(20).default(2),
 });
 
-/** How much of a batch one client address may take (issue 10): a script cannot hold every place. */
+/** A whole number from `min` to `max`, refused in words a person reads beside the field. */
+const wholeNumber = (min: number, max: number) =>
+  z.number({ message: `must be a whole number from ${min} to ${max}` }).int(`must be a whole number from ${min} to ${max}`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+/**
+ * How much of a batch one client address may take (issue 10): a script cannot hold every place. Colleagues behind one
+ * office network share an address: raise the limits for such a pilot (issue 49; checked before consent).
+ */
 export const addressLimitsSchema = z.strictObject({
   /** Raters that may be created from one address within `windowMinutes`. */
-  ratersPerWindow: z.number().int().min(1).max(10_000).default(20),
-  windowMinutes: z.number().int().min(1).max(24 * 60).default(60),
-  /** Raters of one address that may hold comparisons (a lease or reserved pairs) at the same time. */
-  activeRaters: z.number().int().min(1).max(10_000).default(5),
+  ratersPerWindow: wholeNumber(1, 10_000).default(20),
+  windowMinutes: wholeNumber(1, 24 * 60).default(60),
+  /** Raters of one address that may hold comparisons (a lease or reserved pairs, or a consent page open) at the same time. */
+  activeRaters: wholeNumber(1, 10_000).default(5),
 });
 
+/**
+ * The kinds of question (issue 53): `preference` asks which of the two is better by the question's text (naturalness,
+ * goals, ...); `which-is-real` tells the rater that one of the two happened (the `real` condition's dialogue, e.g.
+ * HUMANS:human) and asks which, with no tie, and optionally how sure they are (1-5). The page is the same blinded
+ * comparison for both: nothing but the text tells the sides apart.
+ */
+export const QUESTION_KINDS = ['preference', 'which-is-real'] as const;
+export type QuestionKind = (typeof QUESTION_KINDS)[number];
+const ANSWER_MODES = ['off', 'optional', 'required'] as const;
+
 /** One question raters answer on each pair (issue 16): its own choice, tie rule and reason, stored per judgment row. */
-export const questionSchema = z.strictObject({
-  id: z
-    .string()
-    .trim()
-    .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a short id of lower-case letters, digits, - or _ (e.g. "natural")'),
-  text: z.string().trim().min(5).max(500),
-  allowTie: z.boolean().default(false),
-  reason: z.enum(['off', 'optional', 'required']).default('optional'),
-});
+export const questionSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .trim()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a short id of lower-case letters, digits, - or _ (e.g. "natural")'),
+    text: z.string().trim().min(5).max(500),
+    /** Absent for a preference question, so the settings of batches without realism stay as they were written. */
+    kind: z.enum(QUESTION_KINDS, { message: `must be ${QUESTION_KINDS.join(' or ')}` }).optional(),
+    /** which-is-real: the condition whose dialogues are real (every comparison of the batch sets it against another). */
+    real: conditionSchema.optional(),
+    allowTie: z.boolean().default(false),
+    reason: z.enum(ANSWER_MODES).default('optional'),
+    /** which-is-real: how sure the rater is, 1 (a guess) to 5 (certain); default optional. */
+    confidence: z.enum(ANSWER_MODES).optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.kind === 'which-is-real') {
+      if (!q.real) ctx.addIssue({ code: 'custom', path: ['real'], message: 'a which-is-real question names the condition that is real, e.g. "real": "HUMANS:human"' });
+      if (q.allowTie) ctx.addIssue({ code: 'custom', path: ['allowTie'], message: 'a which-is-real question has no tie: one of the two conversations is real' });
+      return;
+    }
+    if (q.real !== undefined) ctx.addIssue({ code: 'custom', path: ['real'], message: 'only a which-is-real question ("kind": "which-is-real") names a real condition' });
+    if (q.confidence !== undefined && q.confidence !== 'off') ctx.addIssue({ code: 'custom', path: ['confidence'], message: 'only a which-is-real question ("kind": "which-is-real") asks for confidence' });
+  })
+  .transform((q) => (q.kind === 'which-is-real' ? { ...q, confidence: q.confidence ?? ('optional' as const) } : q));
 export type Question = z.infer<typeof questionSchema>;
 
 /**
@@ -251,6 +285,17 @@ const batchSettingsObject = z.strictObject({
    * Ids of earlier batches whose participants may not take this one (a new round wants fresh raters). Matched on the
    * provider's participant id (Prolific PROLIFIC_PID, MTurk workerId); plain-link raters have no stable identity.
    */
+  /**
+   * Issue 53: the margin of the equivalence test of a which-is-real question, stated before the batch opens (frozen
+   * from then on): a synthetic condition is called indistinguishable from the real one only when its detection
+   * accuracy is shown to lie within 0.5 ± this (two one-sided tests). Null: no equivalence claim can be made.
+   */
+  equivalenceMargin: z
+    .number({ message: 'must be a share such as 0.05' })
+    .gt(0, 'must be above 0 (0.05 is usual)')
+    .max(0.25, 'must be at most 0.25: a wider margin calls raters who are right three times in four "unable to tell"')
+    .nullable()
+    .default(null),
   /** Stop a comparison once its answer is known (issue 44); null: every pair gets its K judgments. */
   stopping: stoppingSchema.nullable().default(null),
   blockParticipantsOf: z
@@ -265,11 +310,32 @@ export const batchSettingsSchema = batchSettingsObject
     message: 'needs at least two comparisons: a stopped comparison gives its unused judgments to the others',
     path: ['stopping', 'reallocate'],
   })
+  .superRefine(checkRealismQuestions)
   .transform((settings) => {
     const first = settings.questions?.[0];
     return first ? { ...settings, question: first.text, allowTie: first.allowTie, reason: first.reason } : settings;
   });
 export type BatchSettings = z.infer<typeof batchSettingsSchema>;
+
+/**
+ * A which-is-real question (issue 53) is asked of every pair, so every comparison sets its real condition against
+ * another; one per batch (the analysis's realism section and the exports' real_side are of it); a margin only with it.
+ */
+function checkRealismQuestions(settings: z.infer<typeof batchSettingsObject>, ctx: z.RefinementCtx): void {
+  const realism = (settings.questions ?? []).map((q, index) => ({ q, index })).filter(({ q }) => q.kind === 'which-is-real');
+  if (realism.length > 1) ctx.addIssue({ code: 'custom', path: ['questions', realism[1]?.index ?? 0], message: 'a batch has at most one which-is-real question' });
+  const first = realism[0];
+  if (!first) {
+    if (settings.equivalenceMargin !== null)
+      ctx.addIssue({ code: 'custom', path: ['equivalenceMargin'], message: 'is the margin of a which-is-real question\'s equivalence test: the batch has no such question' });
+    return;
+  }
+  const real = first.q.real;
+  settings.comparisons.forEach((comparison, index) => {
+    if (real && !comparison.includes(real))
+      ctx.addIssue({ code: 'custom', path: ['comparisons', index], message: `must set ${real} (the which-is-real question's real condition) against another condition, not ${comparison.join(' against ')}` });
+  });
+}
 export type BatchSettingsInput = z.input<typeof batchSettingsSchema>;
 
 export const BATCH_STATES = ['draft', 'open', 'paused', 'closed'] as const;

@@ -9,6 +9,8 @@ export type CapacityInput = {
   plannedRaters: number | null;
   /** The scenario-sample key of every regular pair (pairs of one sample share a key). */
   pairSamples: string[];
+  /** Regular pairs a sequential rule stopped (they take no new rater and need no more judgments), not in `pairSamples`. */
+  stoppedPairs?: number;
   gold: {
     onboardingWanted: number;
     onboardingPairs: number;
@@ -25,6 +27,8 @@ export type CapacityResult = {
   /** False when some regular pair cannot reach K judgments: creating or opening the batch is refused. */
   ok: boolean;
   pairs: number;
+  /** Regular pairs a sequential rule stopped (not counted in `pairs`): the batch has pairs + stoppedPairs. */
+  stoppedPairs: number;
   samples: number;
   judgmentsPerPair: number;
   judgmentsNeeded: number;
@@ -32,6 +36,11 @@ export type CapacityResult = {
   perRater: number;
   /** The fewest raters (who each go on to their cap) with whom every regular pair can reach K; 0 without pairs. */
   ratersNeeded: number;
+  /**
+   * Comparisons a rater who goes on to their cap is shown: the onboarding pairs, `perRater` regular pairs and the
+   * attention checks due among them (at most the check pairs there are). What a full session's time is counted over.
+   */
+  sessionComparisons: number;
   problems: CapacityProblem[];
 };
 
@@ -65,7 +74,8 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
   const maxPairsPerSample = Math.max(0, ...perSample.values());
   const problems: CapacityProblem[] = [];
 
-  if (pairs === 0) {
+  const stoppedPairs = input.stoppedPairs ?? 0;
+  if (pairs === 0 && stoppedPairs === 0) {
     problems.push({ level: 'error', message: 'The batch has no regular pairs, so there is nothing to judge.', numbers: { pairs: 0 } });
   }
   if (pairs > 0 && input.plannedRaters !== null && input.plannedRaters < ratersNeeded) {
@@ -89,16 +99,13 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
       numbers: { onboardingWanted: g.onboardingWanted, onboardingPairs: g.onboardingPairs },
     });
   }
-  if (g.attentionRate !== null && g.attentionRate > 0 && perRater > 0) {
-    const perRegular = g.attentionRate / (1 - g.attentionRate);
-    const due = Math.ceil(perRater * perRegular);
-    if (due > g.attentionPairs) {
-      problems.push({
-        level: 'warning',
-        message: `A rater who judges ${perRater} pairs is due about ${due} attention checks, but the batch has ${g.attentionPairs} check pairs and a rater meets each once: they get at most ${g.attentionPairs}.`,
-        numbers: { perRater, attentionChecksDue: due, attentionPairs: g.attentionPairs },
-      });
-    }
+  const due = g.attentionRate !== null && g.attentionRate > 0 && perRater > 0 ? Math.ceil((perRater * g.attentionRate) / (1 - g.attentionRate)) : 0;
+  if (due > g.attentionPairs) {
+    problems.push({
+      level: 'warning',
+      message: `A rater who judges ${perRater} pairs is due about ${due} attention checks, but the batch has ${g.attentionPairs} check pairs and a rater meets each once: they get at most ${g.attentionPairs}.`,
+      numbers: { perRater, attentionChecksDue: due, attentionPairs: g.attentionPairs },
+    });
   }
   if (g.fromRatedSamples > 0) {
     problems.push({
@@ -109,7 +116,8 @@ export function computeCapacity(input: CapacityInput): CapacityResult {
       numbers: { goldFromRatedSamples: g.fromRatedSamples },
     });
   }
-  return { ok: !problems.some((p) => p.level === 'error'), pairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, problems };
+  const sessionComparisons = g.onboardingPairs + perRater + Math.min(due, g.attentionPairs);
+  return { ok: !problems.some((p) => p.level === 'error'), pairs, stoppedPairs, samples, judgmentsPerPair: k, judgmentsNeeded: pairs * k, perRater, ratersNeeded, sessionComparisons, problems };
 }
 
 /** One line per problem, for the CLI and BatchError messages. */

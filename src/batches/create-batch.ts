@@ -7,6 +7,7 @@ import { listScenarios } from '../scenarios/scenario.queries.js';
 import { describeIssues } from '../web/validate.js';
 import { newPublicId } from '../web/ids.js';
 import { BatchError } from './batch-error.js';
+import { requireFreeBatchName } from './batch-name.js';
 import { type CapacityResult, planCapacity, requireBatchCapacity } from './batch-capacity.js';
 import {
   getBatchRow,
@@ -242,11 +243,15 @@ export function writePairSet(db: Db, batchId: number, settings: BatchSettings, p
   return made;
 }
 
-/** Creates a draft batch: its settings, comparisons and pair set, in one transaction. */
+/**
+ * Creates a draft batch: its settings, comparisons and pair set, in one IMMEDIATE transaction (so two processes
+ * creating a batch of one name at once cannot both find it free).
+ */
 export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { clonedFrom?: number }): CreateBatchResult {
   const settings = parseBatchSettings(settingsInput);
   const random = deps.random ?? Math.random;
   return db.transaction(() => {
+    requireFreeBatchName(db, settings.name);
     checkBlockedBatches(db, settings);
     const plan = planFromSettings(db, settings);
     requirePairsForEveryComparison(settings, plan);
@@ -266,7 +271,7 @@ export function createBatch(db: Db, settingsInput: unknown, deps: BatchDeps & { 
       deps.now,
     );
     return { batchId, publicId, pairs: plan.pairs, skipped: plan.skipped, goldPairs, capacity };
-  })();
+  }).immediate();
 }
 
 export { planFromSettings };

@@ -1,19 +1,27 @@
 import type { BatchSettings } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
+import { describeMinimum, type SessionMinimum } from './minimum-time.js';
 import { formatMoney, parsePay } from './pay.js';
+import { formatMinor, minorOf, prolificReward, screeningPayProblem } from './prolific-pay.js';
+import { platformCurrencies, platformPayFloor } from './platform-pay-floor.js';
 import { providerParamNames } from './rater-links.js';
+import { PUBLIC_URL_DOCS, publicLinkProblem } from '../web/public-link.js';
 
 // The launch checklist (issue 14): what must be right before raters may enter a batch. A blocking item that fails
 // refuses `open` (console and CLI); a warning is shown but does not stop the launch. Which is which:
 // - blocking: consent and instructions written; the provider's completion codes (Prolific: completed, screenedOut
-//   and noConsent, or its participants cannot be paid or returned); pay given and readable for Prolific and MTurk;
-//   the capacity check; Prolific's three URL parameter names distinct.
-// - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); pay per hour
-//   below the configured floor; a public URL that is not https for Prolific or MTurk (fine for a local pilot);
+//   and noConsent, or its participants cannot be paid or returned); pay given and readable for Prolific and MTurk, and
+//   per hour at least the platform's minimum for the time promised (batches/platform-pay-floor.ts); the capacity
+//   check; Prolific's three URL parameter names distinct; a Prolific batch that screens raters out (onboarding,
+//   attention checks) sets a screen-out payment below its reward (Prolific pays screen-outs).
+// - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); `estimatedMinutes`
+//   below the least time a full session takes (the promise is raised to it: batches/minimum-time.ts); pay per hour
+//   below the configured floor; a public URL participants outside cannot open (http, localhost, a loopback or private
+//   address) for Prolific or MTurk (fine for a local pilot; publishing refuses it);
 //   MTurk's sandbox switch left on.
 
 export type ChecklistItem = {
-  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'payPerHour' | 'capacity' | 'providerUrl';
+  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl';
   label: string;
   ok: boolean;
   /** A failing blocking item refuses `open`; a failing warning does not. */
@@ -29,8 +37,10 @@ export type ChecklistItem = {
 export type ChecklistInput = {
   settings: BatchSettings;
   capacity: CapacityResult;
-  /** Minutes promised at consent now (the estimate in use); defaults to `estimatedMinutes`. */
+  /** Minutes promised at consent now (the estimate in use); defaults to `estimatedMinutes`, never below `minimum`. */
   minutes?: number;
+  /** The least time a full session takes (batches/minimum-time.ts); null when the batch has no pairs to count. */
+  minimum?: SessionMinimum | null;
   /** Pay per hour under which a warning is shown (in the batch's own currency); null for none. */
   minPayPerHour?: number | null;
   /** The server's public URL, when known: Prolific and MTurk need an https address reachable from outside. */
@@ -65,6 +75,40 @@ function completionCodesItem(settings: BatchSettings): ChecklistItem {
       ? `Missing for Prolific: ${missing.join(', ')}. Without them Prolific cannot tell who completed, who was screened out and who declined.`
       : 'No completion code: raters finish without a code to show (fine for volunteers; set one if they must prove completion).';
   return { ...base, ok, blocking: provider.kind === 'prolific', detail, field: CODE_FIELDS[first], setting: `provider.completionCodes.${first}` };
+}
+
+/** `estimatedMinutes` against the least time a full session takes: a warning, since the promise is raised to the minimum. */
+function minimumTimeItem(settings: BatchSettings, minimum: SessionMinimum): ChecklistItem {
+  const ok = settings.estimatedMinutes >= minimum.minutes;
+  const how = describeMinimum(minimum);
+  return {
+    key: 'minimumTime',
+    label: 'Time promised',
+    ok,
+    blocking: false,
+    detail: ok
+      ? `estimatedMinutes (${settings.estimatedMinutes}) is at least the ${minimum.minutes} minutes a full session takes (${how}).`
+      : `estimatedMinutes is ${settings.estimatedMinutes}, less than the ${minimum.minutes} minutes a full session takes at least (${how}): raters are promised ${minimum.minutes} minutes, and the pay per hour is judged at that.`,
+    field: 'estimatedMinutes',
+    setting: 'estimatedMinutes',
+  };
+}
+
+/** Pay per hour for the time promised against the platform's minimum (Prolific, MTurk): blocking. */
+function platformPayItem(settings: BatchSettings, minutes: number, minimum: SessionMinimum | null): ChecklistItem | null {
+  const kind = settings.provider.kind;
+  const rate = payPerHour(settings.pay, minutes);
+  if (kind === 'link' || !rate) return null;
+  const platform = kind === 'prolific' ? 'Prolific' : 'MTurk';
+  const base = { key: 'platformPay' as const, label: `Pay per hour on ${platform}`, blocking: true, field: 'pay', setting: 'pay' };
+  const floor = platformPayFloor(kind, rate.currency);
+  if (!floor) return { ...base, ok: false, detail: `${platform} pays in ${platformCurrencies(kind).join(' or ')}; write the pay in one of them (e.g. ${kind === 'prolific' ? '£3.00' : '$3.00'}).` };
+  const money = (x: number) => formatMoney(x, rate.currency);
+  const recommended = floor.recommended === null ? '' : ` (it recommends at least ${money(floor.recommended)})`;
+  const at = `${settings.pay} for ${minutes} minutes${minimum && minutes === minimum.minutes ? ', the least a full session takes,' : ''} is ${rate.text}`;
+  if (rate.perHour >= floor.minimum - 1e-9) return { ...base, ok: true, detail: `${at}: at least ${floor.source} of ${money(floor.minimum)} per hour${recommended}.` };
+  const needed = Math.ceil((floor.minimum * minutes) / 60 * 100 - 1e-6) / 100;
+  return { ...base, ok: false, detail: `${at}, below ${floor.source} of ${money(floor.minimum)} per hour${recommended}: pay at least ${money(needed)} for ${minutes} minutes.` };
 }
 
 function payItems(settings: BatchSettings, minutes: number, floor: number | null): ChecklistItem[] {
@@ -102,6 +146,33 @@ function payItems(settings: BatchSettings, minutes: number, floor: number | null
   return items;
 }
 
+/** Prolific batches that screen: the screen-out payment Prolific's participants are told of (batches/prolific-pay.ts). */
+function screenOutPayItem(settings: BatchSettings): ChecklistItem | null {
+  if (settings.provider.kind !== 'prolific' || (settings.onboarding === null && settings.attentionChecks === null)) return null;
+  const problem = screeningPayProblem(settings);
+  const currency = prolificReward(settings.pay)?.currency ?? '';
+  const detail = problem ?? `Screened-out participants are paid ${formatMinor(minorOf(settings.provider.screenOutPay ?? '0'), currency)} for their time by Prolific's screen-out code.`;
+  return { key: 'screenOutPay', label: 'Screen-out payment', ok: problem === null, blocking: true, detail, field: 'screenOutPay', setting: 'provider.screenOutPay' };
+}
+
+/**
+ * For a plain link, the per-address limit said as a passing item (issue 49): colleagues of a pilot behind one office
+ * network share an address, and the first over the limit is told so before consenting.
+ */
+function addressLimitsItem(settings: BatchSettings): ChecklistItem | null {
+  if (settings.provider.kind !== 'link') return null;
+  return { key: 'addressLimits', label: 'Raters per internet address', ok: true, blocking: false, detail: describeAddressLimits(settings), field: 'addressActiveRaters', setting: 'addressLimits' };
+}
+
+/** The per-address limit in a sentence (the checklist, `batches open` and `batches show`). */
+export function describeAddressLimits(settings: BatchSettings): string {
+  const l = settings.addressLimits;
+  return (
+    `One internet address may have ${l.activeRaters} rater${l.activeRaters === 1 ? '' : 's'} working at once and start ${l.ratersPerWindow} in ${l.windowMinutes} minutes: ` +
+    'colleagues behind one office network share an address, and the next one is told so before consenting (raise addressLimits for such a pilot).'
+  );
+}
+
 function providerUrlItem(settings: BatchSettings, publicUrl: string | undefined): ChecklistItem | null {
   const { provider } = settings;
   if (provider.kind === 'link') return null;
@@ -115,8 +186,11 @@ function providerUrlItem(settings: BatchSettings, publicUrl: string | undefined)
   if (provider.kind === 'mturk' && provider.sandbox) {
     return { ...base, ok: false, blocking: false, detail: 'The sandbox switch is on: raters without turkSubmitTo are sent to the MTurk sandbox, not to www.mturk.com.', field: 'sandbox', setting: 'provider.sandbox' };
   }
-  if (publicUrl !== undefined && !publicUrl.startsWith('https://')) {
-    return { ...base, ok: false, blocking: false, detail: `The public URL ${publicUrl} is not https: ${provider.kind === 'prolific' ? 'Prolific' : 'MTurk'} participants need an https address reachable from outside (set PUBLIC_URL).`, field: 'providerKind', setting: 'PUBLIC_URL' };
+  // A warning, not a block: a batch may be opened for a pilot on this network; publishing refuses such a link.
+  const problem = publicUrl === undefined ? null : publicLinkProblem(publicUrl);
+  if (problem) {
+    const platform = provider.kind === 'prolific' ? 'Prolific' : 'MTurk';
+    return { ...base, ok: false, blocking: false, detail: `The public URL ${publicUrl} ${problem.reason}. Publishing on ${platform} is refused until PUBLIC_URL is an https address participants reach (see ${PUBLIC_URL_DOCS}).`, field: 'providerKind', setting: 'PUBLIC_URL' };
   }
   const detail =
     provider.kind === 'prolific'
@@ -133,7 +207,9 @@ function names(provider: BatchSettings['provider']): string {
 /** Every item of the launch checklist of a batch, in the order the console shows them. */
 export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
   const { settings, capacity } = input;
-  const minutes = input.minutes ?? settings.estimatedMinutes;
+  const minimum = input.minimum ?? null;
+  // Never less than the least time a session takes (what the consent page promises too).
+  const minutes = Math.max(input.minutes ?? settings.estimatedMinutes, minimum?.minutes ?? 0);
   const written = (key: 'consent' | 'instructions', label: string): ChecklistItem => {
     const ok = settings[key].trim() !== '';
     return { key, label, ok, blocking: true, detail: ok ? 'Written.' : `Empty: raters would ${key === 'consent' ? 'agree to nothing they have read' : 'start without being told what to do'}.`, field: key, setting: key };
@@ -143,18 +219,23 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
     written('instructions', 'Instructions'),
     completionCodesItem(settings),
     ...payItems(settings, minutes, input.minPayPerHour ?? null),
+    ...(minimum && minimum.comparisons > 0 ? [minimumTimeItem(settings, minimum)] : []),
+    ...[platformPayItem(settings, minutes, minimum)].filter((item): item is ChecklistItem => item !== null),
+    ...[screenOutPayItem(settings)].filter((item): item is ChecklistItem => item !== null),
     {
       key: 'capacity',
       label: 'Capacity',
       ok: capacity.ok,
       blocking: true,
       detail: capacity.ok
-        ? `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters.`
+        ? `${capacity.pairs} pairs × ${capacity.judgmentsPerPair} judgments need at least ${capacity.ratersNeeded} raters${capacity.stoppedPairs > 0 ? ` (and ${capacity.stoppedPairs} pairs stopped by the sequential rule need none)` : ''}.`
         : (capacity.problems.find((p) => p.level === 'error')?.message ?? 'Some regular pair cannot reach its judgments.'),
       field: 'perRaterCap',
       setting: 'perRaterCap',
     },
   ];
+  const address = addressLimitsItem(settings);
+  if (address) items.push(address);
   const url = providerUrlItem(settings, input.publicUrl);
   if (url) items.push(url);
   return items;

@@ -10,6 +10,7 @@ import { computePooledAnalysis } from '../analysis/pooled-batches.js';
 import { renderPooledMarkdown } from '../analysis/pooled-report-md.js';
 import { renderAnalysisHtml } from '../analysis/report-html.js';
 import { renderAnalysisMarkdown } from '../analysis/report-md.js';
+import { noJudgmentsHeadline } from '../analysis/report-tables.js';
 import { type CliContext, CliError } from './cli-context.js';
 
 type AnalyzeFlags = {
@@ -112,7 +113,16 @@ export function registerAnalyze(program: Command, ctx: CliContext): void {
       }
       const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'md' ? renderAnalysisMarkdown(report) : await renderAnalysisHtml(report);
       emit(ctx, flags.out, text);
+      sayWhenEmpty(ctx, report);
     });
+}
+
+/** Nothing to analyse is not a failure, but a script must see it: said on stderr, exit code 2 (docs/reference/cli.md). */
+function sayWhenEmpty(ctx: CliContext, report: AnalysisReport): void {
+  const empty = noJudgmentsHeadline(report);
+  if (!empty) return;
+  ctx.err(`note: ${empty}`);
+  ctx.setExitCode?.(2);
 }
 
 function emit(ctx: CliContext, out: string | undefined, text: string): void {

@@ -1,13 +1,19 @@
 import type { Command } from 'commander';
-import { type BatchAction, deleteDraftBatch, editDraftBatch, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { type BatchAction, type BatchView, deleteDraftBatch, editDraftBatch, listBatches, transitionBatch, getBatch } from '../batches/batch.commands.js';
+import { BatchError } from '../batches/batch-error.js';
+import { NAME_TAKEN } from '../batches/batch-name.js';
 import { resolveBatchRef } from '../batches/batch-ref.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { describeCapacity } from '../batches/capacity-check.js';
 import { createBatch } from '../batches/create-batch.js';
-import { blockingFailures, type ChecklistItem, describeFailures } from '../batches/launch-checklist.js';
+import { blockingFailures, type ChecklistItem, describeAddressLimits, describeFailures, payPerHour } from '../batches/launch-checklist.js';
+import { describeMinimum } from '../batches/minimum-time.js';
+import { formatMoney } from '../batches/pay.js';
+import { platformPayFloor } from '../batches/platform-pay-floor.js';
 import { raterLinks } from '../batches/rater-links.js';
-import { exclusionLines, readSequentialSummaries, reallocationLines, sequentialLines } from '../analysis/sequential-report.js';
+import { exclusionLines, readSequentialSummaries, reallocationLines } from '../analysis/sequential-report.js';
+import { comparisonStandingLines, readComparisonPlans } from '../analysis/sequential-standing.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listSequentialExclusions } from '../rating/sequential.queries.js';
@@ -37,9 +43,28 @@ function launchChecklistOf(ctx: CliContext, id: number): ChecklistItem[] {
 
 type JsonOption = { json?: boolean };
 
+/** Runs a command that names a batch; a name another batch has is refused with the option that gives another. */
+function withFreeName<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof BatchError && error.code === NAME_TAKEN) throw new CliError(`${error.message.replace(/\.$/, '')} with --name NEW.`, error.status, error.code);
+    throw error;
+  }
+}
+
+/** The settings of a batch file, with the name given by --name instead of the file's. */
+function settingsOfFile(from: string, name: string | undefined): unknown {
+  const settings = readJsonFile(from);
+  if (name === undefined) return settings;
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new CliError(`${from}: must hold a JSON object of batch settings`);
+  return { ...settings, name };
+}
+
 /** batches create: a draft batch from a settings file, with what was skipped and the raters it needs. */
-function createFromFile(ctx: CliContext, options: { from: string; json?: boolean }): void {
-  const result = createBatch(ctx.db(), readJsonFile(options.from), { actor: 'cli', now: ctx.now() });
+function createFromFile(ctx: CliContext, options: { from: string; name?: string; json?: boolean }): void {
+  const settings = settingsOfFile(options.from, options.name);
+  const result = withFreeName(() => createBatch(ctx.db(), settings, { actor: 'cli', now: ctx.now() }));
   if (options.json) {
     printJson(ctx, { id: result.batchId, pairs: result.pairs.length, goldPairs: result.goldPairs, skipped: result.skipped, capacity: result.capacity });
     return;
@@ -95,6 +120,9 @@ async function changeBatchState(ctx: CliContext, action: BatchAction, ref: strin
       throw new CliError(`Batch ${id} was not opened: fix the blocking items of the launch checklist above.`);
     }
     for (const line of failing) ctx.err(line);
+    // A plain link's per-address limit, said before raters arrive (it passes: a statement, not a problem).
+    const address = checklist.find((item) => item.key === 'addressLimits');
+    if (address) ctx.err(`note: ${address.detail}`);
   }
   const view = transitionBatch(ctx.db(), id, action, 'cli', ctx.now());
   ctx.out(`Batch ${view.id} is ${view.state}.`);
@@ -105,6 +133,22 @@ async function changeBatchState(ctx: CliContext, action: BatchAction, ref: strin
   } else if (options.onPlatform && action === 'close' && listBatchPlatformLinks(ctx.db(), view.id, 'mturk').some((l) => l.kind === 'hit')) {
     ctx.out(`Expired ${await expireMturkHits(platformDeps(ctx), view.id)} MTurk HIT(s): no new worker can accept them; submitted work can still be settled.`);
   } else if (options.onPlatform) ctx.err(`Batch ${view.id} has no study on a platform; nothing else was changed.`);
+}
+
+/** The time a full session promises, the least it takes, and the pay per hour they imply (JSON and text of `batches show`). */
+function timeAndPay(ctx: CliContext, batch: BatchView) {
+  const time = consentTimeOfFullSession(ctx.db(), batch.id, batch.settings);
+  const rate = payPerHour(batch.settings.pay, time.minutes);
+  const floor = rate ? platformPayFloor(batch.settings.provider.kind, rate.currency) : null;
+  const json = { promisedMinutes: time.minutes, source: time.source, minimum: time.minimum, payPerHour: rate?.perHour ?? null, platformMinimumPerHour: floor?.minimum ?? null, platformRecommendedPerHour: floor?.recommended ?? null };
+  const why = { estimate: 'estimatedMinutes', measured: `the median of ${time.completedRaters} completed raters`, minimum: 'the least a full session takes' }[time.source];
+  const lines = [`time: about ${time.minutes} minutes promised (${why}); a full session takes at least ${time.minimumMinutes} (${describeMinimum(time.minimum)})`];
+  if (rate) {
+    const money = (x: number) => formatMoney(x, rate.currency);
+    const platform = floor ? `; ${floor.source} ${money(floor.minimum)}${floor.recommended === null ? '' : `, recommended ${money(floor.recommended)}`}` : '';
+    lines.push(`pay: ${batch.settings.pay} = ${rate.text} at ${time.minutes} minutes${platform}`);
+  }
+  return { json, lines };
 }
 
 /** batches show: state and progress, and where each comparison of a sequential batch stands. */
@@ -118,13 +162,16 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const exclusions = batch.settings.stopping ? exclusionLines(listSequentialExclusions(db, batch.id)) : [];
   const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
+  const time = timeAndPay(ctx, batch);
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, stopping: batch.settings.stopping, comparisons: sequential, reallocations, exclusions });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, time: time.json, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations, exclusions });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
   ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
-  for (const summary of sequential) for (const line of sequentialLines(summary)) ctx.out(`  ${line}`);
+  for (const line of time.lines) ctx.out(`  ${line}`);
+  if (batch.settings.provider.kind === 'link') ctx.out(`  per address: ${describeAddressLimits(batch.settings)}`);
+  for (const line of comparisonStandingLines(db, batch.settings, stops)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
   for (const line of exclusions) ctx.out(`  ${line}`);
 }
@@ -149,7 +196,7 @@ function editBatch(ctx: CliContext, ref: string, options: { from?: string; name?
   const changes = options.from === undefined ? {} : readJsonFile(options.from);
   if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) throw new CliError(`${options.from}: must hold a JSON object of batch settings`);
   const id = resolveBatchRef(ctx.db(), ref);
-  const view = editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() });
+  const view = withFreeName(() => editDraftBatch(ctx.db(), id, { ...changes, ...(options.name === undefined ? {} : { name: options.name }) }, { actor: 'cli', now: ctx.now() }));
   ctx.out(`Batch ${view.id} (${view.name}) is updated: ${view.counts.pairs} pair(s).`);
 }
 
@@ -166,8 +213,9 @@ export function registerBatches(program: Command, ctx: CliContext): void {
     .command('create')
     .description('create a draft batch from a JSON settings file (see docs/researcher/rating-batches.md)')
     .requiredOption('--from <file>', 'batch settings JSON file')
+    .option('--name <name>', "the batch's name instead of the file's (a name another batch has is refused)")
     .option('--json', 'print the result as JSON')
-    .action((options: { from: string; json?: boolean }) => createFromFile(ctx, options));
+    .action((options: { from: string; name?: string; json?: boolean }) => createFromFile(ctx, options));
 
   batches
     .command('list')

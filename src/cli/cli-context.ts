@@ -17,6 +17,8 @@ export type CliContext = {
   isTty: boolean;
   /** The environment the command runs in (named endpoints read their key variable from it at run time). */
   env?: Record<string, string | undefined>;
+  /** Sets the exit code of a command that printed its output but found nothing to report (e.g. `analyze` on an empty batch: 2). */
+  setExitCode?: (code: number) => void;
 };
 
 /** A mistake by the person at the keyboard: printed as one line, exit code 1, no stack trace. */

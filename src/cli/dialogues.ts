@@ -15,8 +15,9 @@ export function registerDialogues(program: Command, ctx: CliContext): void {
     .command('import')
     .description('import dialogues made elsewhere: simarena dialogue JSONL (the export format), Sotopia EpisodeLog JSON (object, list, JSONL) or episodes_to_jsonl records')
     .argument('<file>', 'a .jsonl or .json file')
-    .option('--mode <mode>', 'mode of every dialogue without a "mode" field: script, agents or mindreaders (Sotopia: default read from the tag, e.g. gpt-4_script_v1)')
-    .option('--model <name>', 'model of every dialogue without a "model" field (Sotopia: default models[1])')
+    .option('--mode <mode>', 'mode of every dialogue without a "mode" field: script, agents, mindreaders, or for conversations of people humans, human_agent, human_script (Sotopia: default read from the tag, e.g. gpt-4_script_v1)')
+    .option('--model <name>', 'model of every dialogue without a "model" field (Sotopia: default models[1]; humans and human_script: human)')
+    .option('--human-character <n>', 'human_agent: the character the person played, 1 or 2, for records without a "human_character" field')
     .option('--scenario <id>', 'scenario of Sotopia episodes (default: found by the scenario text)')
     .option('--run-name <name>', 'name of the import run (default import-<time>-<file>)')
     .action((file: string, options: ImportOptions) => importAction(ctx, file, options));
@@ -36,16 +37,19 @@ export function registerDialogues(program: Command, ctx: CliContext): void {
     .action((idText: string, options: { json?: boolean }) => showAction(ctx, idText, options));
 }
 
-type ImportOptions = { mode?: string; model?: string; scenario?: string; runName?: string };
+type ImportOptions = { mode?: string; model?: string; humanCharacter?: string; scenario?: string; runName?: string };
 
 function importAction(ctx: CliContext, file: string, options: ImportOptions): void {
+  if (options.humanCharacter !== undefined && options.humanCharacter !== '1' && options.humanCharacter !== '2')
+    throw new CliError(`--human-character must be 1 or 2, not "${options.humanCharacter}"`);
+  const humanCharacter = options.humanCharacter === undefined ? undefined : (Number(options.humanCharacter) as 1 | 2);
   const db = ctx.db();
   const records = readDialogueRecords(file);
   const result = importDialogues(
     db,
     file,
     records,
-    { mode: options.mode, model: options.model, scenarioId: options.scenario, runName: options.runName, createdBy: 'cli' },
+    { mode: options.mode, model: options.model, humanCharacter, scenarioId: options.scenario, runName: options.runName, createdBy: 'cli' },
     ctx.now(),
   );
   recordAudit(db, { actor: 'cli', action: 'dialogues.import', targetType: 'run', targetId: result.runId, details: { file, dialogues: result.dialogues } }, ctx.now());

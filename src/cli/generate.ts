@@ -370,7 +370,7 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
     .command('generate')
     .description('generate dialogues: for each scenario, cast and sample, one dialogue per mode (or --resume a run)')
     .option('--scenarios <selector>', 'scenario ids separated by commas, a category (cooperative, competitive, mixed) or all')
-    .option('--modes <modes>', 'modes separated by commas: script,agents,mindreaders')
+    .option('--modes <modes>', 'modes separated by commas: script,agents,mindreaders (the human modes are collected or imported, not generated)')
     .option('--model <name>', 'model name as the endpoint knows it, e.g. gpt-4o-mini')
     .option('--samples <n>', 'dialogues per scenario, cast and mode (default 1)')
     .option('--concurrency <n>', 'dialogues generated at once (default 4)')

@@ -74,6 +74,7 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
   let db: Db | undefined;
   let applied: string[] = [];
   let loaded = { characters: 0, scenarios: 0 };
+  let exitCode = 0;
   const ctx: CliContext = {
     out,
     err,
@@ -82,6 +83,9 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
     now: () => new Date(),
     appliedMigrations: () => applied,
     libraryLoaded: () => loaded,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
     config: () => {
       config ??= loadConfig(io.env ?? process.env);
       return config;
@@ -98,7 +102,7 @@ export async function runCli(argv: string[], io: CliIo = {}): Promise<number> {
   };
   try {
     await buildProgram(ctx).parseAsync(argv, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     // The CLI's one rendering of a failure: a UserFacingError (CliError, BatchError, ConfigError, ...) is one line for

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { formatMinor } from '../recruiting/prolific-plan.js';
 import { describeMturkPlan, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
 import { type CliContext, printJson } from './cli-context.js';
-import { batchRef, platformDeps } from './platform-deps.js';
+import { batchRef, platformDeps, sayStudyLink } from './platform-deps.js';
 
 export function registerMturk(program: Command, ctx: CliContext): void {
   const mturk = program.command('mturk').description('run a batch as MTurk HITs: publish them, watch them, approve and pay (AWS credentials)');
@@ -16,6 +16,7 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .option('--json', 'print the result as JSON')
     .action(async (ref: string, options: { dryRun?: boolean; sandbox?: boolean; json?: boolean }) => {
       const result = await publishOnMturk(platformDeps(ctx, { needsPublicUrl: true }), batchRef(ctx, ref), { dryRun: options.dryRun === true, sandbox: options.sandbox });
+      sayStudyLink(ctx, result.entryUrl, result.warnings, options.json === true);
       if (options.json) return printJson(ctx, result);
       if (options.dryRun) {
         ctx.out(`Dry run: nothing is sent. The requests publish would send to ${result.endpoint}:`);
@@ -51,12 +52,14 @@ export function registerMturk(program: Command, ctx: CliContext): void {
     .action(async (ref: string, options: { dryRun?: boolean; json?: boolean }) => {
       const result = await settleOnMturk(platformDeps(ctx), batchRef(ctx, ref), { dryRun: options.dryRun === true });
       if (options.json) return printJson(ctx, result);
-      if (result.reconciled.confirmed + result.reconciled.notDone > 0) {
-        ctx.out(`Checked ${result.reconciled.confirmed + result.reconciled.notDone} operation(s) left unconfirmed by an earlier run: ${result.reconciled.confirmed} done on MTurk, ${result.reconciled.notDone} not done.`);
+      const { confirmed, notDone, held } = result.reconciled;
+      if (confirmed + notDone + held > 0) {
+        ctx.out(`Checked ${confirmed + notDone + held} operation(s) left unconfirmed by an earlier run: ${confirmed} done on MTurk, ${notDone} not done${held > 0 ? `, ${held} still held (MTurk refused them again as already done but does not list them yet)` : ''}.`);
       }
       ctx.out(options.dryRun ? 'Dry run: nothing is sent. Settle would do:' : 'Planned:');
       for (const line of describeMturkPlan(result.plan)) ctx.out(`  ${line}`);
       for (const r of result.plan.review) ctx.out(`  review: ${r.workerId} (${r.assignmentId}, ${r.status ?? '?'}): ${r.why}`);
       if (!options.dryRun) ctx.out(`Sent: approved ${result.sent.approved}, bonuses paid ${result.sent.bonusesPaid} (${formatMinor(result.sent.bonusMinor, 'USD')}).`);
+      for (const h of result.held) ctx.out(`  held: ${h.workerId}: MTurk refused the bonus again as already sent, but does not list it yet: not sent again. Run settle later: it pays nobody twice.`);
     });
 }

@@ -24,3 +24,12 @@ export function platformDeps(ctx: CliContext, options: { needsPublicUrl?: boolea
   };
 }
 
+
+/**
+ * A publish dry run's study link, and loudly on stderr (even with --json) why participants could not open it: the
+ * real publish refuses such a link (src/recruiting/study-link.ts).
+ */
+export function sayStudyLink(ctx: CliContext, link: string, warnings: readonly string[], json: boolean): void {
+  if (!json) ctx.out(`Study link: ${link}`);
+  for (const warning of warnings) ctx.err(`WARNING: ${warning}`);
+}

@@ -17,6 +17,9 @@ const FIELD_OF_PATH: Record<string, string> = {
   'provider.completionCodes.noConsent': 'codeNoConsent',
   'provider.sandbox': 'sandbox',
   'provider.screenOutPay': 'screenOutPay',
+  'addressLimits.ratersPerWindow': 'addressRatersPerWindow',
+  'addressLimits.windowMinutes': 'addressWindowMinutes',
+  'addressLimits.activeRaters': 'addressActiveRaters',
   'bonus.fixed': 'bonusFixed',
   'bonus.perJudgment': 'bonusPerJudgment',
   bonus: 'bonusFixed',
@@ -30,8 +33,9 @@ function questionField(path: string[]): string {
   const index = Number(path[1]);
   const part = path[2];
   if (!Number.isInteger(index)) return 'questions';
-  if (index === 0) return part === 'id' ? 'questionId' : part === 'text' ? 'question' : (part ?? 'question');
-  const suffix = part === 'id' ? 'Id' : part === 'allowTie' ? 'AllowTie' : part === 'reason' ? 'Reason' : 'Text';
+  const realism: Record<string, string> = { kind: 'Kind', real: 'Real', confidence: 'Confidence' };
+  if (index === 0) return part === 'id' ? 'questionId' : part === 'text' ? 'question' : part && realism[part] ? `question${realism[part]}` : (part ?? 'question');
+  const suffix = part === 'id' ? 'Id' : part === 'allowTie' ? 'AllowTie' : part === 'reason' ? 'Reason' : part && realism[part] ? realism[part] : 'Text';
   return `q${index + 1}${suffix}`;
 }
 

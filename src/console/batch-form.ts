@@ -6,8 +6,11 @@ import type { RunChoice } from './batch-form.queries.js';
 // `batches create --from FILE.json` takes, and back. Validation is left to the batch schema itself, so the
 // form and the CLI's file can never disagree about what is valid.
 
-/** A question after the first, as one row of the form (issue 16); a row with neither id nor text is left out. */
-export type QuestionRow = { id: string; text: string; allowTie: boolean; reason: string };
+/**
+ * A question after the first, as one row of the form (issue 16); a row with neither id nor text is left out. `kind`,
+ * `real` and `confidence` (issue 53) are empty for a preference question.
+ */
+export type QuestionRow = { id: string; text: string; allowTie: boolean; reason: string; kind: string; real: string; confidence: string };
 
 /** Rows offered for questions 2..6 (the schema allows six questions): fixed fields, so the form needs no script. */
 export const MORE_QUESTION_ROWS = 5;
@@ -21,6 +24,12 @@ export type BatchFormValues = {
   question: string;
   /** The first question's id (the single question's is `natural`). */
   questionId: string;
+  /** The first question's kind, real condition and confidence (issue 53); empty for a preference question. */
+  questionKind: string;
+  questionReal: string;
+  questionConfidence: string;
+  /** The which-is-real question's equivalence margin (issue 53), empty for none. */
+  equivalenceMargin: string;
   /** Questions 2.. in page order, filled rows first (blank rows in between are closed up when the form is read). */
   moreQuestions: QuestionRow[];
   /** The batch states its questions as `questions` (kept so that a one-question `questions` batch edits as one). */
@@ -92,8 +101,8 @@ function list(body: Record<string, unknown>, key: string): string[] {
 
 const checked = (body: Record<string, unknown>, key: string) => ['on', 'true', '1', 'yes'].includes(text(body, key));
 
-/** Form field names of question `n` (2..6): `q2Id`, `q2Text`, `q2AllowTie`, `q2Reason`. */
-export function questionRowField(n: number, part: 'Id' | 'Text' | 'AllowTie' | 'Reason'): string {
+/** Form field names of question `n` (2..6): `q2Id`, `q2Text`, `q2AllowTie`, `q2Reason`, `q2Kind`, `q2Real`, `q2Confidence`. */
+export function questionRowField(n: number, part: 'Id' | 'Text' | 'AllowTie' | 'Reason' | 'Kind' | 'Real' | 'Confidence'): string {
   return `q${n}${part}`;
 }
 
@@ -105,6 +114,9 @@ function readQuestionRows(body: Record<string, unknown>): QuestionRow[] {
       text: text(body, questionRowField(n, 'Text')),
       allowTie: checked(body, questionRowField(n, 'AllowTie')),
       reason: text(body, questionRowField(n, 'Reason')),
+      kind: text(body, questionRowField(n, 'Kind')),
+      real: text(body, questionRowField(n, 'Real')),
+      confidence: text(body, questionRowField(n, 'Confidence')),
     };
     if (row.id.trim() !== '' || row.text.trim() !== '') rows.push(row);
   }
@@ -120,6 +132,10 @@ export function readBatchForm(body: Record<string, unknown>): BatchFormValues {
     judgmentsPerPair: text(body, 'judgmentsPerPair'),
     question: text(body, 'question'),
     questionId: text(body, 'questionId'),
+    questionKind: text(body, 'questionKind'),
+    questionReal: text(body, 'questionReal'),
+    questionConfidence: text(body, 'questionConfidence'),
+    equivalenceMargin: text(body, 'equivalenceMargin'),
     moreQuestions: readQuestionRows(body),
     questionList: checked(body, 'questionList'),
     context: text(body, 'context'),
@@ -191,10 +207,20 @@ function parseScenarios(value: string): string | string[] | undefined {
  */
 function questionsOf(form: BatchFormValues): Record<string, unknown>[] | null {
   const firstId = form.questionId.trim() || DEFAULT_QUESTION_ID;
-  if (form.moreQuestions.length === 0 && firstId === DEFAULT_QUESTION_ID && !form.questionList) return null;
-  const first = { id: firstId, text: optional(form.question) ?? DEFAULT_QUESTION, allowTie: form.allowTie, reason: optional(form.reason) };
-  const rest = form.moreQuestions.map((q) => ({ id: q.id.trim(), text: q.text, allowTie: q.allowTie, reason: optional(q.reason) }));
+  const firstKind = realismOf(form.questionKind, form.questionReal, form.questionConfidence);
+  if (form.moreQuestions.length === 0 && firstId === DEFAULT_QUESTION_ID && !form.questionList && Object.keys(firstKind).length === 0) return null;
+  const first = { id: firstId, text: optional(form.question) ?? DEFAULT_QUESTION, allowTie: form.allowTie, reason: optional(form.reason), ...firstKind };
+  const rest = form.moreQuestions.map((q) => ({ id: q.id.trim(), text: q.text, allowTie: q.allowTie, reason: optional(q.reason), ...realismOf(q.kind, q.real, q.confidence) }));
   return [first, ...rest];
+}
+
+/** A question's kind fields (issue 53) as the settings take them: none at all for a preference question. */
+function realismOf(kind: string, real: string, confidence: string): Record<string, string> {
+  if (optional(kind) !== 'which-is-real') return optional(kind) && kind.trim() !== 'preference' ? { kind: kind.trim() } : {};
+  const fields: Record<string, string> = { kind: 'which-is-real' };
+  if (optional(real)) fields.real = real.trim();
+  if (optional(confidence)) fields.confidence = confidence.trim();
+  return fields;
 }
 
 /** The settings object the form describes (unvalidated: the batch schema validates it). */
@@ -214,6 +240,7 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
     allowTie: questions ? undefined : form.allowTie,
     reason: questions ? undefined : optional(form.reason),
     allowSameSample: form.allowSameSample,
+    equivalenceMargin: num(form.equivalenceMargin),
     onboarding: form.onboardingEnabled ? drop({ pairs: num(form.onboardingPairs), threshold: num(form.onboardingThreshold) }) : null,
     attentionChecks: form.attentionEnabled ? drop({ rate: num(form.attentionRate), maxFailures: num(form.attentionMaxFailures) }) : null,
     perRaterCap: num(form.perRaterCap),
@@ -247,6 +274,10 @@ export function formToSettings(form: BatchFormValues): Record<string, unknown> {
   });
 }
 
+type QuestionSettings = NonNullable<BatchSettings['questions']>[number] | undefined;
+const kindOf = (q: QuestionSettings) => (q?.kind === 'which-is-real' ? 'which-is-real' : '');
+const confidenceOf = (q: QuestionSettings) => (q?.kind === 'which-is-real' ? (q.confidence ?? '') : '');
+
 /** The form's values for existing settings (edit page, clone). */
 export function settingsToForm(settings: BatchSettings | BatchSettingsInput): BatchFormValues {
   const s = settings as BatchSettings;
@@ -258,7 +289,19 @@ export function settingsToForm(settings: BatchSettings | BatchSettingsInput): Ba
     judgmentsPerPair: String(s.judgmentsPerPair ?? ''),
     question: s.questions?.[0]?.text ?? s.question ?? '',
     questionId: s.questions?.[0]?.id ?? DEFAULT_QUESTION_ID,
-    moreQuestions: (s.questions ?? []).slice(1).map((q) => ({ id: q.id, text: q.text, allowTie: Boolean(q.allowTie), reason: q.reason ?? '' })),
+    questionKind: kindOf(s.questions?.[0]),
+    questionReal: s.questions?.[0]?.real ?? '',
+    questionConfidence: confidenceOf(s.questions?.[0]),
+    equivalenceMargin: s.equivalenceMargin == null ? '' : String(s.equivalenceMargin),
+    moreQuestions: (s.questions ?? []).slice(1).map((q) => ({
+      id: q.id,
+      text: q.text,
+      allowTie: Boolean(q.allowTie),
+      reason: q.reason ?? '',
+      kind: kindOf(q),
+      real: q.real ?? '',
+      confidence: confidenceOf(q),
+    })),
     questionList: s.questions != null,
     context: s.context ?? '',
     allowTie: Boolean(s.allowTie),

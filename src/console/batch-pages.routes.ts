@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { exclusionLines, readSequentialSummaries, reallocationLines, sequentialLines } from '../analysis/sequential-report.js';
+import { exclusionLines, reallocationLines } from '../analysis/sequential-report.js';
+import { comparisonStandingLines } from '../analysis/sequential-standing.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
 import { listComparisonStops, listSequentialExclusions } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
@@ -7,8 +8,12 @@ import { cloneBatch, frozenKeys, getBatch, transitionBatch, updateBatchSettings,
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { createBatch, previewPairs } from '../batches/create-batch.js';
+import { NAME_TAKEN } from '../batches/batch-name.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, payPerHour } from '../batches/launch-checklist.js';
+import { describeMinimum } from '../batches/minimum-time.js';
+import { formatMoney } from '../batches/pay.js';
+import { platformPayFloor } from '../batches/platform-pay-floor.js';
 import { raterLinks } from '../batches/rater-links.js';
 import { consentTimeOfFullSession, createWordsMemo, type WordsMemo } from '../rating/consent-time.queries.js';
 import { previewUrl } from '../rating/rater-token.js';
@@ -16,6 +21,7 @@ import { UserFacingError } from '../errors/user-facing-error.js';
 import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
 import type { Db } from '../db/connection.js';
+import type { FieldErrors } from '../web/field-errors.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
@@ -28,6 +34,7 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { batchActions } from './lifecycle-actions.js';
 import { batchFormErrors } from './batch-form-errors.js';
 import { parsePage } from './pagination.js';
+import { followNotice } from '../recruiting/platform-follow.js';
 
 const newBatchQuerySchema = z.object({ run: z.string().trim().max(200).optional() });
 const closeFormSchema = z.object({ confirm: z.literal('close', { error: 'type "close" to confirm; the batch was not closed' }) });
@@ -40,6 +47,11 @@ export function requireBatchView(deps: ConsoleDeps, req: Request): BatchView {
 }
 
 const FIELD_ERRORS_SUMMARY = 'Nothing was saved: see the messages by the fields below.';
+
+/** A refusal as the form shows it: a name another batch has by the name's own input, any other at the top. */
+function refusalOnForm(error: UserFacingError): { errors?: FieldErrors; error: string } {
+  return error.code === NAME_TAKEN ? { errors: { name: error.message }, error: FIELD_ERRORS_SUMMARY } : { error: error.message };
+}
 
 const formOptions = {
   contexts: CONTEXTS,
@@ -59,21 +71,32 @@ type BatchPageDeps = ConsoleDeps & { wordsMemo: WordsMemo };
  * The launch checklist with the time promised at consent now and the configured pay floor; the batch page passes the
  * time and capacity it shows (each reads every regular pair of the batch: 30 ms at 20,000 pairs).
  */
-function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { minutes: number; capacity: CapacityResult }) {
+function checklistOf(deps: BatchPageDeps, batch: BatchView, shown?: { time: FullSessionTime; capacity: CapacityResult }) {
   const { db, config, wordsMemo } = deps;
-  return batchLaunchChecklist(
-    db,
-    batch.id,
-    { minutes: shown?.minutes ?? consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo).minutes, minPayPerHour: config.minPayPerHour, publicUrl: config.publicUrl },
-    shown?.capacity,
-  );
+  const capacity = shown?.capacity ?? checkBatchCapacity(db, batch.id);
+  const time = shown?.time ?? consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo, capacity);
+  // The minimum of the time promised is the full session's minimum, its words counted once through the memo.
+  const minimum = capacity.pairs > 0 ? time.minimum : null;
+  return batchLaunchChecklist(db, batch.id, { minutes: time.minutes, minimum, minPayPerHour: config.minPayPerHour, publicUrl: config.publicUrl }, capacity);
+}
+
+type FullSessionTime = ReturnType<typeof consentTimeOfFullSession>;
+
+/** The batch page's "Time and pay": the time promised, the least a session takes, pay per hour at it and the platform's floor. */
+function timeAndPay(batch: BatchView, time: FullSessionTime) {
+  const rate = payPerHour(batch.settings.pay, time.minutes);
+  return {
+    minimumText: describeMinimum(time.minimum),
+    floor: rate ? platformPayFloor(batch.settings.provider.kind, rate.currency) : null,
+    formatMoney,
+  };
 }
 
 function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, error?: string) {
   const { db, clock, config, wordsMemo } = deps;
-  const consentTime = consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo);
   const capacity = checkBatchCapacity(db, batch.id);
-  const checklist = checklistOf(deps, batch, { minutes: consentTime.minutes, capacity });
+  const consentTime = consentTimeOfFullSession(db, batch.id, batch.settings, wordsMemo, capacity);
+  const checklist = checklistOf(deps, batch, { time: consentTime, capacity });
   renderPage(res, 'batch', {
     title: batch.name,
     batch,
@@ -83,15 +106,17 @@ function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, e
     explanation: STATE_EXPLANATIONS[batch.state],
     actions: batchActions(batch.state),
     explanations: STATE_EXPLANATIONS,
-    frozen: frozenKeys(db, batch.id, batch.counts.judgments),
+    frozen: frozenKeys(db, batch),
     settingsJson: JSON.stringify(batch.settings, null, 2),
     capacity,
     checklist,
     launchBlocked: blockingFailures(checklist).length > 0,
     consentTime,
+    timeAndPay: timeAndPay(batch, consentTime),
     payRate: payPerHour(batch.settings.pay, consentTime.minutes),
     minPayPerHour: config.minPayPerHour,
     sequential: sequentialNotice(db, batch),
+    platformFollow: followNotice(db, config, batch),
     error,
   });
 }
@@ -103,7 +128,7 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const sentence = (l: string) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`;
   const moved = [...reallocationLines(listReallocations(db, batch.id)), ...exclusionLines(listSequentialExclusions(db, batch.id))].map(sentence);
-  return { closedItself, lines: [...readSequentialSummaries(db, batch.id, batch.settings.stopping).flatMap((s) => sequentialLines(s)), ...moved] };
+  return { closedItself, lines: [...comparisonStandingLines(db, batch.settings, stops), ...moved] };
 }
 
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {
@@ -124,7 +149,7 @@ function renderForm(db: Db, res: Response, values: Record<string, unknown> & { f
 
 function editableBatch(deps: ConsoleDeps, req: Request, user: SessionUser) {
   const batch = requireBatchView(deps, req);
-  return { batch, frozen: frozenKeys(deps.db, batch.id, batch.counts.judgments), actor: user.email };
+  return { batch, frozen: frozenKeys(deps.db, batch), actor: user.email };
 }
 
 function showBatchList(deps: ConsoleDeps): RouteHandler {
@@ -176,7 +201,7 @@ function submitNewBatch(deps: ConsoleDeps): RouteHandler {
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
       res.status(error.status);
-      renderForm(db, res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', error: error.message });
+      renderForm(db, res, { title: 'New batch', form, action: '/console/batches/new', mode: 'new', ...refusalOnForm(error) });
     }
   };
 }
@@ -267,7 +292,7 @@ function submitEdit(deps: ConsoleDeps): RouteHandler {
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
       res.status(error.status);
-      renderForm(db, res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, error: error.message });
+      renderForm(db, res, { title: `Edit ${batch.name}`, form, action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen, ...refusalOnForm(error) });
       return;
     }
     redirectWithFlash(req, res, `/console/batches/${batch.id}`, 'Settings saved.');

@@ -55,8 +55,9 @@ export function mturkRoutes(deps: ConsoleDeps): RouteSpec[] {
       handler: async (req, res, user) => {
         const batchId = idParam(req);
         parseInput(settleSchema, req.body, 'settlement');
-        const { sent } = await settleOnMturk(workflowDeps(user), batchId, { dryRun: false });
-        redirectWithFlash(req, res, back(batchId), `Sent to MTurk: approved ${sent.approved}, bonuses paid ${sent.bonusesPaid} (${formatMinor(sent.bonusMinor, 'USD')}).`);
+        const { sent, held } = await settleOnMturk(workflowDeps(user), batchId, { dryRun: false });
+        const waiting = held.length > 0 ? ` ${held.length} bonus(es) held: MTurk refused them again as already sent but does not list them yet; settle again later.` : '';
+        redirectWithFlash(req, res, back(batchId), `Sent to MTurk: approved ${sent.approved}, bonuses paid ${sent.bonusesPaid} (${formatMinor(sent.bonusMinor, 'USD')}).${waiting}`);
       },
     },
     {

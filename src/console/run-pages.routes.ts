@@ -6,7 +6,7 @@ import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
 import { createRun } from '../generation/create-run.js';
 import { resolveEndpoint } from '../generation/endpoints.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
-import { MODES } from '../generation/mode.js';
+import { GENERATED_MODES } from '../generation/mode.js';
 import { getRun, runHasLiveWorker } from '../generation/run.queries.js';
 import { requeueFailedDialogues } from '../generation/requeue-failed-dialogues.js';
 import { cardSettingsSchema } from '../generation/run-columns.schema.js';
@@ -68,7 +68,7 @@ function minSpokenTurnsOf(row: { id: number; settings: string | null }): number 
 }
 
 function renderForm(deps: ConsoleDeps, res: Response, form: Record<string, unknown>, extra: { errors?: FieldErrors; estimate?: unknown } = {}): void {
-  renderPage(res, 'run-form', { title: 'New generation run', modes: MODES, categories: scenarioCatalogue(deps.db), form, errors: extra.errors ?? {}, estimate: extra.estimate ?? null });
+  renderPage(res, 'run-form', { title: 'New generation run', modes: GENERATED_MODES, categories: scenarioCatalogue(deps.db), form, errors: extra.errors ?? {}, estimate: extra.estimate ?? null });
 }
 
 function endpointFor(deps: ConsoleDeps, name: string, model: string) {

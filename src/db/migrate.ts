@@ -66,11 +66,46 @@ export function migrate(db: Db, migrations = listMigrations(), baseline: Baselin
   }
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      record.run({ version: migration.version, name: migration.name, at: new Date().toISOString() });
-    })();
+    withForeignKeysOffIfAsked(db, migration, () =>
+      db.transaction(() => {
+        db.exec(migration.sql);
+        if (needsForeignKeysOff(migration)) refuseBrokenForeignKeys(db, migration);
+        record.run({ version: migration.version, name: migration.name, at: new Date().toISOString() });
+      })(),
+    );
     done.push(migration.name);
   }
   return done;
+}
+
+const FOREIGN_KEYS_OFF = /^-- simarena-migrate: foreign-keys-off$/m;
+
+/** A migration that rebuilds a table others refer to says so on a line of its own (see 044-human-modes.sql). */
+function needsForeignKeysOff(migration: Migration): boolean {
+  return FOREIGN_KEYS_OFF.test(migration.sql);
+}
+
+/**
+ * Runs `apply` with foreign keys off when the migration asks for it, as SQLite's procedure for a table rebuild needs
+ * (https://www.sqlite.org/lang_altertable.html#otheralter): with them on, dropping the old table would cascade its
+ * deletes into every table that refers to it. The pragma is a no-op inside a transaction, so it is set around it.
+ */
+function withForeignKeysOffIfAsked(db: Db, migration: Migration, apply: () => void): void {
+  if (!needsForeignKeysOff(migration)) return apply();
+  const before = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    apply();
+  } finally {
+    db.pragma(`foreign_keys = ${before ? 'ON' : 'OFF'}`);
+  }
+}
+
+/** Step 10 of the procedure: a rebuild that left a dangling reference rolls back instead of committing it. */
+function refuseBrokenForeignKeys(db: Db, migration: Migration): void {
+  const broken = db.prepare<[], { table: string; parent: string }>('PRAGMA foreign_key_check').all();
+  if (broken.length > 0) {
+    const first = broken[0] as { table: string; parent: string };
+    throw new Error(`migration ${migration.name} left ${broken.length} reference(s) broken (first: ${first.table} → ${first.parent}); nothing was changed`);
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { insertDialogue, replaceTurns } from '../generation/dialogue.queries.js';
-import { ACTIONS, MODES } from '../generation/mode.js';
+import { ACTIONS, GENERATED_MODES } from '../generation/mode.js';
 import { insertSimpleRun } from '../generation/run.queries.js';
 import { parseRecords, readJsonFile } from '../scenarios/load-library.js';
 import { slugSchema } from '../scenarios/scenario.schema.js';
@@ -13,7 +13,7 @@ export const DEMO_MODEL = 'handwritten-demo';
 const demoDialogueSchema = z.strictObject({
   scenario: slugSchema,
   cast: z.tuple([slugSchema, slugSchema]),
-  mode: z.enum(MODES),
+  mode: z.enum(GENERATED_MODES),
   turns: z
     .array(z.strictObject({ speaker: z.union([z.literal(1), z.literal(2)]), action: z.enum(ACTIONS), text: z.string() }))
     .min(1),
@@ -42,7 +42,7 @@ export function seedDemoDialogues(db: Db, now: Date, file = demoDialoguesFile): 
   const runId = db.transaction(() => {
     const runId = insertSimpleRun(
       db,
-      { name: DEMO_RUN_NAME, kind: 'demo', state: 'complete', model: DEMO_MODEL, modes: [...MODES], createdBy: 'system' },
+      { name: DEMO_RUN_NAME, kind: 'demo', state: 'complete', model: DEMO_MODEL, modes: [...GENERATED_MODES], createdBy: 'system' },
       now,
     );
     for (const d of dialogues) {

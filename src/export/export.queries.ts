@@ -58,6 +58,8 @@ export type JudgmentExportRow = {
   left_side: 'a' | 'b';
   winner: 'a' | 'b' | 'tie';
   reason: string | null;
+  /** A which-is-real answer's confidence 1-5 (migration 070); null otherwise. */
+  confidence: number | null;
   rater_id: number;
   rater_public_id: string;
   provider: string;
@@ -90,7 +92,7 @@ export type JudgmentExportRow = {
 const judgmentsFrom = (judgments: string) => `SELECT j.id AS judgment_id, j.batch_id, j.pair_id, j.question_id, j.question_index, p.kind AS pair_kind, p.reallocation_id, p.scenario_id, s.category AS scenario_category,
          COALESCE(c.condition_a, da.mode || ':' || da.model) AS model_a,
          COALESCE(c.condition_b, db.mode || ':' || db.model) AS model_b,
-         p.dialogue_a_id, p.dialogue_b_id, j.left_side, j.winner, j.reason,
+         p.dialogue_a_id, p.dialogue_b_id, j.left_side, j.winner, j.reason, j.confidence,
          r.id AS rater_id, r.public_id AS rater_public_id, r.provider, r.participant_id, r.study_id, r.session_id,
          j.is_gold, j.correct, j.shown_at, j.submitted_at, j.active_ms, j.question_version,
          ${EXCLUSION_REASON} AS exclusion_reason,

@@ -1,3 +1,4 @@
+import type { Question } from '../batches/batch.schema.js';
 import type { ExportContext } from './export-context.js';
 import { type JudgmentExportRow, iterateJudgments } from './export.queries.js';
 import { judgePseudonym } from '../rating/judge-pseudonym.js';
@@ -14,12 +15,15 @@ export function judgmentColumns(ctx: ExportContext): string[] {
     'batch_id',
     'pair_id',
     'question_id',
+    'question_kind',
     'scenario_id',
     'scenario_category',
     'model_a',
     'model_b',
     'left',
     'winner',
+    'real_side',
+    'confidence',
     'reason',
     'judge',
     ...(ctx.options.withProviderIds ? ['participant_id', 'study_id', 'session_id'] : []),
@@ -59,24 +63,43 @@ function signalFields(row: JudgmentExportRow): JudgmentRecord {
 
 const WINNER = { a: 'model_a', b: 'model_b', tie: 'tie' } as const;
 
-/** What a judgment record depends on: an export's context, or the JSON API's judgments list (src/api). */
+/**
+ * What a judgment record depends on: an export's context, or the JSON API's judgments list (src/api). `meta.questions`:
+ * the batch's questions, for each row's question_kind and real_side (issue 53).
+ */
 export type JudgmentRecordContext = {
   batch: Pick<ExportContext['batch'], 'judge_salt'>;
   options: Pick<ExportContext['options'], 'withProviderIds' | 'includeExcluded'>;
+  meta: { questions: readonly Pick<Question, 'id' | 'kind' | 'real'>[] };
 };
 
+/**
+ * A row's question kind, and for a which-is-real question the side (`a` or `b`, as model_a and model_b) whose
+ * dialogue is the real one; null for a preference question and for a pair of neither condition (a gold pair).
+ */
+function realismFields(ctx: JudgmentRecordContext, row: JudgmentExportRow): { question_kind: string; real_side: 'a' | 'b' | null } {
+  const question = ctx.meta.questions.find((q) => q.id === row.question_id);
+  const kind = question?.kind ?? 'preference';
+  const real = kind === 'which-is-real' ? question?.real : undefined;
+  return { question_kind: kind, real_side: real === undefined ? null : row.model_a === real ? 'a' : row.model_b === real ? 'b' : null };
+}
+
 export function judgmentRecord(ctx: JudgmentRecordContext, row: JudgmentExportRow): JudgmentRecord {
+  const realism = realismFields(ctx, row);
   const record: JudgmentRecord = {
     judgment_id: row.judgment_id,
     batch_id: row.batch_id,
     pair_id: row.pair_id,
     question_id: row.question_id,
+    question_kind: realism.question_kind,
     scenario_id: row.scenario_id,
     scenario_category: row.scenario_category,
     model_a: row.model_a,
     model_b: row.model_b,
     left: row.left_side,
     winner: WINNER[row.winner],
+    real_side: realism.real_side,
+    confidence: row.confidence,
     reason: row.reason,
     judge: judgePseudonym(ctx.batch.judge_salt, { provider: row.provider, participantId: row.participant_id, raterPublicId: row.rater_public_id }),
   };

@@ -7,7 +7,7 @@ import { writeChunk } from './stream-write.js';
 import { agentViewer, renderMarkup } from '../scenarios/goal-markup.js';
 import type { CharacterRow } from '../scenarios/scenario.queries.js';
 import type { Relationship } from '../scenarios/scenario.schema.js';
-import type { Mode } from '../generation/mode.js';
+import { type Mode, singleWriter, writerKnowledge } from '../generation/mode.js';
 
 // Dialogues as Sotopia EpisodeLog records (sotopia/database/logs.py): environment and agents are the scenario and
 // character slugs, or the Sotopia pks an imported episode named; messages are arranged by turn as (sender, receiver,
@@ -15,7 +15,9 @@ import type { Mode } from '../generation/mode.js';
 // (`said: "..."`, `[non-verbal communication] ...`, `did nothing`, `left the conversation`).
 // Each observation says what that mode's calls really saw, in the words of Sotopia's ScriptBackground: SCRIPT (one
 // omniscient writer) and MINDREADERS saw both full backgrounds and both goals; AGENTS saw its own full background and
-// goal, of the partner what the relationship allows (Sotopia's get_bio) and the goal "Unknown". Goal markup is
+// goal, of the partner what the relationship allows (Sotopia's get_bio) and the goal "Unknown". The human modes are
+// shown what their people saw: HUMAN_SCRIPT's writer what SCRIPT's call sees, HUMANS and HUMAN_AGENT each side what an
+// AGENTS call sees. Goal markup is
 // rendered for each agent as Sotopia's render_text_for_agent does.
 // simarena measures human preference, not Sotopia's per-agent rewards: an imported episode's rewards, reasoning,
 // models and tag are given back; otherwise `rewards` holds 0.0 placeholders (EpisodeLog requires one per agent) and
@@ -73,7 +75,7 @@ function sotopiaBackground(c: CharacterRow, seen: Seen): string {
 }
 
 function partnerSeen(mode: Mode, relationship: Relationship): Seen {
-  if (mode !== 'AGENTS') return 'full';
+  if (writerKnowledge(mode) === 'omniscient') return 'full';
   if (relationship === 'stranger') return 'nothing';
   if (relationship === 'know_by_name') return 'name';
   if (relationship === 'acquaintance') return 'public';
@@ -83,10 +85,10 @@ function partnerSeen(mode: Mode, relationship: Relationship): Seen {
 /** What character `self` (1 or 2) was shown at the start, in Sotopia's ScriptBackground wording. */
 export function openingObservation(cast: DialogueParts['cast'], mode: Mode, self: 1 | 2): string {
   const names = cast.characters.map(characterName) as [string, string];
-  const viewer = mode === 'SCRIPT' ? 'environment' : agentViewer(self);
+  const viewer = singleWriter(mode) ? 'environment' : agentViewer(self);
   const goals = [cast.scenario.goal_1, cast.scenario.goal_2];
   const seenOf = (i: 1 | 2): Seen => (i === self ? 'full' : partnerSeen(mode, cast.scenario.relationship));
-  const goalOf = (i: 1 | 2): string => (i === self || mode !== 'AGENTS' ? renderMarkup(goals[i - 1] ?? '', viewer) : 'Unknown');
+  const goalOf = (i: 1 | 2): string => (i === self || writerKnowledge(mode) === 'omniscient' ? renderMarkup(goals[i - 1] ?? '', viewer) : 'Unknown');
   return [
     'Here is the context of this interaction:',
     `Scenario: ${renderMarkup(cast.scenario.context, viewer)}`,

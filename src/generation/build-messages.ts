@@ -2,7 +2,7 @@ import { agentViewer, renderMarkup } from '../scenarios/goal-markup.js';
 import type { Relationship } from '../scenarios/scenario.schema.js';
 import type { CharacterRow, ScenarioRow } from '../scenarios/scenario.queries.js';
 import type { ChatMessage } from './llm-client.js';
-import type { Action, Mode } from './mode.js';
+import type { Action } from './mode.js';
 import { type PromptSet, fillTemplate } from './prompts.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { characterValuesSchema } from './run-columns.schema.js';
@@ -106,7 +106,7 @@ export function scriptMessages(prompts: PromptSet, cast: Cast, maxTurns: number)
 export function agentMessages(
   prompts: PromptSet,
   cast: Cast,
-  mode: Exclude<Mode, 'SCRIPT'>,
+  mode: 'AGENTS' | 'MINDREADERS',
   self: 1 | 2,
   history: SpokenTurn[],
 ): ChatMessage[] {

@@ -5,7 +5,7 @@ import { type CastRow, type ScenarioRow, listCasts, listScenarios } from '../sce
 import { seedFrom } from '../scenarios/seeded-random.js';
 import { insertDialogue } from './dialogue.queries.js';
 import { GenerationInputError } from './generation-error.js';
-import { MODES, type Mode, parseMode } from './mode.js';
+import { GENERATED_MODES, type GeneratedMode, isGeneratedMode, parseMode } from './mode.js';
 import { DEFAULT_PROMPT_VERSION, loadPrompts } from './prompts.js';
 import { insertGenerationRun, runNameTaken } from './run.queries.js';
 
@@ -17,10 +17,12 @@ export const runOptionsSchema = z.object({
     .array(z.string())
     .min(1, 'name at least one mode')
     .transform((list, ctx) => {
-      const out: Mode[] = [];
+      const out: GeneratedMode[] = [];
       for (const m of list) {
         const mode = parseMode(m);
-        if (!mode) ctx.addIssue({ code: 'custom', message: `unknown mode "${m}" (use ${MODES.join(', ').toLowerCase()})` });
+        if (!mode) ctx.addIssue({ code: 'custom', message: `unknown mode "${m}" (use ${GENERATED_MODES.join(', ').toLowerCase()})` });
+        else if (!isGeneratedMode(mode))
+          ctx.addIssue({ code: 'custom', message: `${mode} dialogues are played or written by people, not generated: collect them with a role-play or writing batch, or import them (simarena dialogues import --mode ${mode.toLowerCase()})` });
         else if (!out.includes(mode)) out.push(mode);
       }
       return out;
@@ -58,7 +60,7 @@ export type RunSettings = {
   minSpokenTurns?: number;
 };
 
-export type PlannedDialogue = { scenario: ScenarioRow; cast: CastRow; sampleIndex: number; mode: Mode; seed: number };
+export type PlannedDialogue = { scenario: ScenarioRow; cast: CastRow; sampleIndex: number; mode: GeneratedMode; seed: number };
 
 /** Scenarios named by a selector: "all", a category, or ids and categories separated by commas. */
 export function selectScenarios(db: Db, selector: string): ScenarioRow[] {

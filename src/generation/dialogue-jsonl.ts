@@ -50,6 +50,8 @@ export const dialogueRecordSchema = z.preprocess(fromExportShape, z.looseObject(
     .pipe(z.enum(MODES))
     .optional(),
   model: z.string().min(1).optional(),
+  // HUMAN_AGENT: the character the person played (the model played the other).
+  human_character: z.union([z.literal(1), z.literal(2)]).optional(),
   turns: z.array(dialogueTurnSchema).min(1, 'a dialogue needs at least one turn'),
   end_reason: z.string().nullable().optional(),
   prompt_version: z.string().nullable().optional(),
@@ -70,6 +72,8 @@ export type DialogueJsonl = {
   prompt_version: string | null;
   seed: number | null;
   end_reason: string | null;
+  /** HUMAN_AGENT only: the character the person played. */
+  human_character?: 1 | 2;
   turns: { speaker: 1 | 2; action: Action; text: string }[];
 };
 
@@ -91,6 +95,22 @@ export function dialogueToJsonl(db: Db, dialogueId: number): DialogueJsonl {
     prompt_version: d.prompt_version,
     seed: d.seed,
     end_reason: d.end_reason,
+    ...humanCharacterOf(d.mode, d.meta),
     turns: listTurns(db, d.id).map((t) => ({ speaker: t.speaker, action: t.action, text: t.text })),
   };
+}
+
+/** The character a person played in a HUMAN_AGENT dialogue, as its meta records it (`human_character`). */
+function humanCharacterOf(mode: Mode, meta: string): { human_character?: 1 | 2 } {
+  if (mode !== 'HUMAN_AGENT') return {};
+  const parsed = z.object({ human_character: z.union([z.literal(1), z.literal(2)]) }).safeParse(safeJson(meta));
+  return parsed.success ? { human_character: parsed.data.human_character } : {};
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }

@@ -3,7 +3,7 @@ import type { Action, Mode } from './mode.js';
 import { countTurnWords } from './dialogue-words.js';
 
 export type DialogueState = 'pending' | 'running' | 'complete' | 'failed';
-export type DialogueOrigin = 'generated' | 'imported' | 'demo' | 'derived';
+export type DialogueOrigin = 'generated' | 'imported' | 'demo' | 'derived' | 'collected';
 
 export type DialogueRow = {
   id: number;

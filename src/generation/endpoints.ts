@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import { jsonSyntaxMessage } from '../web/json-syntax.js';
 import { GenerationInputError } from './generation-error.js';
 
 // Named OpenAI-compatible endpoints, so that one study can compare models served in different places.
@@ -26,11 +27,12 @@ export const DEFAULT_ENDPOINT = 'default';
 /** Reads the endpoints file; a missing file means only the default endpoint. */
 export function readEndpointsFile(path: string): EndpointSpec[] {
   if (!existsSync(path)) return [];
+  const text = readFileSync(path, 'utf8');
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    data = JSON.parse(text);
   } catch (error) {
-    throw new GenerationInputError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new GenerationInputError(`${path}: not valid JSON at ${jsonSyntaxMessage(text, error)}`);
   }
   const parsed = fileSchema.safeParse(data);
   if (!parsed.success) {

@@ -190,6 +190,8 @@ async function generateDialogue(e: Engine, dialogueId: number): Promise<'complet
   }
 
   const mode = dialogue.mode;
+  // Only a generation run's dialogues come here, and those are of the modes it generates (create-run.ts).
+  if (mode !== 'AGENTS' && mode !== 'MINDREADERS') throw new Error(`dialogue ${dialogueId} is ${mode}: no model generates it`);
   const history: SpokenTurn[] = [];
   const turns: NewTurn[] = [];
   let idle = 0;

@@ -17,7 +17,7 @@ import { fullName } from './build-messages.js';
 import { dialogueRecordSchema } from './dialogue-jsonl.js';
 import { type NewTurn, insertDialogue, replaceTurns } from './dialogue.queries.js';
 import { GenerationInputError } from './generation-error.js';
-import { type Mode, parseMode } from './mode.js';
+import { HUMAN_MODEL, MODES, type Mode, parseMode } from './mode.js';
 import { insertSimpleRun, runNameTaken } from './run.queries.js';
 import {
   type EpisodeLog,
@@ -34,7 +34,27 @@ import {
 // Import of dialogues made elsewhere (simarena JSONL, Sotopia EpisodeLog JSON), so that published or earlier
 // episodes can be rated. Everything of one file goes into one run of kind "import", in one transaction.
 
-export type ImportDialoguesOptions = { mode?: string; model?: string; scenarioId?: string; runName?: string; createdBy?: string };
+export type ImportDialoguesOptions = { mode?: string; model?: string; humanCharacter?: 1 | 2; scenarioId?: string; runName?: string; createdBy?: string };
+
+const MODE_CHOICES = MODES.map((m) => m.toLowerCase()).join(', ');
+
+type HumanSide = { model: string; meta: { human_character?: 1 | 2 } };
+
+/**
+ * The model of an imported dialogue of the human modes, and who played what: HUMANS and HUMAN_SCRIPT have the model
+ * `human` (no model took part; any other is refused rather than stored as a false condition); HUMAN_AGENT has the
+ * agent's model and the character the person played (`human_character`, or `--human-character`).
+ */
+function humanSide(mode: Mode, model: string | undefined, humanCharacter: 1 | 2 | undefined, fail: (message: string) => never): HumanSide | null {
+  if (mode === 'HUMANS' || mode === 'HUMAN_SCRIPT') {
+    if (model !== undefined && model !== HUMAN_MODEL) return fail(`a ${mode} dialogue has the model "${HUMAN_MODEL}" (people wrote it), not "${model}"`);
+    return { model: HUMAN_MODEL, meta: {} };
+  }
+  if (mode !== 'HUMAN_AGENT') return null;
+  if (!model || model === HUMAN_MODEL) return fail('a HUMAN_AGENT dialogue needs the model that played the agent: give --model or a "model" field');
+  if (!humanCharacter) return fail('a HUMAN_AGENT dialogue needs the character the person played: give --human-character 1|2 or a "human_character" field');
+  return { model, meta: { human_character: humanCharacter } };
+}
 
 /** JSON (an array or one object) or JSONL (one object a line). */
 export function readDialogueRecords(path: string): unknown[] {
@@ -138,8 +158,9 @@ function prepareEpisode(record: unknown, shape: NonNullable<ReturnType<typeof ep
   const episode = parseEpisode(record, shape, ctx);
   const mode = episode.mode ? parseMode(episode.mode) : episode.simarena?.mode ? parseMode(episode.simarena.mode) : (ctx.fileMode ?? modeFromTag(episode.tag));
   if (!mode)
-    return ctx.fail(`no mode: ${episode.tag ? `the tag ${JSON.stringify(episode.tag)} names none; ` : ''}give --mode (script, agents or mindreaders) or a "mode" field`);
-  const model = episode.model ?? ctx.options.model ?? episode.models?.[1];
+    return ctx.fail(`no mode: ${episode.tag ? `the tag ${JSON.stringify(episode.tag)} names none; ` : ''}give --mode (${MODE_CHOICES}) or a "mode" field`);
+  const human = humanSide(mode, episode.model ?? ctx.options.model, ctx.options.humanCharacter, ctx.fail);
+  const model = human?.model ?? episode.model ?? ctx.options.model ?? episode.models?.[1];
   if (!model) return ctx.fail('no model: give --model or a "model" field');
   const scenarioId = episodeScenario(episode, ctx);
   const { ids, names } = episodeCast(episode, scenarioId, ctx);
@@ -169,6 +190,7 @@ function prepareEpisode(record: unknown, shape: NonNullable<ReturnType<typeof ep
       rewards: episode.rewards ?? null,
       reasoning: episode.reasoning ?? null,
       rewards_prompt: episode.rewards_prompt ?? null,
+      ...human?.meta,
     },
   };
 }
@@ -179,8 +201,9 @@ function prepareDialogueRecord(record: unknown, ctx: RecordContext): Prepared {
   if (!parsed.success) return ctx.fail(`not a simarena dialogue (JSONL export) nor a Sotopia EpisodeLog: ${issueText(parsed.error)}`);
   const r = parsed.data;
   const mode = r.mode ?? ctx.fileMode;
-  if (!mode) return ctx.fail('no mode: give --mode (script, agents or mindreaders) or a "mode" field');
-  const model = r.model ?? ctx.options.model;
+  if (!mode) return ctx.fail(`no mode: give --mode (${MODE_CHOICES}) or a "mode" field`);
+  const human = humanSide(mode, r.model ?? ctx.options.model, r.human_character ?? ctx.options.humanCharacter, ctx.fail);
+  const model = human?.model ?? r.model ?? ctx.options.model;
   if (!model) return ctx.fail('no model: give --model or a "model" field');
   if (!getScenario(ctx.db, r.scenario_id)) return ctx.fail(`unknown scenario "${r.scenario_id}": import it first (simarena scenarios import)`);
   if (r.cast[0] === r.cast[1]) return ctx.fail(`field "cast" names "${r.cast[0]}" twice: a cast is two different characters`);
@@ -194,7 +217,7 @@ function prepareDialogueRecord(record: unknown, ctx: RecordContext): Prepared {
     sampleIndex: r.sample_index,
     turns: r.turns,
     endReason: r.end_reason ?? (r.turns.at(-1)?.action === 'leave' ? 'left' : 'imported'),
-    meta: { source: 'simarena', file: basename(ctx.path), record: ctx.index + 1, source_id: r.id ?? null, source_run: r.run ?? null },
+    meta: { source: 'simarena', file: basename(ctx.path), record: ctx.index + 1, source_id: r.id ?? null, source_run: r.run ?? null, ...human?.meta },
   };
 }
 
@@ -209,7 +232,7 @@ function importRunName(db: Db, path: string, options: ImportDialoguesOptions, no
 
 export function importDialogues(db: Db, path: string, records: unknown[], options: ImportDialoguesOptions, now: Date): { runId: number; runName: string; dialogues: number } {
   const fileMode = options.mode === undefined ? undefined : parseMode(options.mode);
-  if (options.mode !== undefined && !fileMode) throw new GenerationInputError(`--mode must be script, agents or mindreaders, not "${options.mode}"`);
+  if (options.mode !== undefined && !fileMode) throw new GenerationInputError(`--mode must be ${MODE_CHOICES}, not "${options.mode}"`);
   const scenarios = listScenarios(db);
   const prepared: Prepared[] = records.map((record, index) => {
     const fail = (message: string): never => {

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { processAlive } from '../db/process-alive.js';
 
-export type RunKind = 'generation' | 'import' | 'demo';
+export type RunKind = 'generation' | 'import' | 'demo' | 'collection';
 export type RunState = 'pending' | 'running' | 'paused' | 'interrupted' | 'complete' | 'failed' | 'cancelled';
 
 export type RunRow = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { type RunEndpoint, listRunEndpoints, runCallTotals } from './call.queries.js';
 import { countRunDialogues } from './dialogue.queries.js';
-import type { Mode } from './mode.js';
+import { isHumanMode, type Mode } from './mode.js';
 import { getRun, type RunRow } from './run.queries.js';
 import { parseJsonColumn } from '../db/json-column.js';
 import { cardSettingsSchema, earlierFailuresSchema, runModesSchema, storedCardSchema } from './run-columns.schema.js';
@@ -97,6 +97,18 @@ const SETUPS: Record<Mode, { agents: 'single' | 'multi'; information: string }> 
   MINDREADERS: {
     agents: 'multi',
     information: "as AGENTS, but every call also sees the partner's full profile with secret and the partner's goal",
+  },
+  HUMANS: {
+    agents: 'multi',
+    information: "two people play the characters live, turn by turn; each sees the scenario, their own character's full profile and goal, and what the relationship allows of the partner, as AGENTS does; never the partner's goal or secret",
+  },
+  HUMAN_AGENT: {
+    agents: 'multi',
+    information: 'a person plays one character and an AGENTS-mode model the other, each seeing what AGENTS sees',
+  },
+  HUMAN_SCRIPT: {
+    agents: 'single',
+    information: "one person writes both characters, seeing the scenario, both full profiles with secrets and both goals (what SCRIPT's call sees)",
   },
 };
 
@@ -199,9 +211,11 @@ function cardSettings(run: RunRow): SimulationCard['settings'] {
 function simulationDetails(modes: Mode[]): SimulationCard['simulation_details'] {
   return {
     setups: modes.map((mode) => ({ mode, ...SETUPS[mode] })),
-    agent_type: 'LLM (prompted, no fine-tuning), through an OpenAI-compatible chat completions endpoint',
+    agent_type: modes.every(isHumanMode) && !modes.includes('HUMAN_AGENT')
+      ? 'people (no model)'
+      : 'LLM (prompted, no fine-tuning), through an OpenAI-compatible chat completions endpoint',
     modalities: 'text: speech, non-verbal communication, physical actions, leaving',
-    humans_in_the_loop: 'none during generation',
+    humans_in_the_loop: modes.some(isHumanMode) ? 'people play or write the characters of the human modes' : 'none during generation',
     platform: 'simarena (Sotopia-style two-character scenarios)',
     targeted_domain: 'goal-oriented social interaction between two characters',
     other_features: 'character profiles with secrets; relationship-dependent knowledge of the partner; no memory across dialogues',

@@ -5,6 +5,7 @@ import { type Db, transactionOf } from '../db/connection.js';
 import { type AssignOutcome, assignInTransaction } from './assign-next-pair.js';
 import { currentSessionStart, getRaterByPublicId, type RaterRow, raterProgress } from './rating.queries.js';
 import { type JudgmentInput, type RecordOutcome, recordInTransaction } from './record-judgment.js';
+import { answerAgain } from './revise-judgment.js';
 
 /** How far an answer's transaction got, and what it read and leased on the way (read when it throws too). */
 export type AnswerStep = { leasing: boolean; answered: RaterRow | undefined; next: AssignOutcome | null };
@@ -38,8 +39,9 @@ export function isHitDone(db: Db, settings: BatchSettings, rater: RaterRow): boo
  */
 export const answerAndLease = transactionOf(
   (db: Db, rater: RaterRow, input: JudgmentInput, now: Date, random: () => number, step: AnswerStep): RecordOutcome => {
-    const recorded = recordInTransaction(db, rater.id, input, now);
-    if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate') return recorded;
+    // An answer to an assignment already answered may revise it (issue 49); either way the rater goes on from here.
+    const recorded = recordInTransaction(db, rater.id, input, now, answerAgain);
+    if (recorded.kind !== 'stored' && recorded.kind !== 'duplicate' && recorded.kind !== 'revised' && recorded.kind !== 'final') return recorded;
     step.answered = getRaterByPublicId(db, rater.public_id);
     const answered = step.answered;
     if (!answered || (answered.status !== 'onboarding' && answered.status !== 'rating')) return recorded;

@@ -28,3 +28,13 @@ export function addressHash(secret: string, batchPublicId: string, ip: string | 
   if (!ip) return null;
   return createHmac('sha256', secret).update(`client-address\n${batchPublicId}\n${clientNetwork(ip)}`).digest('base64url').slice(0, 22);
 }
+
+/**
+ * Who holds a place of an address while reading the consent page (src/rating/address-holds.queries.ts): a Prolific or
+ * MTurk participant by their id (hashed, per batch), so that opening the link again renews one hold; a plain-link
+ * visitor, who has no stable id, by the rater id their consent form carries.
+ */
+export function addressHolder(secret: string, batchPublicId: string, entry: { kind: 'link' } | { kind: 'prolific' | 'mturk'; participantId: string }, raterPublicId: string): string {
+  if (entry.kind === 'link') return `r:${raterPublicId}`;
+  return `p:${createHmac('sha256', secret).update(`address-holder\n${batchPublicId}\n${entry.kind}\n${entry.participantId.toLowerCase()}`).digest('base64url').slice(0, 22)}`;
+}

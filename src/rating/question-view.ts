@@ -12,6 +12,11 @@ export type QuestionView = {
   text: string;
   allowTie: boolean;
   reasonMode: 'off' | 'optional' | 'required';
+  /** A which-is-real question's confidence, 1-5 (issue 53); off for every other question. */
+  confidenceMode: 'off' | 'optional' | 'required';
+  confidenceName: string;
+  /** Radio ids are `${confidenceId}-1` .. `-5`. */
+  confidenceId: string;
   choiceName: string;
   reasonName: string;
   /** Radio ids are `${idPrefix}-left`, `-right`, `-tie`. */
@@ -27,6 +32,9 @@ export function buildQuestionViews(settings: BatchSettings): QuestionView[] {
       text: q.text,
       allowTie: q.allowTie,
       reasonMode: q.reason,
+      confidenceMode: q.confidence ?? 'off',
+      confidenceName: names.confidence,
+      confidenceId: i === 0 ? 'confidence' : `confidence-${i + 1}`,
       choiceName: names.choice,
       reasonName: names.reason,
       idPrefix: i === 0 ? 'choice' : `choice-${i + 1}`,

@@ -1,4 +1,5 @@
 import type { IRouter, Request, RequestHandler, Response } from 'express';
+import type { ZodError } from 'zod';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { batchQuestions, type BatchSettings } from '../batches/batch.schema.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
@@ -9,14 +10,26 @@ import { mturkSubmitUrl } from './providers.js';
 import { completeRater, completionCodeFor, reportContent } from './rater-flow.js';
 import { batchOf, type RaterPages } from './rater-pages.js';
 import { buildQuestionViews } from './question-view.js';
-import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reportFormSchema } from './rater.schema.js';
+import { type Answer, hasUnknownChoice, judgmentFormSchema, keptAnswers, questionOfField, readAnswers, REASON_MAX, reasonOfField, reportFormSchema } from './rater.schema.js';
 import { type AssignmentRow, awaitsFirstView, getAssignmentByPublicId, getPair, getRaterByPublicId, liveLeaseOf, progressOf, type RaterRow, raterProgress } from './rating.queries.js';
 import { type JudgmentInput, type RecordOutcome, recordJudgment } from './record-judgment.js';
+import { answerAgain, revisionRefusal } from './revise-judgment.js';
+import { storedAnswersOf } from './revision.queries.js';
+import type { Db } from '../db/connection.js';
 import { seeOther } from '../web/see-other.js';
 
 type Middleware = { batch: RequestHandler; body: RequestHandler; csrf: RequestHandler };
 
-const NOTICES = ['full', 'late', 'reported'];
+const NOTICES = ['full', 'late', 'reported', 'revised', 'unchanged', 'answered'];
+
+/** What the comparison page says on the way in, by the `notice` its address carries. */
+const NOTICE_TEXTS: Record<string, string> = {
+  full: 'Your previous answer arrived after enough answers had been collected for that comparison, so it was not needed. Thank you!',
+  reported: 'Thank you for your report. We will review it.',
+  revised: 'Your changed answer to the previous comparison is recorded.',
+  unchanged: 'Your answer to the previous comparison had already been recorded and can no longer be changed, so your new choice was not stored.',
+  answered: 'You went back to a comparison you had already answered. Its answer is recorded and can no longer be changed. This is your next comparison.',
+};
 
 function comparisonUrl(pages: RaterPages, b: BatchRow, rater: RaterRow, assignmentPublicId: string): string {
   return pages.withToken(`${pages.base(b)}/c/${encodeURIComponent(assignmentPublicId)}`, rater);
@@ -112,7 +125,38 @@ async function goToNext(pages: RaterPages, res: Response, b: BatchRow, settings:
   seeOther(res, pages.placeAfterChange(b, rater));
 }
 
-/** `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. */
+/**
+ * A refused answer as its page shows it: the message; the on-page number of its question on a page of several; and
+ * when it is about a reason, that reason box's question, beside which the message also stands (issue 49).
+ */
+type FormRefusal = { message: string; question: number | null; reason: number | null };
+
+/** What the page fills its answers with: as sent (a refused answer) or as stored (an answer being changed). */
+type AnswerForm = { choices: string[]; reasons: string[]; confidences?: string[] };
+
+/** The first problem of an answer form that does not parse, as its page shows it. */
+function refusalOfForm(error: ZodError, count: number): FormRefusal {
+  const field = error.issues[0]?.path[0];
+  const question = count > 1 ? questionOfField(field) : null;
+  const message = error.issues[0]?.message ?? describeIssues(error);
+  return { message: question ? `Question ${question}: ${message}` : message, question, reason: reasonOfField(field) };
+}
+
+/**
+ * The form of an answered assignment (issue 49), which the page offers to change: the answers as stored, unless the
+ * page is shown again with what the rater sent.
+ */
+function revisingForm(db: Db, assignment: AssignmentRow, form: AnswerForm): AnswerForm {
+  if (form.choices.some((c) => c !== '') || form.reasons.some((r) => r !== '') || form.confidences?.some((c) => c !== '')) return form;
+  const stored = storedAnswersOf(db, assignment.id);
+  return { choices: stored.map((a) => a.choice), reasons: stored.map((a) => a.reason ?? ''), confidences: stored.map((a) => (a.confidence === null ? '' : String(a.confidence))) };
+}
+
+/**
+ * `error` names the refused answer; `errorQuestion` is its question's number on the page when it is about one. An
+ * answered assignment's page is the one that changes its answer (revise-judgment.ts): it says so, and counts as the
+ * comparison it was.
+ */
 async function renderComparison(
   pages: RaterPages,
   req: Request,
@@ -120,8 +164,8 @@ async function renderComparison(
   rater: RaterRow,
   assignmentPublicId: string,
   status: number,
-  error: { message: string; question: number | null } | null,
-  form: { choices: string[]; reasons: string[] },
+  error: FormRefusal | null,
+  form: AnswerForm,
   known?: AssignmentRow,
 ): Promise<void> {
   const { db, clock } = pages.deps;
@@ -138,8 +182,9 @@ async function renderComparison(
   const progress = progressOf(rater);
   const expiresIn = Math.round((Date.parse(expiresAt) - now.getTime()) / 1000);
   const notice = typeof req.query.notice === 'string' ? req.query.notice : null;
+  const revising = assignment.state === 'answered';
   // In a multi-HIT study, pages are counted within the current HIT.
-  const k = progress.judged + 1 - (pages.hitWindow(settings, rater)?.judgedAtStart ?? 0);
+  const k = progress.judged + (revising ? 0 : 1) - (pages.hitWindow(settings, rater)?.judgedAtStart ?? 0);
   const n = Math.max(k, pages.comparisonsPerRater(b, settings, rater));
   res.status(status).render('rater/comparison', {
     ...pages.pageLocals(res, rater, `Comparison ${k} of ${n}`),
@@ -153,10 +198,13 @@ async function renderComparison(
     leaseMinutes: settings.leaseMinutes,
     expiresIn,
     practice: pair.kind === 'onboarding',
-    notice: notice === 'full' ? 'Your previous answer arrived after enough answers had been collected for that comparison, so it was not needed. Thank you!' : notice === 'reported' ? 'Thank you for your report. We will review it.' : null,
+    notice: (notice && NOTICE_TEXTS[notice]) ?? null,
     error: error?.message ?? null,
     errorQuestion: error?.question ?? null,
-    form,
+    errorReason: error?.reason ?? null,
+    form: revising ? revisingForm(db, assignment, form) : form,
+    revising,
+    nextUrl: withToken(`${base(b)}/next`, rater),
   });
 }
 
@@ -190,6 +238,13 @@ function showHitDone(pages: RaterPages): RequestHandler {
   };
 }
 
+/** Whether the rater may still change their answer to this answered assignment (revise-judgment.ts). */
+function mayRevise(pages: RaterPages, res: Response, rater: RaterRow, assignment: AssignmentRow): boolean {
+  const { batch, settings } = batchOf(res);
+  const pair = getPair(pages.deps.db, assignment.pair_id);
+  return pair !== undefined && revisionRefusal(pages.deps.db, rater, assignment, batch, settings, pair) === null;
+}
+
 function showComparison(pages: RaterPages): RequestHandler {
   const { db, clock } = pages.deps;
   const { base, withToken } = pages;
@@ -199,8 +254,14 @@ function showComparison(pages: RaterPages): RequestHandler {
     if (pages.redirectUnlessAt(res, b, rater, 'next')) return;
     const assignment = getAssignmentByPublicId(db, String(req.params.assignmentId));
     const mine = assignment && assignment.rater_id === rater.id;
+    // Back to a comparison already answered: the page that changes its answer while it may change, else the next
+    // comparison, saying that answer is final (issue 49). Never this page's form for another comparison.
+    if (mine && assignment.state === 'answered' && !mayRevise(pages, res, rater, assignment)) {
+      seeOther(res, `${withToken(`${base(b)}/next`, rater)}&notice=answered`);
+      return;
+    }
     const ended = b.state === 'closed' && mine && !(assignment.state === 'leased' && assignment.expires_at > clock().toISOString());
-    if ((mine && assignment.state === 'answered') || ended) {
+    if (ended) {
       seeOther(res, withToken(`${base(b)}/next`, rater));
       return;
     }
@@ -221,19 +282,25 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     const parsed = judgmentFormSchema.safeParse(req.body);
     if (!parsed.success) {
       if (hasUnknownChoice(raw)) throw new UserFacingError('Unknown choice. Go back and choose one of the conversations.', 400, 'bad_choice');
-      const question = count > 1 ? questionOfField(parsed.error.issues[0]?.path[0]) : null;
-      const message = describeIssues(parsed.error).replace(/^[a-z0-9_]+: /, '');
-      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: question ? `Question ${question}: ${message}` : message, question }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, refusalOfForm(parsed.error, count), form);
       return;
     }
     const read = readAnswers(parsed.data, count);
     if ('missing' in read) {
-      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null }, form);
+      await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: read.message, question: count > 1 ? read.missing : null, reason: null }, form);
       return;
     }
     // A batch has at least one question (batch.schema.ts), so the first answer is there.
     const [first, ...later] = read.answers as [Answer, ...Answer[]];
-    const input = { assignmentPublicId, choice: first.choice, reason: first.reason, activeMs: parsed.data.active_ms ?? null, signals: parsed.data.signals ?? null, laterAnswers: later };
+    const input = {
+      assignmentPublicId,
+      choice: first.choice,
+      reason: first.reason,
+      confidence: first.confidence,
+      activeMs: parsed.data.active_ms ?? null,
+      signals: parsed.data.signals ?? null,
+      laterAnswers: later,
+    };
     const step: AnswerStep = { leasing: false, answered: undefined, next: null };
     let nextFailed = false;
     let outcome: RecordOutcome;
@@ -243,7 +310,7 @@ function submitAnswer(pages: RaterPages): RequestHandler {
       if (!step.leasing) throw error;
       nextFailed = true;
       step.answered = undefined;
-      outcome = recordJudgment(db, rater.id, input, clock());
+      outcome = recordJudgment(db, rater.id, input, clock(), answerAgain);
     }
     if (outcome.kind === 'closed') {
       completeRater(db, rater, 'closed', clock());
@@ -252,7 +319,8 @@ function submitAnswer(pages: RaterPages): RequestHandler {
     }
     if (outcome.kind === 'rejected') {
       if (outcome.status === 400) {
-        await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null }, form);
+        const reason = outcome.code.startsWith('reason_') ? (outcome.question ?? null) : null;
+        await renderComparison(pages, req, res, rater, assignmentPublicId, 400, { message: outcome.message, question: count > 1 ? (outcome.question ?? null) : null, reason }, form);
         return;
       }
       throw new UserFacingError(outcome.message, outcome.status, outcome.code);
@@ -265,11 +333,13 @@ function submitAnswer(pages: RaterPages): RequestHandler {
       seeOther(res, `${withToken(`${base(b)}/next`, after)}&notice=full`);
       return;
     }
+    // A changed answer, or one that could no longer change, is said so on the next page.
+    const notice = outcome.kind === 'revised' ? 'revised' : outcome.kind === 'final' ? 'unchanged' : null;
     if (nextFailed) {
-      seeOther(res, withToken(`${base(b)}/next`, after));
+      seeOther(res, `${withToken(`${base(b)}/next`, after)}${notice ? `&notice=${notice}` : ''}`);
       return;
     }
-    await goToNext(pages, res, b, batchOf(res).settings, after, null, true, step.next);
+    await goToNext(pages, res, b, batchOf(res).settings, after, notice, true, step.next);
   };
 }
 

@@ -6,7 +6,7 @@ import { newPublicId } from '../web/ids.js';
 import { csrfTokenFor } from '../web/signing.js';
 import { describeIssues } from '../web/validate.js';
 import { onboardingSize } from './assign-next-pair.js';
-import { addressHash } from './client-address.js';
+import { addressHash, addressHolder } from './client-address.js';
 import { buildComparisonView } from './comparison-view.js';
 import { readEntryParams } from './providers.js';
 import { buildQuestionViews } from './question-view.js';
@@ -48,9 +48,8 @@ function renderRefusal(pages: RaterPages, res: Response, settings: BatchSettings
   }
 }
 
-function renderConsent(pages: RaterPages, res: Response, b: BatchRow, settings: BatchSettings, entry: EntryIdentity, promise: number): void {
+function renderConsent(pages: RaterPages, res: Response, b: BatchRow, settings: BatchSettings, entry: EntryIdentity, promise: number, raterPublicId: string): void {
   const { sessionSecret: secret, clock } = pages.deps;
-  const raterPublicId = newPublicId();
   const et = entryToken(secret, b.public_id, { entry, raterPublicId }, clock());
   res.render('rater/consent', {
     ...pages.pageLocals(res, null, 'Consent'),
@@ -83,7 +82,8 @@ function renderPreview(pages: RaterPages, res: Response, b: BatchRow, settings: 
 }
 
 // Entry: reads the provider's ids, continues the person's rater if they have one, and otherwise shows consent.
-// Nothing is created here (issue 10): a GET of the link costs the study nothing.
+// No rater and no reserved pair is created here (issue 10): a GET of the link costs the study nothing. It holds, for a
+// few minutes, a place of the client's address (issue 49), so that the per-address limit is said before consent.
 function showEntry(pages: RaterPages): RequestHandler {
   const { db, clock } = pages.deps;
   const { notice } = pages;
@@ -123,9 +123,12 @@ function showEntry(pages: RaterPages): RequestHandler {
       else pages.notOpen(res, b, settings);
       return;
     }
-    const decision = await pages.write('decideEntry', [b, settings, entry, hashOf(pages, req, b), now]);
+    // The consent form's rater id, known before the decision: the place the decision holds for it is its own.
+    const raterPublicId = newPublicId();
+    const hold = { holder: addressHolder(pages.deps.sessionSecret, b.public_id, entry, raterPublicId), raterPublicId };
+    const decision = await pages.write('decideEntry', [b, settings, entry, hashOf(pages, req, b), now, hold]);
     if (decision.kind === 'returning') seeOther(res, pages.placeOf(b, decision.rater));
-    else if (decision.kind === 'open') renderConsent(pages, res, b, settings, entry, decision.promise);
+    else if (decision.kind === 'open') renderConsent(pages, res, b, settings, entry, decision.promise, raterPublicId);
     else renderRefusal(pages, res, settings, decision);
   };
 }

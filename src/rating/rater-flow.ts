@@ -122,3 +122,15 @@ export function completionCodeFor(settings: BatchSettings, outcome: Outcome): st
   if (outcome === 'no_consent') return codes.noConsent ?? null;
   return null;
 }
+
+/**
+ * The rater's platform submission ended without them (Prolific reports it RETURNED or TIMED-OUT): the comparison they
+ * hold and the pairs reserved for them go back to the pool at once, instead of when their lease lapses. Their status
+ * and answers are left as they are (a person who carries on is served again from the pool).
+ */
+export function releaseRaterHolds(db: Db, raterId: number): void {
+  db.transaction(() => {
+    voidLiveLeases(db, raterId);
+    releaseReservations(db, raterId);
+  }).immediate();
+}

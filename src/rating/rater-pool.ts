@@ -20,6 +20,7 @@ import {
   type ReservablePair,
 } from './rating.queries.js';
 import { releaseLapsedHolds } from './lapsed-holds.js';
+import { ADDRESS_HOLD_MINUTES, countAddressHolds, holdAddressPlace, releaseAddressHold, releaseHolder } from './address-holds.queries.js';
 
 // Who may enter a batch, and what they are promised (issue 10): one rater per provider identity, no rater before
 // consent, nobody let in for whom no regular comparison is left, the regular comparisons promised at consent
@@ -82,27 +83,32 @@ export function findReturningRater(db: Db, batch: BatchRow, entry: EntryIdentity
 
 export type Limited = { kind: 'limited'; message: string; retryAfterMinutes: number };
 
-/** The per-address limits of the batch, counted from the raters table so that every server process sees them. */
+/**
+ * The per-address limits of the batch, counted from the raters table so that every server process sees them, with the
+ * places consent pages hold for others (migration 045): a person behind a full address is told so before consenting.
+ */
 export function checkAddressLimits(db: Db, batch: BatchRow, settings: BatchSettings, addressHash: string | null, now: Date): Limited | null {
   if (!addressHash) return null;
   const limits = settings.addressLimits;
   const since = new Date(now.getTime() - limits.windowMinutes * 60_000);
-  if (countRatersFromAddress(db, batch.id, addressHash, since) >= limits.ratersPerWindow) {
+  const holds = countAddressHolds(db, batch.id, addressHash, now);
+  if (countRatersFromAddress(db, batch.id, addressHash, since) + holds >= limits.ratersPerWindow) {
     return {
       kind: 'limited',
       retryAfterMinutes: limits.windowMinutes,
       message:
         'Too many people have started this study from your internet connection recently. If you share a connection with others ' +
-        `(for example at a university or in a café), please try again in about ${limits.windowMinutes} minutes, or from another connection.`,
+        `(for example at a university or in a café), please try again in about ${limits.windowMinutes} minutes, or from another connection. Nothing has been recorded.`,
     };
   }
-  if (countActiveRatersFromAddress(db, batch.id, addressHash, now) >= limits.activeRaters) {
+  if (countActiveRatersFromAddress(db, batch.id, addressHash, now) + holds >= limits.activeRaters) {
+    const minutes = holds > 0 ? Math.min(settings.leaseMinutes, ADDRESS_HOLD_MINUTES) : settings.leaseMinutes;
     return {
       kind: 'limited',
-      retryAfterMinutes: settings.leaseMinutes,
+      retryAfterMinutes: minutes,
       message:
-        'Too many sessions of this study are open from your internet connection at the moment. Please finish or close the other ' +
-        `sessions, or try again in about ${settings.leaseMinutes} minutes.`,
+        `Too many sessions of this study are open from your internet connection at the moment: it takes at most ${limits.activeRaters} at once from one connection. ` +
+        `If you share a connection with others (for example in an office or at a university), please try again in about ${minutes} minutes, or from another connection. Nothing has been recorded.`,
     };
   }
   return null;
@@ -164,17 +170,32 @@ export function findReturningRaterNow(db: Db, batch: BatchRow, entry: EntryIdent
   return db.transaction(() => findReturningRater(db, batch, entry, now)).immediate();
 }
 
-/** What an entry link leads to, before anyone consents (nothing is created here). */
-export function decideEntry(db: Db, batch: BatchRow, settings: BatchSettings, entry: EntryIdentity, addressHash: string | null, now: Date): EntryDecision {
+/**
+ * What an entry link leads to, before anyone consents. No rater and no reserved pair is created here; when the consent
+ * page is to be shown, a place of the client's address is held for `hold` (address-holds.queries.ts).
+ */
+export function decideEntry(
+  db: Db,
+  batch: BatchRow,
+  settings: BatchSettings,
+  entry: EntryIdentity,
+  addressHash: string | null,
+  now: Date,
+  hold?: { holder: string; raterPublicId: string },
+): EntryDecision {
   return db
     .transaction((): EntryDecision => {
       const returning = findReturningRater(db, batch, entry, now);
       if (returning) return returning;
       if (entry.kind !== 'link' && participantRatedIn(db, entry.kind, entry.participantId, settings.blockParticipantsOf)) return { kind: 'blocked', message: BLOCKED_MESSAGE };
+      // A participant opening the link again renews their own hold: it is not counted against them.
+      if (hold && addressHash) releaseHolder(db, batch.id, hold.holder);
       const limited = checkAddressLimits(db, batch, settings, addressHash, now);
       if (limited) return limited;
       const promise = promiseSize(db, batch, settings, now);
-      return promise === 0 ? { kind: 'full' } : { kind: 'open', promise };
+      if (promise === 0) return { kind: 'full' };
+      if (hold && addressHash) holdAddressPlace(db, { batchId: batch.id, ...hold, addressHash }, now, Math.min(settings.leaseMinutes, ADDRESS_HOLD_MINUTES));
+      return { kind: 'open', promise };
     })
     .immediate();
 }
@@ -199,7 +220,9 @@ export function admitRater(
       const returning = findReturningRater(db, batch, entry, now);
       if (returning) return returning;
       if (entry.kind !== 'link' && participantRatedIn(db, entry.kind, entry.participantId, settings.blockParticipantsOf)) return { kind: 'blocked', message: BLOCKED_MESSAGE };
-      const limited = checkAddressLimits(db, batch, settings, input.addressHash, now);
+      // The consent page held a place of this address for this form: agreeing (or declining) takes it, unchecked.
+      const held = input.addressHash !== null && releaseAddressHold(db, batch.id, input.raterPublicId, input.addressHash, now);
+      const limited = held ? null : checkAddressLimits(db, batch, settings, input.addressHash, now);
       if (limited) return limited;
       const pairIds = input.agree ? planPromise(db, batch, settings, now) : [];
       if (input.agree && pairIds.length === 0) return { kind: 'full' };

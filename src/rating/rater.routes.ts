@@ -11,6 +11,7 @@ import { entryRoutes } from './rater-entry.routes.js';
 import { finishRoutes } from './rater-finish.routes.js';
 import { raterHeaders } from './rater-headers.js';
 import { type BatchLocals, createRaterPages, entryTokenFrom, tokenFrom } from './rater-pages.js';
+import { ANSWER_FORM_BYTES } from './rater.schema.js';
 import { raterIdFromToken } from './rater-token.js';
 import type { AnswerThread } from './answer-thread.js';
 
@@ -80,7 +81,8 @@ function raterErrorPage(): ErrorRequestHandler {
 export function mountRaterRoutes(app: IRouter, deps: RaterRoutesDeps): void {
   const { db, sessionSecret: secret } = deps;
   const pages = createRaterPages({ ...deps, random: deps.random ?? Math.random });
-  const body = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  // Room for every reason box of a page full (rater.schema.ts): an over-long reason is then refused beside its box.
+  const body = express.urlencoded({ extended: false, limit: ANSWER_FORM_BYTES, parameterLimit: 20 });
   // Forms are bound to the rater's signed token, or before consent to the signed entry token of the consent form.
   const csrf = csrfProtection(secret, (req) => {
     const id = raterIdFromToken(secret, tokenFrom(req));

@@ -426,6 +426,8 @@ export type NewJudgment = {
   winner: 'a' | 'b' | 'tie';
   label: string;
   reason: string | null;
+  /** A which-is-real answer's confidence 1-5 (issue 53, migration 070); null for none. */
+  confidence?: number | null;
   isGold: boolean;
   correct: boolean | null;
   shownAt: string;
@@ -440,11 +442,11 @@ export function insertJudgment(db: Db, j: NewJudgment): number {
     db
       .prepare(
         `INSERT INTO judgments (assignment_id, batch_id, pair_id, rater_id, question_id, question_index, left_side, choice, winner, label, reason,
-           is_gold, correct, shown_at, submitted_at, active_ms, question_version, late)
-         VALUES (:assignmentId, :batchId, :pairId, :raterId, :questionId, :questionIndex, :leftSide, :choice, :winner, :label, :reason, :isGold, :correct,
-           :shownAt, :submittedAt, :activeMs, :questionVersion, :late)`,
+           confidence, is_gold, correct, shown_at, submitted_at, active_ms, question_version, late)
+         VALUES (:assignmentId, :batchId, :pairId, :raterId, :questionId, :questionIndex, :leftSide, :choice, :winner, :label, :reason, :confidence,
+           :isGold, :correct, :shownAt, :submittedAt, :activeMs, :questionVersion, :late)`,
       )
-      .run({ ...j, isGold: j.isGold ? 1 : 0, correct: j.correct === null ? null : j.correct ? 1 : 0, late: j.late ? 1 : 0 }).lastInsertRowid,
+      .run({ ...j, confidence: j.confidence ?? null, isGold: j.isGold ? 1 : 0, correct: j.correct === null ? null : j.correct ? 1 : 0, late: j.late ? 1 : 0 }).lastInsertRowid,
   );
 }
 

@@ -24,7 +24,7 @@ import {
   type RaterRow,
 } from './rating.queries.js';
 import { checkAnswerSignals } from './answer-signals.js';
-import type { Choice } from './rater.schema.js';
+import { type Choice, REASON_MAX, reasonTooLong } from './rater.schema.js';
 import { applyStoppingRule } from './sequential-stopping.js';
 import { recordExclusionAfterLooks } from './sequential.queries.js';
 
@@ -38,24 +38,28 @@ export type JudgmentInput = {
   assignmentPublicId: string;
   choice: Choice;
   reason: string | null;
+  /** How sure the rater is, 1-5, of a which-is-real answer (issue 53); null or absent for none. */
+  confidence?: number | null;
   activeMs: number | null;
   /** The page's `signals` field as sent (issue 43); checked here against the server's own times. */
   signals?: string | null;
-  laterAnswers?: { choice: Choice; reason: string | null }[];
+  laterAnswers?: { choice: Choice; reason: string | null; confidence?: number | null }[];
 };
 
 export type RecordOutcome =
   | { kind: 'stored'; late: boolean; gold: 'onboarding' | 'attention' | null; correct: boolean | null; screenedOut: boolean }
-  /** The same assignment was answered before (a double submit): nothing changes, and that is a success. */
+  /** The same assignment was answered before with the same answer (a double submit): nothing changes, a success. */
   | { kind: 'duplicate' }
+  /** The rater's last answer, changed (issue 49, revise-judgment.ts); `screenedOut` when the change failed a check. */
+  | { kind: 'revised'; screenedOut: boolean }
+  /** Another answer to an assignment whose answer can no longer change (revise-judgment.ts): stored nothing. */
+  | { kind: 'final' }
   /** A late answer to a pair that already has K judgments: stored nothing, thanked. */
   | { kind: 'full' }
   /** The batch closed and this lease had ended: stored nothing; the rater finishes with the `partial` code. */
   | { kind: 'closed' }
   /** `question`: the on-page number (from 1) of the question whose answer was refused, when it is about one. */
   | { kind: 'rejected'; status: 400 | 403 | 404 | 409 | 410; code: string; message: string; question?: number };
-
-const MAX_REASON = 2000;
 
 function reject(status: 400 | 403 | 404 | 409 | 410, code: string, message: string, question?: number): RecordOutcome {
   return question === undefined ? { kind: 'rejected', status, code, message } : { kind: 'rejected', status, code, message, question };
@@ -73,7 +77,7 @@ function refusalOf(assignment: AssignmentRow, rater: RaterRow, batch: BatchRow, 
   return null;
 }
 
-type CheckedAnswer = { questionId: string; choice: Choice; reason: string | null };
+export type CheckedAnswer = { questionId: string; choice: Choice; reason: string | null; confidence: number | null };
 
 /** How a refusal names the question it is about: only when the page has several. */
 function onQuestion(several: boolean, i: number): string {
@@ -84,8 +88,8 @@ function onQuestion(several: boolean, i: number): string {
  * Each question's answer, checked against that question's rules (a page names a question by its number on it):
  * the answers to store, one per question in page order, or the refusal of the first that breaks a rule.
  */
-function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairRow): CheckedAnswer[] | RecordOutcome {
-  const given = [{ choice: input.choice, reason: input.reason }, ...(input.laterAnswers ?? [])];
+export function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairRow): CheckedAnswer[] | RecordOutcome {
+  const given = [{ choice: input.choice, reason: input.reason, confidence: input.confidence }, ...(input.laterAnswers ?? [])];
   const several = questions.length > 1;
   const answers: CheckedAnswer[] = [];
   for (const [i, question] of questions.entries()) {
@@ -93,23 +97,41 @@ function checkedAnswers(questions: Question[], input: JudgmentInput, pair: PairR
     if (!answer) return reject(400, 'answer_missing', several ? `Please answer question ${i + 1}.` : 'Please choose one of the conversations.', i + 1);
     if (answer.choice === 'tie' && !question.allowTie) return reject(400, 'tie_not_allowed', `Please choose Conversation 1 or Conversation 2${onQuestion(several, i)}.`, i + 1);
     const reason = answer.reason?.trim() ? answer.reason.trim() : null;
-    if (reason && reason.length > MAX_REASON) return reject(400, 'reason_too_long', `Please keep the reason${onQuestion(several, i)} under ${MAX_REASON} characters.`, i + 1);
+    if (reason && reason.length > REASON_MAX) return reject(400, 'reason_too_long', reasonTooLong(reason.length), i + 1);
     if (question.reason === 'required' && !reason && pair.kind === 'regular') {
       const message = several ? `Please give a short reason for your answer to question ${i + 1}.` : 'Please give a short reason for your choice.';
       return reject(400, 'reason_required', message, i + 1);
     }
-    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason });
+    const confidence = confidenceOf(question, answer.confidence, pair, several, i);
+    if ('refused' in confidence) return confidence.refused;
+    answers.push({ questionId: question.id, choice: answer.choice, reason: question.reason === 'off' ? null : reason, confidence: confidence.value });
   }
   return answers;
 }
 
+/** A which-is-real answer's confidence as stored (issue 53): null when the question asks none or none was given. */
+function confidenceOf(question: Question, given: number | null | undefined, pair: PairRow, several: boolean, i: number): { value: number | null } | { refused: RecordOutcome } {
+  if ((question.confidence ?? 'off') === 'off') return { value: null };
+  const value = given ?? null;
+  if (value !== null && !(Number.isInteger(value) && value >= 1 && value <= 5))
+    return { refused: reject(400, 'bad_confidence', `Please choose how sure you are${onQuestion(several, i)}, from 1 to 5.`, i + 1) };
+  if (value === null && question.confidence === 'required' && pair.kind === 'regular')
+    return { refused: reject(400, 'confidence_required', `Please say how sure you are${onQuestion(several, i)}, from 1 to 5.`, i + 1) };
+  return { value };
+}
+
 /** The side a choice picks, from which conversation was shown on the left. */
-function winnerOf(choice: Choice, leftSide: AssignmentRow['left_side']): 'a' | 'b' | 'tie' {
+export function winnerOf(choice: Choice, leftSide: AssignmentRow['left_side']): 'a' | 'b' | 'tie' {
   return choice === 'tie' ? 'tie' : choice === 'left' ? leftSide : leftSide === 'a' ? 'b' : 'a';
 }
 
+/** A judgment's label: the condition its winner names, or TIE; never a screen side. */
+export function labelOf(winner: 'a' | 'b' | 'tie', pair: PairRow): string {
+  return winner === 'tie' ? 'TIE' : ((winner === 'a' ? pair.condition_a : pair.condition_b) ?? winner);
+}
+
 /** Takes a rater off the study: their leases and reservations go back and their judgments stop counting. */
-function screenOut(db: Db, raterId: number, why: string, now: Date): void {
+export function screenOut(db: Db, raterId: number, why: string, now: Date): void {
   setRaterStatus(db, raterId, 'screened_out', now);
   excludeRater(db, raterId, why);
   voidLiveLeases(db, raterId);
@@ -149,16 +171,23 @@ function scoreGoldAnswer(db: Db, raterId: number, batch: BatchRow, settings: Bat
 }
 
 /**
+ * What an answer to an assignment already answered becomes, in the same transaction: by default a double submit (a
+ * success that changes nothing); the rater's pages pass revise-judgment.ts's answerAgain, which may revise it.
+ */
+export type AnswerAgain = (db: Db, raterId: number, assignment: AssignmentRow, input: JudgmentInput, now: Date) => RecordOutcome;
+const asDuplicate: AnswerAgain = () => ({ kind: 'duplicate' });
+
+/**
  * recordJudgment's work, in a write transaction the caller holds (an answer's POST also takes the next lease in it).
  * Not a savepoint of its own: a throw rolls the caller's transaction back anyway, and a savepoint's journal of the
  * twenty-odd pages an answer changes outgrew SQLite's in-memory limit (64 KB) into a temporary file created and
  * deleted for every answer (issue 12).
  */
-export function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
+export function recordInTransaction(db: Db, raterId: number, input: JudgmentInput, now: Date, again: AnswerAgain = asDuplicate): RecordOutcome {
   const assignment = getAssignmentByPublicId(db, input.assignmentPublicId);
   // Another rater's assignment looks exactly like an unknown one: its existence is not the asker's business.
   if (!assignment || assignment.rater_id !== raterId) return reject(404, 'no_assignment', 'This comparison is not one of yours. Go back to your current comparison.');
-  if (judgmentExistsFor(db, assignment.id)) return { kind: 'duplicate' };
+  if (judgmentExistsFor(db, assignment.id)) return again(db, raterId, assignment, input, now);
   const rater = getRater(db, raterId);
   const batch = cachedBatchRow(db, assignment.batch_id);
   const pair = getPair(db, assignment.pair_id);
@@ -197,8 +226,9 @@ export function recordInTransaction(db: Db, raterId: number, input: JudgmentInpu
       leftSide: assignment.left_side,
       choice: answer.choice,
       winner,
-      label: winner === 'tie' ? 'TIE' : ((winner === 'a' ? pair.condition_a : pair.condition_b) ?? winner),
+      label: labelOf(winner, pair),
       reason: answer.reason,
+      confidence: answer.confidence,
       isGold,
       correct: i === 0 ? correct : null,
       shownAt: assignment.leased_at,
@@ -225,6 +255,6 @@ const recordTransaction = transactionOf(recordInTransaction);
  * Stores a rater's answer to an assignment (one row per question), with the pair's counters, in one IMMEDIATE
  * transaction: an assignment is answered once and a pair never gets more than K, whatever the concurrency.
  */
-export function recordJudgment(db: Db, raterId: number, input: JudgmentInput, now: Date): RecordOutcome {
-  return recordTransaction(db).immediate(raterId, input, now);
+export function recordJudgment(db: Db, raterId: number, input: JudgmentInput, now: Date, again: AnswerAgain = asDuplicate): RecordOutcome {
+  return recordTransaction(db).immediate(raterId, input, now, again);
 }

@@ -37,7 +37,18 @@ export const MTURK_PAGE_SIZE = 100;
 /** The SDK's names for throttling (its own retry strategy treats these as "slow down", as does platform-operation.ts). */
 const THROTTLING = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'ThrottledException']);
 
-type SdkFailure = { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+type SdkFailure = { name?: string; message?: string; TurkErrorCode?: string; $metadata?: { httpStatusCode?: number } };
+
+/**
+ * MTurk's refusals of a request it already has, each meaning the write may be done, never that it was not: a HIT
+ * created again with its UniqueRequestToken ("AWS.MechanicalTurk.HitAlreadyExists error with a message containing the
+ * HITId", the CreateHIT reference), any other write repeated with its token (RequestTokens: "subsequent calls return
+ * an error with a message containing the request ID"; the live wording, Dallinger issue #3109: `The idempotency token
+ * "..." has already been processed.`), and a qualification type created again under its unique name (Dallinger
+ * issue #3331, AWS.MechanicalTurk.QualificationTypeAlreadyExists).
+ */
+const DUPLICATE_CODES = new Set(['AWS.MechanicalTurk.HitAlreadyExists', 'AWS.MechanicalTurk.DuplicateRequest', 'AWS.MechanicalTurk.QualificationTypeAlreadyExists']);
+const DUPLICATE_MESSAGE = /has already been processed|already exists|already created a QualificationType with this name/i;
 
 /** The SDK's failure as a PlatformHttpError: MTurk's own message, the status, 429 for throttling, 0 for no answer. */
 function platformErrorOf(error: unknown): PlatformHttpError {
@@ -46,7 +57,8 @@ function platformErrorOf(error: unknown): PlatformHttpError {
   const message = e.message || e.name || 'no message';
   if (e.name && THROTTLING.has(e.name)) return new PlatformHttpError('mturk', 429, message);
   if (typeof status !== 'number') return new PlatformHttpError('mturk', 0, message);
-  return new PlatformHttpError('mturk', status, `${e.name ?? 'Error'}: ${message}`);
+  const duplicate = e.name === 'RequestError' && (DUPLICATE_CODES.has(e.TurkErrorCode ?? '') || DUPLICATE_MESSAGE.test(message));
+  return new PlatformHttpError('mturk', status, `${e.name ?? 'Error'}: ${message}${e.TurkErrorCode ? ` (${e.TurkErrorCode})` : ''}`, null, duplicate);
 }
 
 async function call<T>(work: () => Promise<T>): Promise<T> {
@@ -57,6 +69,7 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+export type { BonusPayment, HIT };
 export type MturkClientOptions = { endpoint: string; credentials: AwsCredentials };
 
 /**
@@ -69,13 +82,14 @@ export function createMturkClient(options: MturkClientOptions) {
   const writer = new MTurkClient({ ...base, maxAttempts: 1 });
   const reader = new MTurkClient({ ...base, maxAttempts: 4 });
 
+  /** Every page of a list: MTurk gives a NextToken with each page that has items, and ends with an empty one (Mephisto's get_outstanding_hits reads until then). */
   async function allPages<T>(page: (token: string | undefined) => Promise<{ items: T[]; next: string | undefined }>): Promise<T[]> {
     const out: T[] = [];
     let token: string | undefined;
     do {
       const { items, next } = await page(token);
       out.push(...items);
-      token = next;
+      token = items.length > 0 ? next : undefined;
     } while (token);
     return out;
   }
@@ -106,10 +120,12 @@ export function createMturkClient(options: MturkClientOptions) {
       call(() =>
         writer.send(new SendBonusCommand({ WorkerId: input.workerId, AssignmentId: input.assignmentId, BonusAmount: input.amount, Reason: input.reason, UniqueRequestToken: input.token })),
       ),
-    listBonusPayments: (assignmentId: string): Promise<BonusPayment[]> =>
+    /** The bonuses paid for an assignment, or for every assignment of a HIT. */
+    listBonusPayments: (of: { assignmentId: string } | { hitId: string }): Promise<BonusPayment[]> =>
       call(() =>
         allPages(async (token) => {
-          const r = await reader.send(new ListBonusPaymentsCommand({ AssignmentId: assignmentId, MaxResults: MTURK_PAGE_SIZE, NextToken: token }));
+          const which = 'hitId' in of ? { HITId: of.hitId } : { AssignmentId: of.assignmentId };
+          const r = await reader.send(new ListBonusPaymentsCommand({ ...which, MaxResults: MTURK_PAGE_SIZE, NextToken: token }));
           return { items: r.BonusPayments ?? [], next: r.NextToken };
         }),
       ),

@@ -64,12 +64,19 @@ export function qualificationRequirements(m: MturkSettings, tookPartBefore: stri
   return out;
 }
 
+/**
+ * The HIT's title when the batch sets none. Not the batch's name: workers read the title in MTurk's list of HITs, and
+ * a batch's name often names the conditions or models compared (blinding: nothing a rater sees may reveal them); the
+ * same neutral title as the Prolific study's.
+ */
+export const MTURK_HIT_TITLE = 'Compare pairs of short conversations';
+
 /** The HIT type of a batch (CreateHITType's body). */
-export function hitTypeRequest(batch: { name: string; settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
+export function hitTypeRequest(batch: { settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
   const m = mturkSettingsOf(batch.settings);
   const s = batch.settings;
   return {
-    Title: m.title ?? batch.name.slice(0, 128),
+    Title: m.title ?? MTURK_HIT_TITLE,
     Description: m.description ?? (s.instructions.trim() || s.question).slice(0, 2000),
     Keywords: m.keywords.join(', '),
     Reward: reward,
@@ -98,8 +105,17 @@ export function bonusToken(batchPublicId: string, workerId: string): string {
   return `sa-${createHash('sha256').update(`${batchPublicId}\n${workerId}`).digest('hex').slice(0, 40)}`;
 }
 
-export function bonusReason(batchName: string, token: string): string {
-  return `Bonus for your work on "${batchName.slice(0, 200)}". Thank you! (ref ${token})`;
+/** The token bonusReason wrote into a bonus's Reason, as ListBonusPayments shows it; null in a bonus simarena did not pay. */
+export function bonusTokenIn(reason: string): string | null {
+  return /\(ref (sa-[0-9a-f]{40})\)/.exec(reason)?.[1] ?? null;
+}
+
+/**
+ * The bonus's Reason, which the worker reads (the SendBonus reference) and MTurk emails them: neutral, never the
+ * batch's name (see MTURK_HIT_TITLE), with the token that lets ListBonusPayments show the bonus was paid.
+ */
+export function bonusReason(token: string): string {
+  return `Bonus for your careful work in this study. Thank you! (ref ${token})`;
 }
 
 /** MTurk's fees on rewards for `assignments` assignments of a HIT, in cents. */
@@ -119,6 +135,8 @@ export type MturkSettlePlan = {
   approve: MturkPlanned[];
   review: (MturkPlanned & { status: string | null })[];
   bonus: (MturkPlanned & { amountMinor: number })[];
+  /** Bonuses MTurk already lists (found by their ref) with no record of being paid: recorded as done, never sent. */
+  alreadyPaid: (MturkPlanned & { amountMinor: number })[];
   done: number;
   mismatches: MturkMismatch[];
 };
@@ -170,15 +188,15 @@ export function matchAssignments(participants: readonly DecidedParticipant[], se
 /**
  * What settle will do, assignment by assignment: approve the submitted assignments of approved raters, one bonus per
  * worker (on their last assignment) once every one of their assignments is approved, the rest left for review.
- * `covered`: workers whose approval or bonus an earlier settle already recorded; `paidOnMturk`: workers MTurk already
- * shows this batch's bonus for.
+ * `covered`: assignments and workers whose approval or bonus an earlier settle already recorded; `paidOnMturk`: workers
+ * MTurk already lists this batch's bonus for (ListBonusPayments), whose bonus is never sent again whatever the record.
  */
 export function planMturkSettle(
   matched: ReturnType<typeof matchAssignments>,
   settings: BatchSettings,
-  covered: { approve: Set<string>; bonus: Set<string> },
+  covered: { approve: ReadonlySet<string>; bonus: ReadonlySet<string>; paidOnMturk?: ReadonlySet<string> },
 ): MturkSettlePlan {
-  const plan: MturkSettlePlan = { approve: [], review: [], bonus: [], done: 0, mismatches: matched.mismatches };
+  const plan: MturkSettlePlan = { approve: [], review: [], bonus: [], alreadyPaid: [], done: 0, mismatches: matched.mismatches };
   const lastOf = new Map<number, MturkPlanned>();
   for (const { participant: p, assignment: a } of matched.pairs) {
     const { action, why } = mturkActionOf(p);
@@ -194,7 +212,7 @@ export function planMturkSettle(
   for (const item of lastOf.values()) {
     const p = matched.pairs.find((x) => x.participant.raterId === item.raterId)?.participant;
     const amount = p ? bonusMinor(settings.bonus, p.regularJudgments) : 0;
-    if (amount > 0 && !covered.bonus.has(item.workerId)) plan.bonus.push({ ...item, amountMinor: amount });
+    if (amount > 0 && !covered.bonus.has(item.workerId)) (covered.paidOnMturk?.has(item.workerId) ? plan.alreadyPaid : plan.bonus).push({ ...item, amountMinor: amount });
   }
   return plan;
 }

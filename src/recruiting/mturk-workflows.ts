@@ -7,10 +7,11 @@ import type { Db } from '../db/connection.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { type PlatformDeps, RecruitingError, requirePlatformBatch } from './platform-deps.js';
 import { listDecidedParticipants } from './decided-participants.js';
-import { createMturkClient, MTURK_PRODUCTION_ENDPOINT, MTURK_SANDBOX_ENDPOINT, type MturkClient } from './mturk-client.js';
+import { type BonusPayment, createMturkClient, type HIT, MTURK_PRODUCTION_ENDPOINT, MTURK_SANDBOX_ENDPOINT, type MturkClient } from './mturk-client.js';
 import {
   bonusReason,
   bonusToken,
+  bonusTokenIn,
   externalQuestion,
   hitMark,
   hitTypeRequest,
@@ -24,9 +25,10 @@ import {
   tookPartBeforeName,
 } from './mturk-plan.js';
 import { listMturkSessions, listMturkWorkersOf } from './mturk-sessions.queries.js';
-import { withPlatformLock } from './platform-lock.js';
-import { PlatformError, withPlatformErrors } from './platform-error.js';
-import { type OperationDeps, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import { type HeldLock, withPlatformLock } from './platform-lock.js';
+import { PlatformError, PlatformHttpError, withPlatformErrors } from './platform-error.js';
+import { type OperationDeps, type OperationOutcome, type PlatformCheck, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import { checkStudyLink } from './study-link.js';
 import { linkBatchToPlatform, listBatchOperations, listBatchPlatformLinks, type PlatformOperationRow } from './platform-operations.queries.js';
 import { majorText } from './prolific-plan.js';
 
@@ -35,6 +37,8 @@ import { majorText } from './prolific-plan.js';
 // what an earlier run left unconfirmed with MTurk's own state (ListBonusPayments, the assignment's status).
 
 export type MturkDeps = PlatformDeps;
+/** A workflow's dependencies while it holds the batch's platform lock: nothing is sent once the lock was taken over. */
+type LockedDeps = MturkDeps & { lock?: HeldLock };
 
 function requireReward(batch: BatchView) {
   const reward = mturkReward(batch.settings.pay);
@@ -54,9 +58,9 @@ function requireClient(deps: MturkDeps, endpoint: string): MturkClient {
   return createMturkClient({ endpoint, credentials });
 }
 
-function operationDeps(deps: MturkDeps): OperationDeps {
+function operationDeps(deps: LockedDeps): OperationDeps {
   const c = deps.config.awsCredentials();
-  return { db: deps.db, clock: deps.clock, secrets: [c?.secretAccessKey ?? '', c?.sessionToken ?? ''], onSend: deps.onSend };
+  return { db: deps.db, clock: deps.clock, secrets: [c?.secretAccessKey ?? '', c?.sessionToken ?? ''], onSend: deps.onSend, beforeSend: deps.lock?.assertHeld };
 }
 
 const linksOf = (db: Db, batchId: number, kind: 'hit_type' | 'hit' | 'qualification') => listBatchPlatformLinks(db, batchId, 'mturk').filter((l) => l.kind === kind).map((l) => l.platform_id);
@@ -73,11 +77,8 @@ function checkOperation(client: MturkClient, deps: MturkDeps, batch: BatchView):
         const found = await client.findQualificationType(tookPartBeforeName(batch.publicId));
         return found?.QualificationTypeId ? { done: true, platformObjectId: found.QualificationTypeId } : { done: false };
       }
-      case 'hit_create': {
-        const mark = op.platform_object_id ?? '';
-        const found = (await client.listHits()).find((h) => h.RequesterAnnotation === mark);
-        return found?.HITId ? { done: true, platformObjectId: found.HITId, answer: { HITId: found.HITId } } : { done: false };
-      }
+      case 'hit_create':
+        return hitListed(await client.listHits(), op.platform_object_id ?? '');
       case 'expire': {
         const hit = await client.getHit(op.platform_object_id ?? '');
         return hit.Expiration && hit.Expiration.getTime() <= deps.clock().getTime() ? { done: true } : { done: false };
@@ -86,19 +87,62 @@ function checkOperation(client: MturkClient, deps: MturkDeps, batch: BatchView):
         const status = (await client.getAssignment(op.assignment_id ?? '')).AssignmentStatus;
         return status === 'Approved' ? { done: true, answer: { status } } : { done: false };
       }
-      case 'bonus': {
+      case 'bonus':
         // MTurk forgets a UniqueRequestToken after 24 hours; the bonus's Reason carries the token for good.
-        const token = bonusToken(batch.publicId, op.participant_id ?? '');
-        const paid = (await client.listBonusPayments(op.assignment_id ?? '')).filter((b) => (b.Reason ?? '').includes(`(ref ${token})`));
-        return paid.length > 0 ? { done: true, answer: { BonusAmount: paid[0]?.BonusAmount, GrantTime: paid[0]?.GrantTime } } : { done: false };
-      }
+        return bonusListed(paidBonusesByToken(await client.listBonusPayments({ assignmentId: op.assignment_id ?? '' })), bonusToken(batch.publicId, op.participant_id ?? ''));
       default:
         throw new PlatformError(`Operation ${op.id} (${op.kind}) is not one simarena sends to MTurk; check it by hand.`, 409);
     }
   };
 }
 
+/** Whether MTurk lists the batch's HIT of this mark (its RequesterAnnotation): a HIT whose answer or record was lost. */
+function hitListed(hits: readonly HIT[], mark: string): PlatformCheck {
+  const found = hits.find((h) => h.RequesterAnnotation === mark);
+  return found?.HITId ? { done: true, platformObjectId: found.HITId, answer: { HITId: found.HITId } } : { done: false };
+}
+
+/** The bonuses MTurk lists, by the token simarena wrote into their reason (bonusReason). */
+function paidBonusesByToken(bonuses: readonly BonusPayment[]): Map<string, BonusPayment> {
+  const out = new Map<string, BonusPayment>();
+  for (const b of bonuses) {
+    const token = bonusTokenIn(b.Reason ?? '');
+    if (token) out.set(token, b);
+  }
+  return out;
+}
+
+/** Every bonus MTurk lists for the batch's HITs (ListBonusPayments of each HIT), by token. */
+async function batchBonuses(client: MturkClient, hitIds: readonly string[]): Promise<Map<string, BonusPayment>> {
+  const all: BonusPayment[] = [];
+  for (const hitId of hitIds) all.push(...(await client.listBonusPayments({ hitId })));
+  return paidBonusesByToken(all);
+}
+
+function bonusListed(paid: ReadonlyMap<string, BonusPayment>, token: string): PlatformCheck {
+  const b = paid.get(token);
+  return b ? { done: true, answer: { BonusAmount: b.BonusAmount, GrantTime: b.GrantTime } } : { done: false };
+}
+
+/** Runs `read` once, on first use, and keeps its answer (a list read before several creates). */
+function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let kept: Promise<T> | null = null;
+  return () => (kept ??= read());
+}
+
+/**
+ * A create MTurk refused as a duplicate of one it has (its UniqueRequestToken, or the qualification's name) but does
+ * not list yet: nothing was created twice; publish stops until MTurk lists it.
+ */
+function requireListed<T>(outcome: OperationOutcome<T>, what: string): OperationOutcome<T> {
+  if (outcome.result !== 'held') return outcome;
+  throw new PlatformError(`MTurk refused to create ${what} again as already done, but does not list it yet: nothing was created twice. Run publish again in a few minutes: it is looked up on MTurk before anything is sent.`, 503, 'platform_pending');
+}
+
 export type MturkPublishPreview = {
+  /** The link every HIT's ExternalQuestion frames, and why workers could not open it (a dry run only: publishing refuses). */
+  entryUrl: string;
+  warnings: string[];
   endpoint: string;
   sandbox: boolean;
   requests: { operation: string; body: unknown }[];
@@ -120,11 +164,9 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
   const m = mturkSettingsOf(batch.settings);
   const assignments = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
   const entryUrl = raterLinks(batch, deps.config.publicUrl).entryUrl;
-  // MTurk frames only https pages; a plain-http link passes only against an overridden endpoint (tests, proxies).
-  if (!entryUrl.startsWith('https:') && !deps.config.mturkEndpoint) throw new RecruitingError(`MTurk frames only https pages, and this batch's link is ${entryUrl}: set PUBLIC_URL to the https address workers reach.`, 409);
   const question = externalQuestion(entryUrl, m.frameHeight);
   const hit = (index: number) => ({ MaxAssignments: assignments, LifetimeInSeconds: Math.round(m.lifetimeDays * 86_400), Question: question, RequesterAnnotation: hitMark(batch.publicId, index), UniqueRequestToken: hitMark(batch.publicId, index) });
-  return { reward, m, assignments, hit };
+  return { reward, m, assignments, hit, entryUrl };
 }
 
 /**
@@ -135,7 +177,8 @@ function publishPlan(deps: MturkDeps, batch: BatchView) {
 export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean; sandbox?: boolean }): Promise<MturkPublishPreview> {
   return withPlatformErrors(async () => {
     const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
-    const { reward, m, assignments, hit } = publishPlan(deps, batch);
+    const { reward, m, assignments, hit, entryUrl } = publishPlan(deps, batch);
+    const warnings = checkStudyLink(entryUrl, 'MTurk', options.dryRun);
     const { endpoint, sandbox } = endpointOf(deps, batchId, options.sandbox);
     const blocked = listMturkWorkersOf(deps.db, batch.settings.blockParticipantsOf);
     const qualificationName = tookPartBeforeName(batch.publicId);
@@ -146,6 +189,8 @@ export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryR
       ...Array.from({ length: m.hits }, (_, i) => ({ operation: 'CreateHITWithHITType', body: hit(i + 1) })),
     ];
     const preview = {
+      entryUrl,
+      warnings,
       endpoint,
       sandbox,
       requests,
@@ -162,45 +207,59 @@ export function publishOnMturk(deps: MturkDeps, batchId: number, options: { dryR
       return preview;
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so workers sent by MTurk find it open.`, 409);
-    return withPlatformLock(deps.db, 'mturk', batchId, 'publish', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'mturk', batchId, 'publish', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
       const client = requireClient(deps, endpoint);
-      const ops = operationDeps(deps);
-      const check = checkOperation(client, deps, batch);
-      await reconcileUnconfirmed('mturk', batchId, check, ops);
-      const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(deps, client, batch, blocked, sandbox) : null;
-      const hitTypeBody = hitTypeRequest(batch, reward.reward, qualification);
-      const hitType = await runPlatformOperation(
-        {
-          operation: { platform: 'mturk', batchId, kind: 'hit_type_create', idempotencyKey: `mturk:batch:${batchId}:hit_type`, request: hitTypeBody, actor: deps.actor },
-          send: () => client.createHitType(hitTypeBody),
-          answerOf: (id) => ({ answer: { HITTypeId: id }, platformObjectId: id }),
-          check,
-        },
-        ops,
-      );
-      const hitTypeId = hitType.operation.platform_object_id ?? '';
-      if (!linksOf(deps.db, batchId, 'hit_type').includes(hitTypeId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit_type', platformId: hitTypeId, sandbox }, deps.clock());
-      for (let i = 1; i <= m.hits; i++) {
-        const body = { ...hit(i), HITTypeId: hitTypeId };
-        const created = await runPlatformOperation(
-          {
-            operation: { platform: 'mturk', batchId, kind: 'hit_create', idempotencyKey: `mturk:batch:${batchId}:hit:${i}`, platformObjectId: body.RequesterAnnotation, amountMinor: reward.rewardMinor * assignments, currency: 'USD', request: body, actor: deps.actor },
-            send: () => client.createHit(body),
-            answerOf: (h) => ({ answer: { HITId: h.HITId, HITStatus: h.HITStatus }, platformObjectId: h.HITId ?? null }),
-            check,
-          },
-          ops,
-        );
-        const hitId = created.operation.platform_object_id ?? '';
-        if (!linksOf(deps.db, batchId, 'hit').includes(hitId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit', platformId: hitId, sandbox }, deps.clock());
-      }
+      await reconcileUnconfirmed('mturk', batchId, checkOperation(client, deps, batch), operationDeps(locked));
+      const qualification = batch.settings.blockParticipantsOf.length > 0 ? await tookPartBefore(locked, client, batch, blocked, sandbox) : null;
+      await createHits(locked, client, batch, { hitTypeBody: hitTypeRequest(batch, reward.reward, qualification), hits: m.hits, hit, sandbox, amountMinor: reward.rewardMinor * assignments });
       return { ...preview, hitIds: linksOf(deps.db, batchId, 'hit') };
     });
   });
 }
 
+type HitsToCreate = { hitTypeBody: ReturnType<typeof hitTypeRequest>; hits: number; hit: (index: number) => ReturnType<ReturnType<typeof publishPlan>['hit']>; sandbox: boolean; amountMinor: number };
+
+/**
+ * The HIT type, then each HIT, recorded before it is sent. A HIT is first looked up in ListHITs by its mark (read once
+ * for all of them): MTurk refuses its UniqueRequestToken again only for 24 hours, and a HIT whose record was lost or
+ * refused may exist already.
+ */
+async function createHits(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: HitsToCreate): Promise<void> {
+  const ops = operationDeps(deps);
+  const check = checkOperation(client, deps, batch);
+  const batchId = batch.id;
+  const hitType = await runPlatformOperation(
+    {
+      operation: { platform: 'mturk', batchId, kind: 'hit_type_create', idempotencyKey: `mturk:batch:${batchId}:hit_type`, request: plan.hitTypeBody, actor: deps.actor },
+      send: () => client.createHitType(plan.hitTypeBody),
+      answerOf: (id) => ({ answer: { HITTypeId: id }, platformObjectId: id }),
+      check,
+    },
+    ops,
+  );
+  const hitTypeId = hitType.operation.platform_object_id ?? '';
+  if (!linksOf(deps.db, batchId, 'hit_type').includes(hitTypeId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit_type', platformId: hitTypeId, sandbox: plan.sandbox }, deps.clock());
+  const listed = once(() => client.listHits());
+  for (let i = 1; i <= plan.hits; i++) {
+    const body = { ...plan.hit(i), HITTypeId: hitTypeId };
+    const created = await runPlatformOperation(
+      {
+        operation: { platform: 'mturk', batchId, kind: 'hit_create', idempotencyKey: `mturk:batch:${batchId}:hit:${i}`, platformObjectId: body.RequesterAnnotation, amountMinor: plan.amountMinor, currency: 'USD', request: body, actor: deps.actor },
+        send: () => client.createHit(body),
+        answerOf: (h) => ({ answer: { HITId: h.HITId, HITStatus: h.HITStatus }, platformObjectId: h.HITId ?? null }),
+        check,
+        checkFirst: async () => hitListed(await listed(), body.RequesterAnnotation),
+      },
+      ops,
+    );
+    const hitId = requireListed(created, `HIT ${i}`).operation.platform_object_id ?? '';
+    if (!linksOf(deps.db, batchId, 'hit').includes(hitId)) linkBatchToPlatform(deps.db, { batchId, platform: 'mturk', kind: 'hit', platformId: hitId, sandbox: plan.sandbox }, deps.clock());
+  }
+}
+
 /** The batch's "took part before" qualification, created once and given to every worker of the blocked batches. */
-async function tookPartBefore(deps: MturkDeps, client: MturkClient, batch: BatchView, workers: readonly string[], sandbox: boolean): Promise<string> {
+async function tookPartBefore(deps: LockedDeps, client: MturkClient, batch: BatchView, workers: readonly string[], sandbox: boolean): Promise<string> {
   const ops = operationDeps(deps);
   const check = checkOperation(client, deps, batch);
   const name = tookPartBeforeName(batch.publicId);
@@ -211,10 +270,12 @@ async function tookPartBefore(deps: MturkDeps, client: MturkClient, batch: Batch
       send: () => client.createQualificationType(name, description),
       answerOf: (q) => ({ answer: { QualificationTypeId: q.QualificationTypeId }, platformObjectId: q.QualificationTypeId ?? null }),
       check,
+      // Its name is unique on MTurk: one created under a record since lost is found by it.
+      checkFirst: check,
     },
     ops,
   );
-  const id = created.operation.platform_object_id ?? '';
+  const id = requireListed(created, `the qualification ${name}`).operation.platform_object_id ?? '';
   if (!linksOf(deps.db, batch.id, 'qualification').includes(id)) linkBatchToPlatform(deps.db, { batchId: batch.id, platform: 'mturk', kind: 'qualification', platformId: id, sandbox }, deps.clock());
   for (const worker of workers) {
     await runPlatformOperation(
@@ -274,68 +335,110 @@ export function mturkStatus(deps: MturkDeps, batchId: number): Promise<MturkStat
   });
 }
 
-export type MturkSettleResult = { plan: MturkSettlePlan; reconciled: { confirmed: number; notDone: number }; sent: { approved: number; bonusesPaid: number; bonusMinor: number } };
+export type MturkSettleResult = {
+  plan: MturkSettlePlan;
+  reconciled: { confirmed: number; notDone: number; held: number };
+  sent: { approved: number; bonusesPaid: number; bonusMinor: number };
+  /** Bonuses MTurk refused as already sent but does not list yet: not sent again, their workers held. */
+  held: { workerId: string; assignmentId: string }[];
+};
 
 /**
- * `mturk settle`: reconciles what an earlier run left unconfirmed, plans from simarena's decisions and MTurk's
- * assignments (planMturkSettle) and, unless `dryRun`, approves and then pays each worker's bonus once (SendBonus with
- * a UniqueRequestToken from the batch and worker; MTurk's ListBonusPayments read first for any bonus whose answer was
- * lost, since the token guards only 24 hours).
+ * `mturk settle`: reconciles what an earlier run left unconfirmed, plans from simarena's decisions, MTurk's
+ * assignments and the bonuses MTurk lists for the batch's HITs (planMturkSettle) and, unless `dryRun`, approves and
+ * then pays each worker's bonus once (SendBonus with a UniqueRequestToken from the batch and worker). MTurk refuses
+ * that token again only for 24 hours, so no bonus is sent before ListBonusPayments was read: one it lists, found by
+ * the token in its reason, is recorded as done instead.
  */
 export function settleOnMturk(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
-  const settle = () => settleUnlocked(deps, batchId, options);
-  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'mturk', batchId, 'settle', deps.clock, settle)));
+  return withPlatformErrors(() =>
+    options.dryRun ? settleUnlocked(deps, batchId, options) : withPlatformLock(deps.db, 'mturk', batchId, 'settle', deps.clock, (lock) => settleUnlocked({ ...deps, lock }, batchId, options)),
+  );
 }
 
-async function settleUnlocked(deps: MturkDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
+async function settleUnlocked(deps: LockedDeps, batchId: number, options: { dryRun: boolean }): Promise<MturkSettleResult> {
   const batch = requirePlatformBatch(deps.db, batchId, 'mturk');
   requireReward(batch);
   const hitIds = requireHits(deps.db, batchId);
   const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
-  const ops = operationDeps(deps);
   const check = checkOperation(client, deps, batch);
-  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('mturk', batchId, check, ops);
+  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0, held: 0 } : await reconcileUnconfirmed('mturk', batchId, check, operationDeps(deps));
   const participants = ((await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? []).filter((p) => p.provider === 'mturk');
   const matched = matchAssignments(participants, listMturkSessions(deps.db, batchId), await batchAssignments(client, hitIds));
+  const paid = await batchBonuses(client, hitIds);
   const earlier = listBatchOperations(deps.db, batchId, 'mturk').filter((o) => o.state !== 'failed');
-  const covered = {
+  const plan = planMturkSettle(matched, batch.settings, {
     approve: new Set(earlier.filter((o) => o.kind === 'approve').map((o) => o.assignment_id ?? '')),
     bonus: new Set(earlier.filter((o) => o.kind === 'bonus').map((o) => o.participant_id ?? '')),
-  };
-  const plan = planMturkSettle(matched, batch.settings, covered);
-  const sent = { approved: 0, bonusesPaid: 0, bonusMinor: 0 };
-  if (options.dryRun) return { plan, reconciled, sent };
+    paidOnMturk: new Set(matched.pairs.map((p) => p.assignment.workerId).filter((w) => paid.has(bonusToken(batch.publicId, w)))),
+  });
+  if (options.dryRun) return { plan, reconciled, sent: { approved: 0, bonusesPaid: 0, bonusMinor: 0 }, held: [] };
+  const approved = await approveAll(deps, client, batch, plan);
+  const bonuses = await payBonuses(deps, client, batch, plan, paid);
+  return { plan, reconciled, sent: { approved, ...bonuses.sent }, held: bonuses.held };
+}
+
+/**
+ * ApproveAssignment, where an assignment MTurk approved by itself meanwhile (its auto-approval time passed since
+ * settle listed it) counts as approved: MTurk refuses to approve it again ("This operation can be called with a
+ * status of: Submitted", Dallinger issue #3072), and the worker has had the reward.
+ */
+async function approveOnce(client: MturkClient, assignmentId: string, feedback: string): Promise<{ status: 'Approved'; byMturk?: true }> {
+  try {
+    await client.approveAssignment(assignmentId, feedback);
+    return { status: 'Approved' };
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || error.status !== 400) throw error;
+    if ((await client.getAssignment(assignmentId)).AssignmentStatus === 'Approved') return { status: 'Approved', byMturk: true };
+    throw error;
+  }
+}
+
+async function approveAll(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan): Promise<number> {
+  const check = checkOperation(client, deps, batch);
   for (const a of plan.approve) {
     const feedback = 'Thank you for taking part.';
     await runPlatformOperation(
       {
-        operation: { platform: 'mturk', batchId, kind: 'approve', idempotencyKey: `mturk:assignment:${a.assignmentId}:approve`, participantId: a.workerId, assignmentId: a.assignmentId, request: { AssignmentId: a.assignmentId, RequesterFeedback: feedback }, actor: deps.actor },
-        send: () => client.approveAssignment(a.assignmentId, feedback),
-        answerOf: () => ({ answer: { status: 'Approved' } }),
+        operation: { platform: 'mturk', batchId: batch.id, kind: 'approve', idempotencyKey: `mturk:assignment:${a.assignmentId}:approve`, participantId: a.workerId, assignmentId: a.assignmentId, request: { AssignmentId: a.assignmentId, RequesterFeedback: feedback }, actor: deps.actor },
+        send: () => approveOnce(client, a.assignmentId, feedback),
+        answerOf: (answer) => ({ answer }),
         check,
       },
-      ops,
+      operationDeps(deps),
     );
-    sent.approved++;
   }
-  for (const b of plan.bonus) {
+  return plan.approve.length;
+}
+
+/**
+ * One bonus per worker, each looked up first in the bonuses MTurk listed for the batch (`paid`): those MTurk lists
+ * are recorded as done without a request; the others are sent.
+ */
+async function payBonuses(deps: LockedDeps, client: MturkClient, batch: BatchView, plan: MturkSettlePlan, paid: ReadonlyMap<string, BonusPayment>) {
+  const check = checkOperation(client, deps, batch);
+  const sent = { bonusesPaid: 0, bonusMinor: 0 };
+  const held: MturkSettleResult['held'] = [];
+  for (const b of [...plan.alreadyPaid, ...plan.bonus]) {
     const token = bonusToken(batch.publicId, b.workerId);
-    const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(batch.name, token), UniqueRequestToken: token };
+    const request = { WorkerId: b.workerId, AssignmentId: b.assignmentId, BonusAmount: majorText(b.amountMinor), Reason: bonusReason(token), UniqueRequestToken: token };
     const outcome = await runPlatformOperation(
       {
-        operation: { platform: 'mturk', batchId, kind: 'bonus', idempotencyKey: `mturk:batch:${batchId}:bonus:${b.workerId}`, participantId: b.workerId, assignmentId: b.assignmentId, amountMinor: b.amountMinor, currency: 'USD', request, actor: deps.actor },
+        operation: { platform: 'mturk', batchId: batch.id, kind: 'bonus', idempotencyKey: `mturk:batch:${batch.id}:bonus:${b.workerId}`, participantId: b.workerId, assignmentId: b.assignmentId, amountMinor: b.amountMinor, currency: 'USD', request, actor: deps.actor },
         send: () => client.sendBonus({ workerId: b.workerId, assignmentId: b.assignmentId, amount: request.BonusAmount, reason: request.Reason, token }),
         answerOf: () => ({ answer: { BonusAmount: request.BonusAmount } }),
         check,
+        checkFirst: async () => bonusListed(paid, token),
       },
-      ops,
+      operationDeps(deps),
     );
     if (outcome.result === 'sent') {
       sent.bonusesPaid++;
       sent.bonusMinor += b.amountMinor;
     }
+    if (outcome.result === 'held') held.push({ workerId: b.workerId, assignmentId: b.assignmentId });
   }
-  return { plan, reconciled, sent };
+  return { sent, held };
 }
 
 /** Expires the batch's HITs (closing the batch offers it): no new worker can accept them; submitted work stays. */
@@ -345,7 +448,7 @@ export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<numbe
     const hitIds = requireHits(deps.db, batchId);
     const client = requireClient(deps, endpointOf(deps, batchId, undefined).endpoint);
     const check = checkOperation(client, deps, batch);
-    return withPlatformLock(deps.db, 'mturk', batchId, 'expiry', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'mturk', batchId, 'expiry', deps.clock, async (lock) => {
       for (const hitId of hitIds) {
         await runPlatformOperation(
           {
@@ -354,7 +457,7 @@ export function expireMturkHits(deps: MturkDeps, batchId: number): Promise<numbe
             answerOf: () => ({ answer: {} }),
             check,
           },
-          operationDeps(deps),
+          operationDeps({ ...deps, lock }),
         );
       }
       return hitIds.length;
@@ -370,6 +473,7 @@ export function describeMturkPlan(plan: MturkSettlePlan): string[] {
     `bonus: ${plan.bonus.length} worker(s), ${majorText(total)} USD plus MTurk's 20% fee (${majorText(Math.round(total * 0.2))} USD)`,
     `review on MTurk (left untouched; MTurk approves them by itself after the auto-approval delay unless you reject them there): ${plan.review.length}`,
     `already done: ${plan.done}`,
+    ...(plan.alreadyPaid.length > 0 ? [`bonus already paid on MTurk (found by its ref in ListBonusPayments), recorded without sending: ${plan.alreadyPaid.length}`] : []),
     ...plan.mismatches.map((m) => `mismatch: ${m.workerId ?? '?'} (${m.assignmentId ?? 'no assignment'}): ${m.problem}`),
   ];
 }

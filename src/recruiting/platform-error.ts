@@ -4,6 +4,8 @@ import type { Platform } from './platform-operations.queries.js';
 /**
  * A platform's HTTP answer that was not a success, as a client throws it: the status (0 when no answer came: a timeout
  * or a lost connection), the seconds of a 429's Retry-After, and the platform's own message (already free of tokens).
+ * `refusedAsDuplicate`: the platform refused the request because it already has one with the same idempotency token
+ * (MTurk's UniqueRequestToken): the write may well be done, so it is never taken as refused.
  * Not for people: platform-operation.ts decides from it whether to wait, read the platform's state or stop.
  */
 export class PlatformHttpError extends Error {
@@ -12,6 +14,7 @@ export class PlatformHttpError extends Error {
     readonly status: number,
     readonly platformMessage: string,
     readonly retryAfterSeconds: number | null = null,
+    readonly refusedAsDuplicate = false,
   ) {
     super(`${platform} answered ${status === 0 ? 'nothing' : status}: ${platformMessage}`);
   }

@@ -24,6 +24,9 @@ export const OPERATION_KINDS = [
   'expire',
   'qualification_create',
   'qualification_assign',
+  'hook_secret',
+  'hook_subscribe',
+  'hook_confirm',
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 

@@ -1,5 +1,5 @@
 import type { BonusSettings, BatchSettings } from '../batches/batch.schema.js';
-import { parsePay } from '../batches/pay.js';
+import { minorOf } from '../batches/prolific-pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
 import type { NewStudy } from './prolific-client.js';
 import { participantOfSubmission, type ProlificSubmission } from './prolific.schema.js';
@@ -8,30 +8,9 @@ import { participantOfSubmission, type ProlificSubmission } from './prolific.sch
 // submissions without touching either: the settle's plan is printed by --dry-run and shown on the console before the
 // single button.
 
-/** Prolific pays in pounds or dollars (a workspace's currency). */
-const PROLIFIC_CURRENCIES: Record<string, 'GBP' | 'USD'> = { '£': 'GBP', GBP: 'GBP', gbp: 'GBP', $: 'USD', USD: 'USD', usd: 'USD' };
-
-/** The batch's pay in Prolific's terms: the currency and the reward in minor units (pence, cents); null when unusable. */
-export function prolificReward(pay: string): { currency: 'GBP' | 'USD'; rewardMinor: number } | null {
-  const parsed = parsePay(pay);
-  if (!parsed || parsed.amount <= 0) return null;
-  const currency = PROLIFIC_CURRENCIES[parsed.currency];
-  return currency ? { currency, rewardMinor: Math.round(parsed.amount * 100) } : null;
-}
-
-/** A decimal amount in major units ("0.50") in minor units (50). */
-export function minorOf(amount: string): number {
-  return Math.round(Number(amount) * 100);
-}
-
-/** Minor units as the decimal major-unit text Prolific's bonus lines take ("0.50"). */
-export function majorText(minor: number): string {
-  return (minor / 100).toFixed(2);
-}
-
-export function formatMinor(minor: number, currency: string): string {
-  return `${majorText(minor)} ${currency}`;
-}
+// Money formatting moved to batches/prolific-pay.ts (the launch checklist holds a batch to the same rules); kept here
+// for the MTurk modules that import it from this file.
+export { formatMinor, majorText } from '../batches/prolific-pay.js';
 
 /** A participant's bonus in minor units: the fixed amount plus the per-judgment amount times their regular judgments. */
 export function bonusMinor(bonus: BonusSettings | null, regularJudgments: number): number {
@@ -56,16 +35,24 @@ export function prolificStudyRequest(
   const s = batch.settings;
   const codes = s.provider.completionCodes;
   const completion_codes: NewStudy['completion_codes'] = [];
-  // Every code is reviewed: `prolific settle` approves from simarena's decision (quality flags and exclusions are
-  // looked at first), never Prolific's automatic approval.
+  // A completion code is {code, code_type, actor, actions} (docs.prolific.com, the study object and "Create a draft
+  // study", whose code_type values are COMPLETED, FAILED_ATTENTION_CHECK, FOLLOW_UP_STUDY, GIVE_BONUS,
+  // INCOMPATIBLE_DEVICE, NO_CONSENT, OTHER and FIXED_SCREENOUT). Every code's actor is the participant: they enter it
+  // when simarena sends them back, and Prolific applies its actions then. Every completed code is reviewed: `prolific
+  // settle` approves from simarena's decision (quality flags and exclusions are looked at first), never Prolific's
+  // automatic approval.
   if (codes.completed) completion_codes.push({ code: codes.completed, code_type: 'COMPLETED', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
   if (codes.partial && codes.partial !== codes.completed) completion_codes.push({ code: codes.partial, code_type: 'OTHER', actor: 'participant', actions: [{ action: 'MANUALLY_REVIEW' }] });
   if (codes.screenedOut) {
     // A screened-out participant is never rejected (Prolific's rules on screening): a paid screen-out when the batch
-    // sets its payment, else they are asked to return the study.
+    // sets its payment, else they are asked to return the study. The paid screen-out is Prolific's fixed screen-out
+    // payment (in pence / cents, with the most screen-outs it pays: "New custom screening", July 2025); a study takes
+    // one such code, and Prolific's COMPLETE transition takes only a researcher's code (docs.prolific.com, "Approve or
+    // reject a submission"), so settle cannot screen out on a participant's behalf: one who did not enter the code is
+    // listed for review (planSettle).
     completion_codes.push(
       s.provider.screenOutPay
-        ? { code: codes.screenedOut, code_type: 'FIXED_SCREEN_OUT', actor: 'participant', actions: [{ action: 'FIXED_SCREEN_OUT_PAYMENT', fixed_screen_out_reward: minorOf(s.provider.screenOutPay), slots: options.places }] }
+        ? { code: codes.screenedOut, code_type: 'FIXED_SCREENOUT', actor: 'participant', actions: [{ action: 'FIXED_SCREEN_OUT_PAYMENT', fixed_screen_out_reward: minorOf(s.provider.screenOutPay), slots: options.places }] }
         : { code: codes.screenedOut, code_type: 'OTHER', actor: 'participant', actions: [{ action: 'REQUEST_RETURN' }] },
     );
   }
@@ -101,22 +88,50 @@ export function prolificActionOf(p: DecidedParticipant, paidScreenOut: boolean):
   return { action: 'review', why: p.why };
 }
 
+/**
+ * When Prolific approves a submission that still awaits review by itself, paying the full reward: "All submissions on
+ * Prolific are set to automatically approve on the 21st day (just after midnight GMT) from when they're made", which
+ * "may be approved after 20 days in some US timezones" (Prolific researcher help centre, "When should I approve
+ * submissions and pay participants?"; docs.prolific.com, Submissions guide: "automatically approved after 21 days").
+ * Read as midnight UTC starting the 21st day after the day of completion; null without a completion time.
+ */
+export function autoApprovalAt(completedAt: string | null | undefined): string | null {
+  if (!completedAt) return null;
+  const d = new Date(completedAt);
+  if (Number.isNaN(d.getTime())) return null;
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 21)).toISOString();
+}
+
+/** A time as people read it on a page or a terminal: "2026-03-02 00:00 UTC". */
+export function formatUtc(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
 export type PlannedParticipant = { participantId: string; submissionId: string; raterId: number; why: string };
 export type PlannedBonus = PlannedParticipant & { amountMinor: number };
 export type Mismatch = { participantId: string | null; submissionId: string | null; problem: string };
+/** Left to a person, with the submission's status on Prolific and, while it awaits review, when Prolific approves it itself. */
+export type ReviewItem = Omit<PlannedParticipant, 'submissionId'> & { submissionId: string | null; status: string | null; autoApprovalAt: string | null };
+/** A submission awaiting review that settle does not approve: Prolific approves it at `autoApprovalAt` unless someone decides first. */
+export type Deadline = { participantId: string | null; submissionId: string; autoApprovalAt: string; why: string };
 
 export type SettlePlan = {
+  /** Awaiting review on Prolific: approved now (again, when an earlier bulk approve left them awaiting review). */
   approve: PlannedParticipant[];
-  screenOut: PlannedParticipant[];
+  /** Prolific is processing their approval (PROCESSING): neither approved again nor counted done. */
+  inFlight: PlannedParticipant[];
   returns: PlannedParticipant[];
-  review: (Omit<PlannedParticipant, 'submissionId'> & { submissionId: string | null; status: string | null })[];
+  review: ReviewItem[];
   bonus: PlannedBonus[];
-  /** Already done on Prolific or by an earlier settle. */
+  /** Final on Prolific (approved, screened out, returned...) or needing nothing more from settle. */
   done: number;
   mismatches: Mismatch[];
+  /** Every submission awaiting review that settle leaves, soonest first: each is approved by Prolific itself then. */
+  deadlines: Deadline[];
 };
 
-export type Covered = { approve: Set<string>; screenOut: Set<string>; returns: Set<string>; bonus: Set<string> };
+/** What an earlier settle sent that Prolific's list may not show: return requests, and bonuses set up (paid once each). */
+export type Covered = { returns: Set<string>; bonus: Set<string> };
 
 /** The code simarena showed for an outcome, which a submission should carry. */
 function expectedCodes(settings: BatchSettings, status: string): string[] {
@@ -159,7 +174,52 @@ export function matchSubmissions(participants: readonly DecidedParticipant[], su
   return { pairs, mismatches };
 }
 
-/** What settle will do, participant by participant, leaving out what Prolific or an earlier settle already did. */
+/** Statuses after which Prolific changes nothing more ("Once the status is changed, it can not be restored"). */
+const FINAL = ['APPROVED', 'REJECTED', 'RETURNED', 'TIMED-OUT', 'SCREENED OUT', 'PARTIALLY APPROVED'];
+
+type Step = { plan: SettlePlan; settings: BatchSettings; covered: Covered; p: DecidedParticipant; s: ProlificSubmission; item: PlannedParticipant };
+
+const review = (step: Step, why: string): void => void step.plan.review.push({ ...step.item, status: step.s.status, why, autoApprovalAt: step.s.status === 'AWAITING REVIEW' ? autoApprovalAt(step.s.completed_at) : null });
+
+function planApproval(step: Step): void {
+  const { plan, s, item } = step;
+  if (s.status === 'APPROVED') plan.done++;
+  else if (s.status === 'AWAITING REVIEW') plan.approve.push(item);
+  else if (s.status === 'PROCESSING') plan.inFlight.push(item);
+  else return review(step, `${item.why}; the submission is ${s.status} on Prolific, so it cannot be approved`);
+  const amount = bonusMinor(step.settings.bonus, step.p.regularJudgments);
+  if (amount > 0 && !step.covered.bonus.has(item.participantId)) plan.bonus.push({ ...item, amountMinor: amount });
+}
+
+function planScreenOut(step: Step): void {
+  const { s, item } = step;
+  if (s.status === 'SCREENED OUT') return void step.plan.done++;
+  const code = step.settings.provider.completionCodes.screenedOut ?? '';
+  review(
+    step,
+    `${item.why}; Prolific screens out (and pays the screen-out payment) only a participant who enters the screen-out code ${code} themselves, and the submission is ${s.status}: ask them to enter it, or pay them by hand`,
+  );
+}
+
+function planReturn(step: Step): void {
+  const { plan, s, item } = step;
+  if (FINAL.includes(s.status)) return void plan.done++;
+  const asked = s.return_requested ?? (step.covered.returns.has(item.participantId) ? 'earlier' : null);
+  if (!asked) {
+    if (s.status === 'AWAITING REVIEW' || s.status === 'ACTIVE') plan.returns.push(item);
+    else review(step, `${item.why}; the submission is ${s.status} on Prolific`);
+    return;
+  }
+  // Asking is not returning: a submission still awaiting review is approved (and paid in full) by Prolific on day 21.
+  const when = asked === 'earlier' ? '' : ` on ${formatUtc(asked)}`;
+  review(step, `${item.why}; asked to return${when} and not returned yet`);
+}
+
+/**
+ * What settle will do, participant by participant, from Prolific's state: done is what Prolific shows final (an
+ * approval counts only once the submission is APPROVED, since bulk approve is asynchronous), and every submission left
+ * awaiting review carries the day Prolific approves it itself.
+ */
 export function planSettle(
   participants: readonly DecidedParticipant[],
   submissions: readonly ProlificSubmission[],
@@ -167,39 +227,40 @@ export function planSettle(
   covered: Covered,
 ): SettlePlan {
   const { pairs, mismatches } = matchSubmissions(participants, submissions, settings);
-  const plan: SettlePlan = { approve: [], screenOut: [], returns: [], review: [], bonus: [], done: 0, mismatches };
+  const plan: SettlePlan = { approve: [], inFlight: [], returns: [], review: [], bonus: [], done: 0, mismatches, deadlines: [] };
   const paidScreenOut = settings.provider.screenOutPay !== undefined;
   for (const { participant: p, submission: s } of pairs) {
     const { action, why } = prolificActionOf(p, paidScreenOut);
-    const id = p.participantId as string;
-    const base = { participantId: id, raterId: p.raterId, why };
-    const status = s?.status ?? null;
-    if (action === 'review' || !s) {
-      if (action !== 'review' && !s && !['completed', 'screened_out'].includes(p.status)) continue;
-      plan.review.push({ ...base, submissionId: s?.id ?? null, status, why: s ? why : `${why}; no submission on Prolific` });
+    const base = { participantId: p.participantId as string, raterId: p.raterId, why };
+    if (!s) {
+      if (action !== 'review' && !['completed', 'screened_out'].includes(p.status)) continue;
+      plan.review.push({ ...base, submissionId: null, status: null, why: `${why}; no submission on Prolific`, autoApprovalAt: null });
       continue;
     }
-    const item = { ...base, submissionId: s.id };
-    if (action === 'approve') {
-      if (status === 'APPROVED' || covered.approve.has(id)) plan.done++;
-      else if (status === 'AWAITING REVIEW') plan.approve.push(item);
-      else {
-        plan.review.push({ ...item, status, why: `${why}; the submission is ${status} on Prolific, so it cannot be approved` });
-        continue;
-      }
-      const amount = bonusMinor(settings.bonus, p.regularJudgments);
-      if (amount > 0 && !covered.bonus.has(id)) plan.bonus.push({ ...item, amountMinor: amount });
-    } else if (action === 'screen_out') {
-      if (status === 'SCREENED OUT' || covered.screenOut.has(id)) plan.done++;
-      else if (status === 'AWAITING REVIEW' || status === 'ACTIVE') plan.screenOut.push(item);
-      else plan.review.push({ ...item, status, why: `${why}; the submission is ${status} on Prolific` });
-    } else {
-      if (status === 'RETURNED' || status === 'TIMED-OUT' || s.return_requested || covered.returns.has(id)) plan.done++;
-      else if (status === 'AWAITING REVIEW' || status === 'ACTIVE') plan.returns.push(item);
-      else plan.review.push({ ...item, status, why: `${why}; the submission is ${status} on Prolific` });
-    }
+    const step: Step = { plan, settings, covered, p, s, item: { ...base, submissionId: s.id } };
+    if (action === 'review') review(step, why);
+    else if (action === 'approve') planApproval(step);
+    else if (action === 'screen_out') planScreenOut(step);
+    else planReturn(step);
   }
+  plan.deadlines = deadlinesOf(plan, submissions);
   return plan;
+}
+
+/** Every submission awaiting review that the plan does not approve now, with when Prolific approves it itself. */
+function deadlinesOf(plan: SettlePlan, submissions: readonly ProlificSubmission[]): Deadline[] {
+  const approving = new Set(plan.approve.map((a) => a.submissionId));
+  const whyOf = new Map<string, string>();
+  for (const r of plan.review) if (r.submissionId) whyOf.set(r.submissionId, r.why);
+  for (const r of plan.returns) whyOf.set(r.submissionId, `${r.why}; asked to return now`);
+  for (const m of plan.mismatches) if (m.submissionId && !whyOf.has(m.submissionId)) whyOf.set(m.submissionId, m.problem);
+  const out: Deadline[] = [];
+  for (const s of submissions) {
+    const at = autoApprovalAt(s.completed_at);
+    if (s.status !== 'AWAITING REVIEW' || approving.has(s.id) || !at) continue;
+    out.push({ participantId: participantOfSubmission(s), submissionId: s.id, autoApprovalAt: at, why: whyOf.get(s.id) ?? 'awaiting review' });
+  }
+  return out.sort((x, y) => x.autoApprovalAt.localeCompare(y.autoApprovalAt));
 }
 
 /** Splits a list into chunks of at most `size`. */

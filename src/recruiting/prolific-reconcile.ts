@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { PlatformError } from './platform-error.js';
 import type { PlatformCheck } from './platform-operation.js';
-import { listBatchOperations, listOperationLines, type PlatformOperationRow } from './platform-operations.queries.js';
+import { listBatchOperations, listOperationLines, type OperationLineRow, type PlatformOperationRow } from './platform-operations.queries.js';
+import { recordOperationEffect } from './operation-effects.queries.js';
 import type { ProlificClient } from './prolific-client.js';
 
 // How simarena reads Prolific's own state of an operation whose answer it does not have (a crash, a timeout, a 5xx)
@@ -13,15 +14,15 @@ export type ReconcileDeps = { db: Db; clock: () => Date };
 /** What a recorded study creation asked for, as far as finding the study again needs it. */
 const studyRequestSchema = z.looseObject({ internal_name: z.string() });
 
-/**
- * Prolific pays a bulk bonus within minutes of the pay call: a pay whose answer was lost is taken as not paid only
- * when the submissions still show no such bonus this long after it was sent.
- */
-export const BONUS_SETTLE_MINUTES = 15;
+/** The command that tells settle a bonus payment whose answer was lost was not made (docs/researcher/recruiting.md). */
+export const confirmUnpaidCommand = (batchId: number, bulkId: string) => `simarena prolific settle ${batchId} --confirm-unpaid ${bulkId}`;
 
 /** Reads Prolific's state of any operation this module sends (the reconciliation before anything is sent again). */
 export function checkOperation(client: ProlificClient, deps: ReconcileDeps): (op: PlatformOperationRow) => Promise<PlatformCheck> {
   return async (op) => {
+    // Recorded but never marked sent: the process stopped before the request left (platform-operation.ts marks an
+    // operation sent just before it sends), so Prolific never saw it.
+    if (op.state === 'pending') return { done: false };
     const lines = listOperationLines(deps.db, op.id);
     switch (op.kind) {
       case 'study_create': {
@@ -38,6 +39,9 @@ export function checkOperation(client: ProlificClient, deps: ReconcileDeps): (op
         return reached.includes(study.status) ? { done: true, answer: { status: study.status } } : { done: false };
       }
       case 'approve': {
+        // Done only when Prolific shows every submission APPROVED. Otherwise it is approved again: an approval is a
+        // status change that cannot be undone and is made once ("Once the status is changed, it can not be restored";
+        // the transition endpoint "is idempotent": docs.prolific.com, Approve or reject a submission).
         const states = await Promise.all(lines.map(async (l) => (await client.getSubmission(l.submission_id ?? '')).status));
         return states.every((s) => s === 'APPROVED') ? { done: true, answer: { approved: states.length } } : { done: false };
       }
@@ -52,35 +56,80 @@ export function checkOperation(client: ProlificClient, deps: ReconcileDeps): (op
         return op.platform_object_id ? { done: true } : { done: false };
       case 'bonus_pay':
         return checkBonusPaid(client, deps, op, lines);
+      case 'hook_secret':
+      case 'hook_subscribe':
+      case 'hook_confirm':
+        return checkHookOperation(client, op);
       default:
         throw new PlatformError(`Operation ${op.id} (${op.kind}) is not one simarena sends to Prolific; check it by hand.`, 409);
     }
   };
 }
 
+const hookRequestSchema = z.looseObject({ workspace_id: z.string(), target_url: z.string().optional(), event_type: z.string().optional() });
+
 /**
- * A bulk bonus pay whose answer was lost is paid when every participant's submission shows one more bonus of its
- * amount than the pays confirmed before; unpaid when none does and Prolific has had BONUS_SETTLE_MINUTES to pay it.
- * Anything else stops the settle: Prolific's pay is not idempotent, so nothing is sent until it is clear.
+ * Webhook set-up whose answer was lost (src/recruiting/prolific-hooks.ts): a secret is there when Prolific lists one for
+ * the workspace (the one active secret, whatever made it); a subscription when one with its target and event type is
+ * listed; a confirmation is sent again (confirming with the same secret twice changes nothing).
  */
-async function checkBonusPaid(client: ProlificClient, deps: ReconcileDeps, op: PlatformOperationRow, lines: ReturnType<typeof listOperationLines>): Promise<PlatformCheck> {
-  const confirmedBefore = listBatchOperations(deps.db, op.batch_id, 'prolific').filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed' && o.id !== op.id);
+async function checkHookOperation(client: ProlificClient, op: PlatformOperationRow): Promise<PlatformCheck> {
+  const request = hookRequestSchema.parse(JSON.parse(op.request));
+  if (op.kind === 'hook_secret') {
+    const secret = (await client.listHookSecrets()).find((x) => x.workspace_id === request.workspace_id);
+    return secret ? { done: true, platformObjectId: secret.id ?? null } : { done: false };
+  }
+  if (op.kind === 'hook_subscribe') {
+    const found = (await client.listHookSubscriptions()).find((x) => x.target_url === request.target_url && x.event_type === request.event_type && x.workspace_id === request.workspace_id);
+    return found ? { done: true, platformObjectId: found.id ?? null } : { done: false };
+  }
+  return { done: false };
+}
+
+/** What Prolific shows of a bulk bonus pay: on how many of its participants' submissions its bonus appears. */
+export type BonusShown = { shown: number; of: number };
+
+/**
+ * Counts the participants of a bulk bonus pay whose submission shows its bonus: one more payment of the line's amount
+ * in `bonus_payments` (pence / cents: docs.prolific.com, Retrieve a submission) than the other pays of the batch that
+ * Prolific accepted would explain. A pay Prolific has not made yet shows on none; one being made may show on some.
+ */
+export async function bonusShown(client: ProlificClient, db: Db, op: PlatformOperationRow, lines: readonly OperationLineRow[]): Promise<BonusShown> {
+  const others = listBatchOperations(db, op.batch_id, 'prolific').filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed' && o.id !== op.id);
   const paidBefore = new Map<string, number>();
-  for (const o of confirmedBefore) for (const l of listOperationLines(deps.db, o.id)) paidBefore.set(`${l.participant_id}:${l.amount_minor}`, (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0) + 1);
+  const key = (l: OperationLineRow) => `${l.participant_id}:${l.amount_minor}`;
+  for (const o of others) for (const l of listOperationLines(db, o.id)) paidBefore.set(key(l), (paidBefore.get(key(l)) ?? 0) + 1);
   let shown = 0;
   for (const l of lines) {
     const s = await client.getSubmission(l.submission_id ?? '');
-    const n = (s.bonus_payments ?? []).filter((cents) => cents === l.amount_minor).length;
-    if (n > (paidBefore.get(`${l.participant_id}:${l.amount_minor}`) ?? 0)) shown++;
+    const n = (s.bonus_payments ?? []).filter((cents) => Math.round(cents) === l.amount_minor).length;
+    if (n > (paidBefore.get(key(l)) ?? 0)) shown++;
   }
-  if (shown === lines.length) return { done: true, answer: { shownPaid: shown } };
-  const sentAt = Date.parse(op.sent_at ?? op.created_at);
-  if (shown === 0 && deps.clock().getTime() - sentAt >= BONUS_SETTLE_MINUTES * 60_000) return { done: false };
-  throw new PlatformError(
-    shown === 0
-      ? `The bonus payment ${op.platform_object_id} was sent at ${op.sent_at} and its answer was lost; Prolific pays within minutes, so whether it was paid is not clear yet. Run settle again after ${BONUS_SETTLE_MINUTES} minutes: it is never paid twice.`
-      : `The bonus payment ${op.platform_object_id} shows as paid for ${shown} of ${lines.length} participants: check it on Prolific (or ask Prolific's support) before paying anything else; settle will not send it again.`,
-    409,
-    'bonus_unclear',
+  return { shown, of: lines.length };
+}
+
+/** The message for a bonus pay whose answer was lost and that Prolific does not show paid to everyone. */
+export function unclearPayMessage(op: PlatformOperationRow, seen: BonusShown): string {
+  const bulkId = op.platform_object_id ?? '?';
+  const lead = `The bonus payment ${bulkId} (${seen.of} participant(s)) was sent at ${op.sent_at ?? op.created_at} and its answer was lost; Prolific shows it on ${seen.shown} of ${seen.of} submission(s).`;
+  if (seen.shown > 0) return `${lead} It was paid at least in part: check it on Prolific (or ask Prolific's support) and pay anyone left by hand; settle will not send it again.`;
+  return (
+    `${lead} Prolific pays "in the following minutes" and its pay is not idempotent, so settle never sends it again by itself: run settle again later to see it paid, ` +
+    `or, once Prolific (its submissions page or its support) confirms it was not paid, resend it with: ${confirmUnpaidCommand(op.batch_id, bulkId)}`
   );
+}
+
+/**
+ * A bulk bonus pay whose answer was lost is confirmed when every participant's submission shows its bonus. Anything
+ * else stops the bonus payments with what Prolific shows: the pay is asynchronous ("The payment will be done in the
+ * following minutes") and NOT idempotent (docs.prolific.com, Pay bonuses), so no time without a bonus proves it
+ * unpaid; only the researcher's `--confirm-unpaid` resends it.
+ */
+async function checkBonusPaid(client: ProlificClient, deps: ReconcileDeps, op: PlatformOperationRow, lines: readonly OperationLineRow[]): Promise<PlatformCheck> {
+  const seen = await bonusShown(client, deps.db, op, lines);
+  if (seen.shown === seen.of) {
+    recordOperationEffect(deps.db, op.id, deps.clock());
+    return { done: true, answer: { shownPaid: seen.shown } };
+  }
+  throw new PlatformError(unclearPayMessage(op, seen), 409, 'bonus_unclear');
 }

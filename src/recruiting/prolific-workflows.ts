@@ -1,63 +1,46 @@
-import { createHash } from 'node:crypto';
 import { type BatchView } from '../batches/batch.commands.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { blockingFailures, describeFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
-import type { Config } from '../config.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
-import { type PlatformDeps, RecruitingError, requirePlatformBatch } from './platform-deps.js';
+import { RecruitingError, requirePlatformBatch } from './platform-deps.js';
 import { listDecidedParticipants } from './decided-participants.js';
 import { PlatformError, withPlatformErrors } from './platform-error.js';
 import { checkOperation } from './prolific-reconcile.js';
 import { withPlatformLock } from './platform-lock.js';
-import { type OperationDeps, reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
-import {
-  coveredParticipants,
-  findProlificStudyId,
-  linkBatchToPlatform,
-  listBatchOperations,
-  listOperationLines,
-  type PlatformOperationRow,
-} from './platform-operations.queries.js';
-import { createProlificClient, type NewStudy, type ProlificClient, type StudyAction } from './prolific-client.js';
-import { chunks, formatMinor, majorText, planSettle, prolificReward, prolificStudyRequest, type SettlePlan, matchSubmissions } from './prolific-plan.js';
+import { reconcileUnconfirmed, runPlatformOperation } from './platform-operation.js';
+import { findProlificStudyId, linkBatchToPlatform, listBatchOperations } from './platform-operations.queries.js';
+import { createProlificClient, type NewStudy, type ProlificClient, type StudyAction, statusInAnswer } from './prolific-client.js';
+import { operationDeps, type ProlificDeps, requireClient } from './prolific-deps.js';
+import { type InFlight, readInFlight } from './prolific-in-flight.js';
+import { coveredOf } from './prolific-settle.js';
+import { requireStudyTerms, requireWorkspaceCurrency } from './prolific-currency.js';
+import { prolificReward, screenOutPayProblem } from '../batches/prolific-pay.js';
+import { type Deadline, planSettle, prolificStudyRequest, type ReviewItem, type SettlePlan } from './prolific-plan.js';
+import { checkStudyLink } from './study-link.js';
 
-// `prolific publish`, `status`, `settle` and the study's pause/stop, shared by the CLI and the console. Every request
-// that creates, changes or pays goes through runPlatformOperation (recorded before it is sent), and a settle first
-// reconciles whatever an earlier run left unconfirmed with Prolific's own state.
+export type { ProlificDeps } from './prolific-deps.js';
 
-/** Submissions per bulk approve request. */
-export const APPROVE_CHUNK = 100;
-/** Participants per bulk bonus (Prolific's limit on one bulk bonus payment is 200). */
-export const BONUS_CHUNK = 200;
-export type ProlificDeps = PlatformDeps;
+// `prolific publish`, `status` and the study's pause/stop, shared by the CLI and the console (`settle` is
+// prolific-settle.ts). Every request that creates or changes goes through runPlatformOperation (recorded before it is
+// sent), after whatever an earlier run left unconfirmed is reconciled with Prolific's own state.
 
-function requireClient(config: Config): ProlificClient {
-  const token = config.prolificToken();
-  if (!token) throw new RecruitingError('PROLIFIC_API_TOKEN is not set: create a token in Prolific (Settings, "API tokens") and put it in the environment.', 400);
-  return createProlificClient({ baseUrl: config.prolificApiUrl, token });
-}
-
-function operationDeps(deps: ProlificDeps): OperationDeps {
-  return { db: deps.db, clock: deps.clock, secrets: [deps.config.prolificToken() ?? ''], onSend: deps.onSend };
-}
-
-const keyHash = (parts: readonly string[]) => createHash('sha256').update([...parts].sort().join('\n')).digest('hex').slice(0, 20);
-
-export type PublishPreview = { requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
+export type PublishPreview = { studyUrl: string; warnings: string[]; requests: { method: string; path: string; body: unknown }[]; places: number; rewardMinor: number; currency: string; costMinor: number | null; rewardsMinor: number; studyId: string | null };
 
 /** Refuses a batch Prolific cannot be asked to run, before any call: no pay, a failing launch checklist, no code. */
-function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy; rewardMinor: number; currency: string; places: number } {
+function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy; studyUrl: string; rewardMinor: number; currency: string; places: number } {
   const reward = prolificReward(batch.settings.pay);
   if (!reward) throw new RecruitingError(`Batch ${batch.id} has no pay Prolific can use ("${batch.settings.pay}"): set "pay" to an amount in pounds or dollars, e.g. "£2.50".`, 400);
   if (!batch.settings.provider.completionCodes.completed) throw new RecruitingError(`Batch ${batch.id} has no completion code: set provider.completionCodes.completed.`, 400);
+  const screenOut = screenOutPayProblem(batch.settings.provider.screenOutPay, reward);
+  if (screenOut) throw new RecruitingError(`Batch ${batch.id} cannot be published on Prolific: ${screenOut}`, 400);
   const minutes = consentTimeOfFullSession(deps.db, batch.id, batch.settings).minutes;
   const failing = blockingFailures(batchLaunchChecklist(deps.db, batch.id, { minutes, minPayPerHour: deps.config.minPayPerHour, publicUrl: deps.config.publicUrl }));
   if (failing.length > 0) throw new RecruitingError(`Batch ${batch.id} is not ready to publish: ${describeFailures(failing).join(' ')}`, 409);
   const places = batch.settings.plannedRaters ?? checkBatchCapacity(deps.db, batch.id).ratersNeeded;
   const studyUrl = raterLinks(batch, deps.config.publicUrl).providerUrl;
-  return { study: prolificStudyRequest(batch, { studyUrl, places, minutes, rewardMinor: reward.rewardMinor }), rewardMinor: reward.rewardMinor, currency: reward.currency, places };
+  return { study: prolificStudyRequest(batch, { studyUrl, places, minutes, rewardMinor: reward.rewardMinor }), studyUrl, rewardMinor: reward.rewardMinor, currency: reward.currency, places };
 }
 
 /**
@@ -67,7 +50,8 @@ function studyRequestOf(deps: ProlificDeps, batch: BatchView): { study: NewStudy
 export function publishOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<PublishPreview> {
   return withPlatformErrors(async () => {
     const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
-    const { study, rewardMinor, currency, places } = studyRequestOf(deps, batch);
+    const { study, studyUrl, rewardMinor, currency, places } = studyRequestOf(deps, batch);
+    const warnings = checkStudyLink(studyUrl, 'Prolific', options.dryRun);
     const known = findProlificStudyId(deps.db, batchId) ?? null;
     const requests = [
       ...(known ? [] : [{ method: 'POST', path: 'studies/', body: study }]),
@@ -76,15 +60,17 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
     const token = deps.config.prolificToken();
     if (options.dryRun) {
       const costMinor = token ? await createProlificClient({ baseUrl: deps.config.prolificApiUrl, token }).studyCost(rewardMinor, places).catch(() => null) : null;
-      return { requests, places, rewardMinor, currency, costMinor, rewardsMinor: rewardMinor * places, studyId: known };
+      return { studyUrl, warnings, requests, places, rewardMinor, currency, costMinor, rewardsMinor: rewardMinor * places, studyId: known };
     }
     if (batch.state !== 'open') throw new RecruitingError(`Batch ${batchId} is ${batch.state}: open it first (simarena batches open ${batchId}), so raters sent by Prolific find it open.`, 409);
     const client = requireClient(deps.config);
-    const ops = operationDeps(deps);
-    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async () => {
+    return withPlatformLock(deps.db, 'prolific', batchId, 'publish', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      const ops = operationDeps(locked);
       await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), ops);
       let studyId = findProlificStudyId(deps.db, batchId) ?? null;
       if (!studyId) {
+        await requireWorkspaceCurrency(client, deps.config, batchId, currency);
         const created = await runPlatformOperation(
           {
             operation: { platform: 'prolific', batchId, kind: 'study_create', idempotencyKey: `prolific:batch:${batchId}:study_create`, amountMinor: rewardMinor * places, currency, request: study, actor: deps.actor },
@@ -98,22 +84,24 @@ export function publishOnProlific(deps: ProlificDeps, batchId: number, options: 
         if (!studyId) throw new PlatformError('Prolific created the study but its id is unknown: run publish again (the study is found by its internal name).', 502);
         linkBatchToPlatform(deps.db, { batchId, platform: 'prolific', kind: 'study', platformId: studyId }, deps.clock());
       }
-      if ((await client.getStudy(studyId)).status === 'UNPUBLISHED') await transitionStudy(deps, client, batchId, studyId, 'PUBLISH');
-      return { requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
+      const created = await client.getStudy(studyId);
+      requireStudyTerms(created, { id: batchId, currency, rewardMinor }, 'publish');
+      if (created.status === 'UNPUBLISHED') await transitionStudy(locked, client, batchId, studyId, 'PUBLISH');
+      return { studyUrl, warnings, requests, places, rewardMinor, currency, costMinor: null, rewardsMinor: rewardMinor * places, studyId };
     });
   });
 }
 
 const STUDY_KINDS = { PUBLISH: 'publish', PAUSE: 'pause', START: 'start', STOP: 'stop' } as const;
 
-async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, action: StudyAction): Promise<void> {
+async function transitionStudy(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, action: StudyAction, why?: string): Promise<void> {
   const kind = STUDY_KINDS[action];
   const earlier = listBatchOperations(deps.db, batchId, 'prolific').filter((o) => o.kind === kind && o.state === 'confirmed').length;
   await runPlatformOperation(
     {
-      operation: { platform: 'prolific', batchId, kind, idempotencyKey: `prolific:study:${studyId}:${kind}:${earlier + 1}`, platformObjectId: studyId, request: { action }, actor: deps.actor },
+      operation: { platform: 'prolific', batchId, kind, idempotencyKey: `prolific:study:${studyId}:${kind}:${earlier + 1}`, platformObjectId: studyId, request: why ? { action, why } : { action }, actor: deps.actor },
       send: () => client.transitionStudy(studyId, action),
-      answerOf: (s) => ({ answer: { status: s.status } }),
+      answerOf: (a) => ({ answer: { status: statusInAnswer(a) } }),
       check: checkOperation(client, deps),
     },
     operationDeps(deps),
@@ -127,12 +115,48 @@ export function transitionProlificStudy(deps: ProlificDeps, batchId: number, act
     const studyId = findProlificStudyId(deps.db, batchId);
     if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
     const client = requireClient(deps.config);
-    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async () => {
-      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(deps));
+    return withPlatformLock(deps.db, 'prolific', batchId, `study ${action.toLowerCase()}`, deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(locked));
       const study = await client.getStudy(studyId);
       const already = { PAUSE: ['PAUSED'], START: ['ACTIVE'], STOP: ['AWAITING REVIEW', 'COMPLETED'] }[action];
-      if (!already.includes(study.status)) await transitionStudy(deps, client, batchId, studyId, action);
+      if (!already.includes(study.status)) await transitionStudy(locked, client, batchId, studyId, action);
       return (await client.getStudy(studyId)).status;
+    });
+  });
+}
+
+export type StudyTarget = 'active' | 'paused' | 'stopped';
+
+/**
+ * How the server brings a study to what its batch asks (src/recruiting/platform-follow.ts): the transition from each
+ * status Prolific shows (the study object: ACTIVE ⇄ PAUSED by PAUSE and START, STOP to AWAITING REVIEW), and the
+ * statuses in which nobody more is sent (a draft, a study awaiting review or completed) or, for `active`, it is open.
+ */
+const FOLLOW: Record<StudyTarget, { moves: Partial<Record<string, StudyAction>>; reached: readonly string[] }> = {
+  paused: { moves: { ACTIVE: 'PAUSE' }, reached: ['PAUSED', 'AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+  stopped: { moves: { ACTIVE: 'STOP', PAUSED: 'STOP' }, reached: ['AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+  active: { moves: { PAUSED: 'START' }, reached: ['ACTIVE', 'AWAITING REVIEW', 'COMPLETED', 'UNPUBLISHED'] },
+};
+
+/**
+ * Brings the batch's Prolific study to `target`, through the ledger like every transition: `sent` when a transition
+ * was sent, `reached` when Prolific then shows the study so (a study PUBLISHING or SCHEDULED is left for the next try).
+ */
+export function followProlificStudy(deps: ProlificDeps, batchId: number, target: StudyTarget, why: string): Promise<{ status: string; sent: boolean; reached: boolean }> {
+  return withPlatformErrors(async () => {
+    const studyId = findProlificStudyId(deps.db, batchId);
+    if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study.`, 409);
+    const client = requireClient(deps.config);
+    return withPlatformLock(deps.db, 'prolific', batchId, 'study follows its batch', deps.clock, async (lock) => {
+      const locked = { ...deps, lock };
+      // Only the study's own transitions: a bonus pay left unclear must not keep the study open.
+      await reconcileUnconfirmed('prolific', batchId, checkOperation(client, deps), operationDeps(locked), ['publish', 'pause', 'start', 'stop']);
+      const before = (await client.getStudy(studyId)).status;
+      const action = FOLLOW[target].moves[before];
+      if (action) await transitionStudy(locked, client, batchId, studyId, action, why);
+      const status = action ? (await client.getStudy(studyId)).status : before;
+      return { status, sent: action !== undefined, reached: FOLLOW[target].reached.includes(status) };
     });
   });
 }
@@ -144,10 +168,19 @@ export type ProlificStatus = {
   placesTaken: number | null;
   submissions: Record<string, number>;
   outcomes: Record<string, number>;
-  mismatches: ReturnType<typeof matchSubmissions>['mismatches'];
+  mismatches: SettlePlan['mismatches'];
+  /** Participants left to a person, each with their submission's status and, while it awaits review, its deadline. */
+  review: ReviewItem[];
+  /** Every submission awaiting review that settle leaves, soonest first: Prolific approves each itself then. */
+  deadlines: Deadline[];
+  /** What Prolific took and has not shown done: approvals and bonus pays (asynchronous on Prolific's side). */
+  inFlight: InFlight;
 };
 
-/** `prolific status`: the study's state and places, submissions by status next to simarena's outcomes, every mismatch named. */
+/**
+ * `prolific status`: the study's state and places, submissions by status next to simarena's outcomes, every mismatch
+ * named, what is still in flight, and every day-21 deadline.
+ */
 export function prolificStatus(deps: ProlificDeps, batchId: number): Promise<ProlificStatus> {
   return withPlatformErrors(async () => {
     const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
@@ -157,6 +190,7 @@ export function prolificStatus(deps: ProlificDeps, batchId: number): Promise<Pro
     const [study, submissions, participants] = await Promise.all([client.getStudy(studyId), client.listSubmissions(studyId), listDecidedParticipants(deps.db, batchId, { clock: deps.clock })]);
     const counts = (values: string[]) => values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {});
     const prolificOnes = (participants ?? []).filter((p) => p.provider === 'prolific');
+    const plan = planSettle(prolificOnes, submissions, batch.settings, coveredOf(deps.db, batchId));
     return {
       studyId,
       state: study.status,
@@ -164,155 +198,10 @@ export function prolificStatus(deps: ProlificDeps, batchId: number): Promise<Pro
       placesTaken: study.places_taken ?? null,
       submissions: counts(submissions.map((s) => s.status)),
       outcomes: counts(prolificOnes.map((p) => p.outcome)),
-      mismatches: matchSubmissions(prolificOnes, submissions, batch.settings).mismatches,
+      mismatches: plan.mismatches,
+      review: plan.review,
+      deadlines: plan.deadlines,
+      inFlight: await readInFlight(deps.db, client, batchId, submissions, deps.clock),
     };
   });
-}
-
-export type SettleResult = { studyId: string; currency: string; plan: SettlePlan; reconciled: { confirmed: number; notDone: number }; sent: { approved: number; screenedOut: number; returned: number; bonusesPaid: number; bonusMinor: number } };
-
-/**
- * `prolific settle`: reconciles what an earlier run left unconfirmed, then plans from simarena's decisions and
- * Prolific's submissions (planSettle) and, unless `dryRun`, approves in bulk, screens out or asks for returns, and
- * pays the bonuses: each bulk bonus set up (its id stored) before it is paid, each paid once.
- */
-export function settleOnProlific(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
-  const settle = () => settleUnlocked(deps, batchId, options);
-  return withPlatformErrors(() => (options.dryRun ? settle() : withPlatformLock(deps.db, 'prolific', batchId, 'settle', deps.clock, settle)));
-}
-
-async function settleUnlocked(deps: ProlificDeps, batchId: number, options: { dryRun: boolean }): Promise<SettleResult> {
-  const batch = requirePlatformBatch(deps.db, batchId, 'prolific');
-  const reward = prolificReward(batch.settings.pay);
-  if (!reward) throw new RecruitingError(`Batch ${batchId} has no pay Prolific can use ("${batch.settings.pay}"): set "pay", e.g. "£2.50".`, 400);
-  const studyId = findProlificStudyId(deps.db, batchId);
-  if (!studyId) throw new RecruitingError(`Batch ${batchId} has no Prolific study (publish it with: simarena prolific publish ${batchId}).`, 409);
-  const client = requireClient(deps.config);
-  const ops = operationDeps(deps);
-  const check = checkOperation(client, deps);
-  const reconciled = options.dryRun ? { confirmed: 0, notDone: 0 } : await reconcileUnconfirmed('prolific', batchId, check, ops);
-  const participants = (await listDecidedParticipants(deps.db, batchId, { clock: deps.clock })) ?? [];
-  const submissions = await client.listSubmissions(studyId);
-  const covered = {
-    approve: coveredParticipants(deps.db, 'prolific', batchId, 'approve'),
-    screenOut: coveredParticipants(deps.db, 'prolific', batchId, 'screen_out'),
-    returns: coveredParticipants(deps.db, 'prolific', batchId, 'return'),
-    bonus: coveredParticipants(deps.db, 'prolific', batchId, 'bonus_create'),
-  };
-  const plan = planSettle(participants, submissions, batch.settings, covered);
-  const sent = { approved: 0, screenedOut: 0, returned: 0, bonusesPaid: 0, bonusMinor: 0 };
-  const result = { studyId, currency: reward.currency, plan, reconciled, sent };
-  if (options.dryRun) return result;
-  for (const chunk of chunks(plan.approve, APPROVE_CHUNK)) {
-    const ids = chunk.map((p) => p.submissionId);
-    await runPlatformOperation(
-      {
-        operation: { platform: 'prolific', batchId, kind: 'approve', idempotencyKey: `prolific:batch:${batchId}:approve:${keyHash(ids)}`, platformObjectId: studyId, request: { submission_ids: ids }, actor: deps.actor, lines: chunk.map((p) => ({ participantId: p.participantId, submissionId: p.submissionId })) },
-        send: () => client.bulkApprove(ids),
-        answerOf: (a) => ({ answer: a }),
-        check,
-      },
-      ops,
-    );
-    sent.approved += chunk.length;
-  }
-  await screenOutAndReturn(deps, client, batch, plan, sent);
-  await payBonuses(deps, client, batchId, studyId, reward.currency, plan, sent);
-  return result;
-}
-
-async function screenOutAndReturn(deps: ProlificDeps, client: ProlificClient, batch: BatchView, plan: SettlePlan, sent: SettleResult['sent']) {
-  const ops = operationDeps(deps);
-  const check = checkOperation(client, deps);
-  const code = batch.settings.provider.completionCodes.screenedOut ?? '';
-  for (const p of plan.screenOut) {
-    await runPlatformOperation(
-      {
-        operation: { platform: 'prolific', batchId: batch.id, kind: 'screen_out', idempotencyKey: `prolific:batch:${batch.id}:screen_out:${p.submissionId}`, participantId: p.participantId, submissionId: p.submissionId, request: { action: 'COMPLETE', completion_code: code }, actor: deps.actor },
-        send: () => client.transitionSubmission(p.submissionId, { action: 'COMPLETE', completion_code: code }),
-        answerOf: (s) => ({ answer: { status: s.status } }),
-        check,
-      },
-      ops,
-    );
-    sent.screenedOut++;
-  }
-  for (const p of plan.returns) {
-    const reasons = [p.why.slice(0, 200)];
-    await runPlatformOperation(
-      {
-        operation: { platform: 'prolific', batchId: batch.id, kind: 'return', idempotencyKey: `prolific:batch:${batch.id}:return:${p.submissionId}`, participantId: p.participantId, submissionId: p.submissionId, request: { request_return_reasons: reasons }, actor: deps.actor },
-        send: () => client.requestReturn(p.submissionId, reasons),
-        answerOf: (a) => ({ answer: a }),
-        check,
-      },
-      ops,
-    );
-    sent.returned++;
-  }
-}
-
-/** Pays every bulk bonus set up before but not confirmed paid, then sets up and pays the plan's new bonuses in chunks. */
-async function payBonuses(deps: ProlificDeps, client: ProlificClient, batchId: number, studyId: string, currency: string, plan: SettlePlan, sent: SettleResult['sent']) {
-  const ops = operationDeps(deps);
-  const check = checkOperation(client, deps);
-  const pay = async (create: PlatformOperationRow) => {
-    const bulkId = create.platform_object_id as string;
-    const lines = listOperationLines(deps.db, create.id);
-    const total = lines.reduce((sum, l) => sum + (l.amount_minor ?? 0), 0);
-    const outcome = await runPlatformOperation(
-      {
-        operation: {
-          platform: 'prolific', batchId, kind: 'bonus_pay', idempotencyKey: `prolific:bonus:${bulkId}:pay`, platformObjectId: bulkId, amountMinor: total, currency, request: { bulk_bonus_id: bulkId }, actor: deps.actor,
-          lines: lines.map((l) => ({ participantId: l.participant_id, submissionId: l.submission_id, amountMinor: l.amount_minor })),
-        },
-        send: () => client.payBulkBonus(bulkId),
-        answerOf: (a) => ({ answer: a }),
-        check,
-      },
-      ops,
-    );
-    if (outcome.result !== 'already-done') {
-      sent.bonusesPaid += lines.length;
-      sent.bonusMinor += total;
-    }
-  };
-  const unpaid = () => {
-    const all = listBatchOperations(deps.db, batchId, 'prolific');
-    const paid = new Set(all.filter((o) => o.kind === 'bonus_pay' && o.state === 'confirmed').map((o) => o.platform_object_id));
-    return all.filter((o) => o.kind === 'bonus_create' && o.state === 'confirmed' && o.platform_object_id && !paid.has(o.platform_object_id));
-  };
-  for (const create of unpaid()) await pay(create);
-  for (const chunk of chunks(plan.bonus, BONUS_CHUNK)) {
-    const csv = chunk.map((b) => `${b.participantId},${majorText(b.amountMinor)}`).join('\n');
-    const total = chunk.reduce((sum, b) => sum + b.amountMinor, 0);
-    const created = await runPlatformOperation(
-      {
-        operation: {
-          platform: 'prolific', batchId, kind: 'bonus_create', idempotencyKey: `prolific:batch:${batchId}:bonus_create:${keyHash(chunk.map((b) => `${b.participantId}:${b.amountMinor}`))}`,
-          amountMinor: total, currency, request: { study_id: studyId, csv_bonuses: csv }, actor: deps.actor,
-          lines: chunk.map((b) => ({ participantId: b.participantId, submissionId: b.submissionId, amountMinor: b.amountMinor })),
-        },
-        send: () => client.createBulkBonus(studyId, csv),
-        answerOf: (b) => ({ answer: b, platformObjectId: b.id }),
-        check,
-      },
-      ops,
-    );
-    if (created.operation.platform_object_id) await pay(created.operation);
-  }
-}
-
-/** One line per planned operation with its money, for the dry run and the console's settle page. */
-export function describeSettlePlan(plan: SettlePlan, currency: string): string[] {
-  const bonusTotal = plan.bonus.reduce((sum, b) => sum + b.amountMinor, 0);
-  return [
-    `approve: ${plan.approve.length} submission(s)`,
-    `screen out (paid screen-out code): ${plan.screenOut.length}`,
-    `ask to return: ${plan.returns.length}`,
-    `bonus: ${plan.bonus.length} participant(s), ${formatMinor(bonusTotal, currency)} before Prolific's fees`,
-    `review on Prolific (left untouched): ${plan.review.length}`,
-    `already done: ${plan.done}`,
-    ...plan.mismatches.map((m) => `mismatch: ${m.participantId ?? '?'} (${m.submissionId ?? 'no submission'}): ${m.problem}`),
-  ];
 }

@@ -3,6 +3,10 @@ import { z } from 'zod';
 // Prolific's API answers as simarena reads them (https://docs.prolific.com/api-reference): only the fields used,
 // unknown ones let through (the API adds fields over time).
 
+/**
+ * Submission statuses as Prolific spells them (docs.prolific.com, Count study submissions by status), and PROCESSING,
+ * shown briefly while Prolific changes one (Mephisto's Prolific provider, api/constants.py).
+ */
 export const SUBMISSION_STATUSES = [
   'RESERVED',
   'ACTIVE',
@@ -13,6 +17,7 @@ export const SUBMISSION_STATUSES = [
   'REJECTED',
   'PARTIALLY APPROVED',
   'SCREENED OUT',
+  'PROCESSING',
 ] as const;
 export type SubmissionStatus = (typeof SUBMISSION_STATUSES)[number];
 
@@ -27,6 +32,8 @@ export const studySchema = z.looseObject({
   places_taken: z.number().nullish(),
   reward: z.number().nullish(),
   external_study_url: z.string().nullish(),
+  /** The currency of the study's reward and bonuses: its workspace's (the study object; Prolific's CLI, model/study.go). */
+  currency_code: z.string().nullish(),
 });
 export type ProlificStudy = z.infer<typeof studySchema>;
 
@@ -39,7 +46,7 @@ export const submissionSchema = z.looseObject({
   entered_code: z.string().nullish(),
   started_at: z.string().nullish(),
   completed_at: z.string().nullish(),
-  /** Bonuses paid on the submission, in pence / cents. */
+  /** Bonuses paid on the submission, in pence / cents, a fixed screen-out payment among them (Retrieve a submission; only there, not in a study's list). */
   bonus_payments: z.array(z.number()).nullish(),
   return_requested: z.string().nullish(),
 });
@@ -68,6 +75,29 @@ export const bulkBonusSchema = z.looseObject({
   total_amount: z.number().nullish(),
 });
 export type ProlificBulkBonus = z.infer<typeof bulkBonusSchema>;
+
+/** A workspace of the token's user (docs.prolific.com, "Get all a user's workspaces"). */
+export const workspaceSchema = z.looseObject({ id: z.string().min(1), title: z.string().nullish() });
+
+/** "Get the balance of a workspace": currency_code is "the currency used for all financial transactions within the workspace". */
+export const workspaceBalanceSchema = z.looseObject({ currency_code: z.string().nullish() });
+
+/** A workspace's webhook secret ("Create/replace a secret": id, value, workspace_id). */
+export const hookSecretSchema = z.looseObject({ id: z.string().nullish(), value: z.string().min(1), workspace_id: z.string().nullish() });
+
+/** A subscription ("Create a subscription", "Confirm a subscription": id, event_type, target_url, is_enabled, workspace_id). */
+export const hookSubscriptionSchema = z.looseObject({
+  id: z.string().nullish(),
+  event_type: z.string(),
+  target_url: z.string(),
+  is_enabled: z.boolean().nullish(),
+  workspace_id: z.string().nullish(),
+});
+
+/** "Create a subscription" is documented to answer `results` (a list of subscriptions); its example shows the one made. */
+export const createdSubscriptionSchema = z.looseObject({ id: z.string().nullish(), results: z.array(hookSubscriptionSchema).nullish() });
+
+export const hookListSchema = <T extends z.ZodType>(item: T) => z.looseObject({ results: z.array(item) });
 
 export const costSchema = z.looseObject({ total_cost: z.number() });
 

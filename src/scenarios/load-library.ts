@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
+import { jsonSyntaxMessage } from '../web/json-syntax.js';
 import { ScenarioFileError, describeRecord } from './library-error.js';
 import { type Character, LIBRARY_RECORD_SHAPES, type Scenario, characterSchema, fieldList, scenarioSchema } from './scenario.schema.js';
 import { characterExists, upsertCharacter, upsertScenario } from './scenario.queries.js';
@@ -20,7 +21,7 @@ export function readJsonFile(path: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ScenarioFileError(`${path}: is not valid JSON (${(error as Error).message})`);
+    throw new ScenarioFileError(`${path}: is not valid JSON at ${jsonSyntaxMessage(text, error)}`);
   }
 }
 

@@ -107,6 +107,27 @@ describe('simarena analyze --batch', () => {
     const missing = await cli(['analyze', '--batch', 'nope'], { DATABASE_PATH: path });
     expect(missing).toMatchObject({ code: 1, stderr: 'error: No batch has the id or name "nope" (see "simarena batches list").' });
   });
+
+  it('for a batch with no judgments, says so in one headline instead of "(none)" in every section, on stderr too, and exits 2', async () => {
+    const { db, path } = createTestDb();
+    const made = makeBatchWithJudgments(db, { votes: [[null, null], [null, null]] });
+    const name = db.prepare('SELECT name FROM batches WHERE id = ?').pluck().get(made.batchId) as string;
+    db.close();
+    const headline = `No judgments yet: Batch ${made.batchId} (${name}) has no accepted judgment, so there is nothing to analyse. Run this again once raters have answered.`;
+    const md = await cli(['analyze', '--batch', String(made.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: path });
+    expect(md.code).toBe(2);
+    expect(md.stderr).toBe(`note: ${headline}`);
+    expect(md.stdout).toContain(`**${headline}**`);
+    expect(md.stdout).not.toContain('(none)');
+    expect(md.stdout).not.toContain('## Win rates');
+    const json = await cli(['analyze', '--batch', String(made.batchId), '--bootstrap', '0'], { DATABASE_PATH: path });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ n_judgments: 0, n_pairs: 0 });
+    const html = await cli(['analyze', '--batch', String(made.batchId), '--format', 'html', '--bootstrap', '0'], { DATABASE_PATH: path });
+    expect(html.code).toBe(2);
+    expect(html.stdout).toContain(`<p role="status"><strong>${headline}</strong></p>`);
+    expect(html.stdout).not.toContain('(none)');
+  });
 });
 
 describe('simarena analyze --judgments on the batch\'s own judgments export', () => {

@@ -21,10 +21,30 @@ export async function makeUser(db: Db, role: Role, email = `${role}-${Math.rando
 
 export type SignedIn = { agent: ReturnType<typeof request.agent>; csrf: string; email: string; id: number };
 
-/** Signs a new user of `role` in through the real login form and returns the cookie-keeping agent and a CSRF token. */
-export async function signIn(app: Express, db: Db, role: Role): Promise<SignedIn> {
+/**
+ * A browser's agent behind a proxy that ends TLS (as deployed: docs/operator/deploying.md), for an app whose PUBLIC_URL
+ * is https and TRUST_PROXY is set: every request says X-Forwarded-Proto: https, and the session cookie, marked Secure,
+ * is sent back, as a browser sends it over its https leg. (superagent's cookie jar holds a Secure cookie back from the
+ * test's plain-http hop to the app, so the jar is read as for https here.)
+ */
+export function agentBehindTls(app: Express): ReturnType<typeof request.agent> {
+  const agent = request.agent(app).set('X-Forwarded-Proto', 'https');
+  type Jar = { getCookies: (access: { domain: string; path: string; secure: boolean; script: boolean }) => { toValueString: () => string } };
+  const inner = agent as unknown as { jar: Jar; _attachCookies: (req: { url: string; cookies: string }) => void };
+  inner._attachCookies = (req) => {
+    const url = new URL(req.url);
+    req.cookies = inner.jar.getCookies({ domain: url.hostname, path: url.pathname, secure: true, script: false }).toValueString();
+  };
+  return agent;
+}
+
+/**
+ * Signs a new user of `role` in through the real login form and returns the cookie-keeping agent and a CSRF token;
+ * `behindTls` for an app with an https PUBLIC_URL (agentBehindTls).
+ */
+export async function signIn(app: Express, db: Db, role: Role, options: { behindTls?: boolean } = {}): Promise<SignedIn> {
   const user = await makeUser(db, role);
-  const agent = request.agent(app);
+  const agent = options.behindTls ? agentBehindTls(app) : request.agent(app);
   const page = await agent.get('/console/login').expect(200);
   await agent
     .post('/console/login')

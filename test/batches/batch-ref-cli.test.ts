@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchReady, makeBatch, makeBatchWithJudgments, makeDialogue, makeJudgment, makePair, makeRun, makeScenario } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
-import { createTestDb, tempDir } from '../helpers/test-db.js';
+import { createTestDb, createTestDbUpgradedAt, tempDir } from '../helpers/test-db.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { signIn } from '../auth/session-helpers.js';
 import { upsertCharacter, upsertScenario } from '../../src/scenarios/scenario.queries.js';
@@ -52,9 +52,13 @@ describe('simarena batch references: an id or a name, the same in every command'
   });
 
   it('every command, given a name no batch has or one two batches share, exits 1 with one line saying so (naming the ids to choose from) and changes nothing', async () => {
-    const { db, path } = createTestDb();
-    const first = makeBatch(db, { state: 'draft', settings: { name: 'twin' } });
-    const second = makeBatch(db, { state: 'draft', settings: { name: 'twin' } });
+    // Two batches of one name can only come from before migration 046, which refuses a name already taken.
+    let first = { batchId: 0 };
+    let second = { batchId: 0 };
+    const { db, path } = createTestDbUpgradedAt(46, (old) => {
+      first = makeBatch(old, { state: 'draft', settings: { name: 'twin' } });
+      second = makeBatch(old, { state: 'draft', settings: { name: 'twin' } });
+    });
     const env = { DATABASE_PATH: path };
     const out = join(tempDir(), 'j.csv');
     const unknown = 'error: No batch has the id or name "nope" (see "simarena batches list").';

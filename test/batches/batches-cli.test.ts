@@ -94,4 +94,17 @@ describe('simarena batches', () => {
     expect(JSON.parse((await cli(['batches', 'list', '--json'], env)).stdout)).toEqual([]);
     expect((await cli(['batches', 'create', '--from', '/nonexistent.json'], env)).stderr).toMatch(/^error: \/nonexistent\.json: cannot be read/);
   });
+
+  it('batches create with a file missing a comma exits 1 naming its line and column, not a character offset, and stores nothing', async () => {
+    const { env } = setUp();
+    const file = join(tempDir(), 'broken.json');
+    // The comma after "tour" is missing: V8 says "position 22", an editor shows line 3, column 3.
+    writeFileSync(file, '{\n  "name": "tour"\n  "runs": ["cli-run"]\n}\n');
+    const result = await cli(['batches', 'create', '--from', file], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`error: ${file}: is not valid JSON at line 3, column 3: Expected ',' or '}' after property value`);
+    writeFileSync(file, '{\n  "name": ');
+    expect((await cli(['batches', 'create', '--from', file], env)).stderr).toBe(`error: ${file}: is not valid JSON at line 2, column 11: Unexpected end of JSON input`);
+    expect(JSON.parse((await cli(['batches', 'list', '--json'], env)).stdout)).toEqual([]);
+  });
 });

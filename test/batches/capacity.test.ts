@@ -111,7 +111,7 @@ describe('capacity check', () => {
     const created = await cli(['batches', 'create', '--from', enough], env);
     expect(created.code).toBe(0);
     expect(created.stdout).toContain('Capacity: 10 pairs × 3 = 30 judgments need at least 8 raters (each judges at most 4).');
-    const json = await cli(['batches', 'create', '--from', enough, '--json'], env);
+    const json = await cli(['batches', 'create', '--from', enough, '--name', 'enough, again', '--json'], env);
     expect(JSON.parse(json.stdout).capacity).toMatchObject({ ok: true, ratersNeeded: 8 });
   });
 

@@ -86,6 +86,6 @@ describe('simarena batches link and open: the public URL', () => {
     const baseUrl = await serveOnce({ DATABASE_PATH: path });
     const opened = await cli(['batches', 'open', '1'], env);
     expect(opened.code).toBe(0);
-    expect(opened.stderr).toContain(`The public URL ${baseUrl} is not https`);
+    expect(opened.stderr).toContain(`The public URL ${baseUrl} points at a loopback address, this machine itself: nobody else can open it. Publishing on Prolific is refused until PUBLIC_URL is an https address participants reach`);
   });
 });

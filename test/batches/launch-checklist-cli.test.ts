@@ -48,6 +48,8 @@ describe('simarena batches open and the launch checklist', () => {
     expect(open.stderr.split('\n')).toEqual([
       'warning: Completion codes — No completion code: raters finish without a code to show (fine for volunteers; set one if they must prove completion). (setting: provider.completionCodes.completed)',
       'warning: Pay per hour — £2.00 per hour at 30 minutes is below the floor of £7.50 per hour (MIN_PAY_PER_HOUR). (setting: pay)',
+      // A plain link's per-address limit, said before it opens (issue 49).
+      'note: One internet address may have 5 raters working at once and start 20 in 60 minutes: colleagues behind one office network share an address, and the next one is told so before consenting (raise addressLimits for such a pilot).',
     ]);
     expect(db.prepare('SELECT state FROM batches WHERE id = 1').pluck().get()).toBe('open');
   });

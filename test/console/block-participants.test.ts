@@ -24,10 +24,11 @@ function seedRun(db: Db, name = 'block-run'): string {
   return name;
 }
 
+let rounds = 0;
 function openBatch(db: Db, run: string, provider: 'prolific' | 'mturk' | 'link', blockParticipantsOf: number[] = []) {
   const created = createBatch(
     db,
-    launchReady({ name: `round ${provider} ${blockParticipantsOf.join('-')}`, runs: [run], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], provider: { kind: provider }, blockParticipantsOf }),
+    launchReady({ name: `round ${++rounds} ${provider} ${blockParticipantsOf.join('-')}`, runs: [run], comparisons: [[`SCRIPT:${M}`, `AGENTS:${M}`]], provider: { kind: provider }, blockParticipantsOf }),
     { actor: 'test', now: NOW },
   );
   transitionBatch(db, created.batchId, 'open', 'test', NOW);

@@ -30,7 +30,8 @@ describe('judgments export (CSV and JSONL)', () => {
     expect(result.rows).toBe(8);
     expect(rows).toHaveLength(stored.length);
     expect(Object.keys(rows[0] ?? {})).toEqual([
-      'judgment_id', 'batch_id', 'pair_id', 'question_id', 'scenario_id', 'scenario_category', 'model_a', 'model_b', 'left', 'winner', 'reason',
+      'judgment_id', 'batch_id', 'pair_id', 'question_id', 'question_kind', 'scenario_id', 'scenario_category', 'model_a', 'model_b', 'left', 'winner',
+      'real_side', 'confidence', 'reason',
       'judge', 'provider', 'is_gold', 'correct', 'shown_at', 'submitted_at', 'active_time_s', 'question_version', 'excluded', 'reallocation_id',
       'telemetry', 'reason_pasted_share', 'paste_events', 'keystrokes', 'typing_time_s', 'hidden_time_s', 'answered_before_conversation_2', 'answer_key',
     ]);

@@ -150,7 +150,7 @@ describe('simarena dialogues import', () => {
     const file = join(tempDir(), 'episodes.json');
     writeFileSync(file, JSON.stringify([{ ...episode, mode: 'script' }, episode]));
     const result = await cli(['dialogues', 'import', file], { DATABASE_PATH: path });
-    expect(result).toMatchObject({ code: 1, stderr: `error: ${file}: record 2: no mode: the tag "gpt-3.5-turbo_gpt-3.5-turbo" names none; give --mode (script, agents or mindreaders) or a "mode" field` });
+    expect(result).toMatchObject({ code: 1, stderr: `error: ${file}: record 2: no mode: the tag "gpt-3.5-turbo_gpt-3.5-turbo" names none; give --mode (script, agents, mindreaders, humans, human_agent, human_script) or a "mode" field` });
     expect(db.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(0);
   });
 

@@ -3,7 +3,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type Page, chromium } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -27,6 +27,31 @@ export async function serve(app: Express): Promise<{ url: string; close: () => P
         server.close(() => resolve());
       }),
   };
+}
+
+/** The two screens the rater's pages are checked on. */
+export const RATER_VIEWPORTS = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/** From a study link, through consent and the instructions, to the first comparison page. */
+export async function openFirstComparison(page: Page, link: string): Promise<void> {
+  await page.goto(link);
+  await page.getByRole('button', { name: 'I agree, continue' }).click();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForURL(/\/c\//);
+}
+
+/** A page of a new context signed in to the console through its login form. */
+export async function signedInPage(browser: Browser, url: string, email: string, password: string, viewport = RATER_VIEWPORTS.desktop): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await page.goto(`${url}/console/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await Promise.all([page.waitForURL(`${url}/console`), page.getByRole('button', { name: 'Sign in' }).click()]);
+  return page;
 }
 
 /** Width in pixels of a PNG image, from its header. */

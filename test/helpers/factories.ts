@@ -305,7 +305,8 @@ export function launchReady<T extends object>(settings: T): T {
   return {
     consent: 'You agree to compare conversations for this study.',
     instructions: 'Read both conversations and choose one.',
-    pay: '£3.00',
+    // MTurk pays in dollars (the launch checklist refuses another currency for it).
+    pay: provider?.kind === 'mturk' ? '$3.00' : '£3.00',
     ...settings,
     ...(provider ? { provider: { ...provider, ...(codes ? { completionCodes: codes } : {}) } } : {}),
   } as T;

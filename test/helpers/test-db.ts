@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { type Db, openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -20,6 +20,18 @@ export function tempDir(prefix = 'simarena-test-'): string {
 /** A real SQLite file of the test's own, migrated, closed after the test. */
 export function createTestDb(): { db: Db; path: string } {
   const scratch = scratchDb('simarena-test-', 'simarena.db');
+  migrate(scratch.db);
+  return scratch;
+}
+
+/**
+ * A test database as an older simarena left it: migrated up to (not including) migration `version`, given rows by
+ * `before` (which that version would have refused, say), then migrated the rest of the way as an upgrade does.
+ */
+export function createTestDbUpgradedAt(version: number, before: (db: Db) => void): { db: Db; path: string } {
+  const scratch = scratchDb('simarena-test-', 'simarena.db');
+  migrate(scratch.db, listMigrations().filter((m) => m.version < version));
+  before(scratch.db);
   migrate(scratch.db);
   return scratch;
 }

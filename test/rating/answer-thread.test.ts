@@ -18,7 +18,7 @@ function judgmentsStoredHere(db: Db): () => number {
 }
 
 describe('the answer thread', () => {
-  it('stores the answer and leases the next comparison at the request clock, on its own connection; a double submit stores nothing more', async () => {
+  it('stores the answer and leases the next comparison at the request clock, on its own connection; a double submit stores nothing more and another choice revises it', async () => {
     const { app, db, advance, thread, problems } = await threadedApp();
     // Its code was bundled (answer-thread-entry.ts), not left to tsx.
     expect(problems).toEqual([]);
@@ -43,10 +43,16 @@ describe('the answer thread', () => {
       expires_at: new Date(answeredAt.getTime() + 30 * 60_000).toISOString(),
     });
 
-    const again = await rater.submit(first.res.text, { choice: 'right' });
+    const again = await rater.submit(first.res.text, { choice: 'left' });
     expect(again.status).toBe(303);
     expect(count(db, 'SELECT count(*) FROM judgments')).toBe(1);
     expect(db.prepare('SELECT choice FROM judgments').pluck().get()).toBe('left');
+    // Another choice on the same page is the rater changing the answer just given (issue 49), on the thread too.
+    const revised = await rater.submit(first.res.text, { choice: 'right' });
+    expect(revised.status).toBe(303);
+    expect(String(revised.headers.location)).toMatch(/&notice=revised$/);
+    expect(db.prepare('SELECT count(*) AS n, max(choice) AS choice FROM judgments').get()).toEqual({ n: 1, choice: 'right' });
+    expect(db.prepare('SELECT choice FROM judgment_revisions').pluck().all()).toEqual(['left']);
 
     const page = await rater.get(location);
     expect(page.status).toBe(200);

@@ -143,7 +143,7 @@ describe('assignNextPair', () => {
       for (const mode of ['SCRIPT', 'AGENTS', 'MINDREADERS'] as const) makeDialogue(db, { runId, scenario, mode, model: MODEL, turns: makeTurns(4) });
     }
     const settings = (allowSameSample: boolean) => ({
-      name: 'two comparisons',
+      name: `two comparisons${allowSameSample ? ', same sample allowed' : ''}`,
       runs: [runName],
       comparisons: [
         [`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`],

@@ -14,7 +14,7 @@ describe('blinding', () => {
     const seeded = seedBatch(db, {
       samples: 6,
       settings: {
-        provider: { kind: 'prolific', completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' } },
+        provider: { kind: 'prolific', completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' }, screenOutPay: '0.30' },
         onboarding: { pairs: 1, threshold: 0.5 },
         attentionChecks: { rate: 0.5, maxFailures: 3 },
         allowTie: true,

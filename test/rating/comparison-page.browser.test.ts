@@ -199,7 +199,7 @@ describe('comparison page weight', () => {
       await page.waitForTimeout(200);
       const pageUrl = page.url();
       const mine = [...bodies.entries()].filter(([u]) => u === pageUrl || u.includes('/static/'));
-      expect(mine.map(([u]) => (u === pageUrl ? 'page' : u.replace(/^.*\/static\//, ''))).sort()).toEqual(['css/app.css', 'css/rater.css', 'js/rater.js', 'page']);
+      expect(mine.map(([u]) => (u === pageUrl ? 'page' : u.replace(/^.*\/static\//, ''))).sort()).toEqual(['css/app.css', 'css/rater.css', 'js/rater.js', 'js/reason-limit.js', 'page']);
       const total = mine.reduce((sum, [, n]) => sum + n, 0);
       const dialogue = await page.locator('.turn .said').evaluateAll((all) => all.reduce((sum, el) => sum + new TextEncoder().encode(el.textContent ?? '').length, 0));
       expect(dialogue).toBeGreaterThan(1000);

@@ -17,7 +17,8 @@ if (!batch) throw new Error('no batch');
 const random = seededRandom(Number(seedText));
 const base = Date.parse('2026-02-01T09:00:00.000Z');
 const settings = batchSettingsSchema.parse(JSON.parse(batch.settings));
-const tally = { assigned: 0, stored: 0, duplicate: 0, full: 0, closed: 0, rejected: 0, done: 0 };
+// `revised` and `final` stay 0: recordJudgment alone answers a second submit as a duplicate (only the rater pages revise).
+const tally = { assigned: 0, stored: 0, duplicate: 0, revised: 0, final: 0, full: 0, closed: 0, rejected: 0, done: 0 };
 const pending: { raterId: number; publicId: string }[] = [];
 for (let i = 0; i < Number(roundsText); i += 1) {
   const now = new Date(base + Math.floor(random() * 60) * 60_000);

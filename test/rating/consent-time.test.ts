@@ -1,10 +1,14 @@
 // The time promised at consent (issue 14 point 2): the researcher's estimate until ten raters have completed, then
-// the median of their total active time on regular comparisons, never below the reading time of what is shown.
+// the median of their total active time on regular comparisons, never below the least time the comparisons take:
+// their words at the batch's reading rate plus a fixed time per answer (issue 49).
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { countWords } from '../../src/generation/dialogue-words.js';
 import { estimateConsentTime } from '../../src/rating/consent-time.js';
-import { completedRaterMedian, consentTimeOfBatch, createWordsMemo, wordsPerComparison } from '../../src/rating/consent-time.queries.js';
+import { sessionMinimum } from '../../src/batches/minimum-time.js';
+import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
+import { completedRaterMedian, consentTimeOfBatch, createWordsMemo } from '../../src/rating/consent-time.queries.js';
+import { wordsPerComparison } from '../../src/batches/comparison-words.queries.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { readBatchSettings } from '../../src/batches/batch-settings.js';
 import Database from 'better-sqlite3';
@@ -25,13 +29,17 @@ function completedRater(db: Db, batchId: number, pairIds: number[], totalMs: num
 
 describe('estimateConsentTime', () => {
   it('estimateConsentTime, with nine completed raters, keeps the researcher\'s estimate', () => {
-    const t = estimateConsentTime({ estimatedMinutes: 12, completedRaters: 9, medianTotalMs: MIN, wordsPerComparison: 100, comparisons: 5 });
-    expect(t).toEqual({ minutes: 12, source: 'estimate', completedRaters: 9, readingMinutes: 2 });
+    const t = estimateConsentTime({ estimatedMinutes: 12, completedRaters: 9, medianTotalMs: MIN, minimumMinutes: 2 });
+    expect(t).toEqual({ minutes: 12, source: 'estimate', completedRaters: 9, minimumMinutes: 2 });
+  });
+
+  it('estimateConsentTime, with an estimate below the least time the comparisons take, promises the minimum', () => {
+    expect(estimateConsentTime({ estimatedMinutes: 5, completedRaters: 3, medianTotalMs: MIN, minimumMinutes: 9 })).toEqual({ minutes: 9, source: 'minimum', completedRaters: 3, minimumMinutes: 9 });
   });
 
   it('estimateConsentTime, with ten completed raters, gives their median total rounded up to a minute', () => {
     // A median of 7.5 min + 1 s → 8 minutes.
-    expect(estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: 7.5 * MIN + 1_000, wordsPerComparison: 100, comparisons: 5 })).toMatchObject({ minutes: 8, source: 'measured' });
+    expect(estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: 7.5 * MIN + 1_000, minimumMinutes: 2 })).toMatchObject({ minutes: 8, source: 'measured' });
   });
 
   it('completedRaterMedian, for ten completed raters and one slow one among them, gives the middle of the ten totals from the index', () => {
@@ -45,9 +53,23 @@ describe('estimateConsentTime', () => {
     expect(completedRaterMedian(db, seeded.batchId)).toEqual({ count: 11, medianMs: 7 * MIN + 1_000 });
   });
 
-  it('estimateConsentTime, when raters answer faster than anyone can read, gives the reading time at 250 words a minute', () => {
-    const t = estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: MIN, wordsPerComparison: 1_000, comparisons: 7 });
-    expect(t).toMatchObject({ minutes: 28, source: 'reading', readingMinutes: 28 });
+  it('estimateConsentTime, when raters answer faster than anyone can read, gives the least time the comparisons take', () => {
+    const t = estimateConsentTime({ estimatedMinutes: 30, completedRaters: 10, medianTotalMs: MIN, minimumMinutes: 16 });
+    expect(t).toMatchObject({ minutes: 16, source: 'minimum', minimumMinutes: 16 });
+  });
+
+  it('sessionMinimum, for 7 comparisons of 1,000 words at 500 words a minute and one question with an optional reason, gives 14 minutes of reading and 10 s an answer, rounded up', () => {
+    const settings = batchSettingsSchema.parse({ name: 'x', runs: ['r'], comparisons: [['SCRIPT:m', 'AGENTS:m']] });
+    // 7 × 1,000 / 500 = 14 minutes; 7 × 10 s = 70 s: 15.17 minutes → 16.
+    expect(sessionMinimum(settings, 1_000, 7)).toEqual({ minutes: 16, comparisons: 7, wordsPerComparison: 1_000, wordsPerMinute: 500, answerSeconds: 10 });
+    // Two questions, the second with a required reason, read at 250 words a minute: 28 minutes + 7 × (10 + 10 + 20) s = 32.67 → 33.
+    const slower = batchSettingsSchema.parse({
+      name: 'x', runs: ['r'], comparisons: [['SCRIPT:m', 'AGENTS:m']], quality: { readingWordsPerMinute: 250 },
+      questions: [{ id: 'natural', text: 'Which is more natural?' }, { id: 'goal', text: 'Which reaches its goal?', reason: 'required' }],
+    });
+    expect(sessionMinimum(slower, 1_000, 7)).toMatchObject({ minutes: 33, answerSeconds: 40 });
+    // Exactly whole minutes stay as they are: 6 × 250 / 500 = 3 minutes + 6 × 10 s = 1 minute.
+    expect(sessionMinimum(settings, 250, 6).minutes).toBe(4);
   });
 
   it('countWords, for text with runs of spaces and new lines, counts the words', () => {
@@ -87,15 +109,24 @@ describe('GET /r/:batch consent time', () => {
     expect(consent.res.text).not.toContain('About 30 minutes');
   });
 
-  it('GET /r/:batch (consent), when ten raters completed in a minute each, promises at least the reading time of the comparisons', async () => {
+  it('GET /r/:batch (consent), when ten raters completed in a minute each, promises at least the least time the comparisons take', async () => {
     const { app, db } = buildTestApp();
     // 20 pairs of 125 words each (conversations of 48 and 72 words, a 3-word context, two 1-word goals):
-    // 20 × 125 / 250 = 10 minutes of reading.
+    // 20 × 125 / 500 = 5 minutes of reading, and 20 answers × 10 s: 8.3 minutes, promised as 9.
     const seeded = seedBatch(db, { samples: 20, settings: { perRaterCap: 20, estimatedMinutes: 30 } });
     // Each rater answered two pairs of their own, so every pair is still open to a new rater.
     for (let i = 0; i < 10; i += 1) completedRater(db, seeded.batchId, seeded.pairIds.slice(2 * i), MIN);
     const consent = await raterClient(app).follow(`/r/${seeded.publicId}`);
-    expect(consent.res.text).toContain('About 10 minutes (20 comparisons)');
+    expect(consent.res.text).toContain('About 9 minutes (20 comparisons)');
+  });
+
+  it('GET /r/:batch (consent), before any rater finished, never promises less than the least time the comparisons take', async () => {
+    const { app, db } = buildTestApp();
+    // The README's mistake: 5 minutes promised for comparisons that take at least 9 (the figures of the test above).
+    const seeded = seedBatch(db, { samples: 20, settings: { perRaterCap: 20, estimatedMinutes: 5 } });
+    const consent = await raterClient(app).follow(`/r/${seeded.publicId}`);
+    expect(consent.res.text).toContain('About 9 minutes (20 comparisons)');
+    expect(consent.res.text).not.toContain('About 5 minutes');
   });
 });
 
@@ -139,7 +170,7 @@ describe('words per comparison, stored with each dialogue (migration 021)', () =
     const row = getBatchRow(db, seeded.batchId);
     if (!row) throw new Error('no batch');
     const settings = readBatchSettings(row);
-    const minutes = (memo?: ReturnType<typeof createWordsMemo>) => consentTimeOfBatch(db, seeded.batchId, settings, 40, memo).readingMinutes;
+    const minutes = (memo?: ReturnType<typeof createWordsMemo>) => consentTimeOfBatch(db, seeded.batchId, settings, 40, memo).minimumMinutes;
     const raterPages = createWordsMemo({ ttlMs: 10_000 });
     const counted = minutes(raterPages);
     // The stored counts change behind the memos' back (dialogues' texts never change once written: this only shows which count is used).

@@ -101,7 +101,7 @@ describe('rater flow over HTTP (plain link)', () => {
     expect(unknown.text).toContain('Unknown choice');
     const long = await alice.post(action, { rt, _csrf: csrf, choice: 'left', reason: 'x'.repeat(2001) });
     expect(long.status).toBe(400);
-    expect(long.text).toContain('under 2000 characters');
+    expect(long.text).toContain('This reason is 2,001 characters long; the limit is 2,000. Please shorten it by 1 character.');
     const tie = await alice.post(action, { rt, _csrf: csrf, choice: 'tie' });
     expect(tie.status).toBe(400);
     expect(tie.text).toContain('Please choose Conversation 1 or Conversation 2');
@@ -398,7 +398,7 @@ describe('rater flow over HTTP (plain link)', () => {
 });
 
 describe('rater flow over HTTP (Prolific)', () => {
-  const prolific = { provider: { kind: 'prolific' as const, completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' } } };
+  const prolific = { provider: { kind: 'prolific' as const, completionCodes: { completed: 'C1A2B3C4', screenedOut: 'S9X8Y7W6', noConsent: 'N4M5P6Q7' }, screenOutPay: '0.30' } };
 
   it('GET /r/:batch, without the Prolific parameters, says which are missing and makes no rater', async () => {
     const { app, db } = testApp();

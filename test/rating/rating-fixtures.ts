@@ -28,6 +28,7 @@ export function seedBatch(
   options: { samples?: number; settings?: Partial<BatchSettingsInput>; open?: boolean; random?: () => number } = {},
 ): SeededBatch {
   const runName = `blindrun-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
+  // Each batch its own name: a name another batch has is refused (issue 49).
   const runId = makeRun(db, { name: runName, model: MODEL, modes: ['SCRIPT', 'AGENTS'] });
   const dialogueIds: number[] = [];
   for (let i = 0; i < (options.samples ?? 4); i += 1) {
@@ -38,7 +39,7 @@ export function seedBatch(
   const created = createBatch(
     db,
     launchReady({
-      name: `SCRIPT vs AGENTS ${MODEL}`,
+      name: `SCRIPT vs AGENTS ${MODEL} (${runName})`,
       runs: [runName],
       comparisons: [[`SCRIPT:${MODEL}`, `AGENTS:${MODEL}`]],
       provider: { kind: 'link' },
@@ -113,9 +114,12 @@ export function raterClient(app: Express, options: { address?: string } = {}) {
       const res = await client.post(action, { _csrf: inputValue(page, '_csrf'), ...formTokens(page), ...fields });
       return res;
     },
-    /** From the entry link through consent and instructions to the first comparison page. */
-    async startRating(publicId: string, query = '') {
-      const consent = await client.follow(`/r/${publicId}${query}`);
+    /**
+     * From the entry link through consent and instructions to the first comparison page; `consent`: the consent page
+     * the rater already opened (opening the link again would hold a second place of their address, issue 49).
+     */
+    async startRating(publicId: string, query = '', consent?: { res: { status: number; text: string } }) {
+      consent ??= await client.follow(`/r/${publicId}${query}`);
       expect(consent.res.status).toBe(200);
       const afterConsent = await client.submit(consent.res.text, { decision: 'agree' });
       expect(afterConsent.status).toBe(303);

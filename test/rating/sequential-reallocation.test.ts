@@ -85,7 +85,7 @@ async function rateUntilFull(app: Parameters<typeof raterClient>[0], db: Db, pub
     const rater = raterClient(app);
     const entry = await rater.follow(`/r/${publicId}`);
     if (!/name="decision"/.test(entry.res.text)) return raters;
-    await finishPromised(db, rater, await rater.startRating(publicId));
+    await finishPromised(db, rater, await rater.startRating(publicId, '', entry));
   }
   throw new Error('the study never filled');
 }

@@ -112,6 +112,28 @@ describe('sequential stopping over HTTP', () => {
     const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
     expect(page).toContain('This batch closed itself: every comparison stopped under its sequential rule.');
     expect(page).toContain('stopped at look 1 of 4');
+    // Its capacity box says the batch's 40 pairs, not only the 10 the rule did not stop (issue 49).
+    expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL', { b: seeded.batchId })).toBe(30);
+    expect(page).toContain('The batch has 40 pairs: its sequential rule stopped 30 of them (they take no new rater and need no more judgments), so what follows counts the other 10.');
+  });
+
+  it('batches show and the console batch page, for an open sequential batch before its first look, give the plan instead of "0 of 0 looks"', async () => {
+    const { app, db, dbPath } = testApp();
+    const seeded = seedBatch(db, { samples: 40, settings: { judgmentsPerPair: 1, perRaterCap: 5, stopping: { lookEvery: 10, alpha: 0.05, spending: 'pocock' } } });
+    const rater = raterClient(app);
+    await preferScript(db, rater, await rater.startRating(seeded.publicId));
+    const plan = 'SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b: running, no look yet; 4 looks planned at 10, 20, 30 and 40 completed pairs (pocock spending, alpha 0.05 for this comparison); at most 40 pairs, 1 completed so far';
+    const env = { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' };
+    const shown = await cli(['batches', 'show', String(seeded.batchId)], env);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`  ${plan}`);
+    expect(shown.stdout).not.toContain('0 of 0');
+    const json = JSON.parse((await cli(['batches', 'show', String(seeded.batchId), '--json'], env)).stdout);
+    expect(json.plans).toEqual([{ comparison: 'SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b', looksAt: [10, 20, 30, 40], maxPairs: 40, completedPairs: 1, alpha: 0.05 }]);
+    const researcher = await signIn(app, db, 'researcher');
+    const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
+    expect(page).toContain(plan);
+    expect(page).not.toContain('0 of 0');
   });
 
   /** Three raters consent; all answer for SCRIPT until the comparison stops, then the third walks away with a lease. */

@@ -91,7 +91,7 @@ describe('several questions per comparison (rating)', () => {
     expect(listQualityJudgments(db, seeded.batchId)).toHaveLength(pairs * k);
   });
 
-  it('POST /r/:batch/c/:assignment of a two-question batch, when the same form is sent twice, stores one row per question once and counts the pair once', async () => {
+  it('POST /r/:batch/c/:assignment of a two-question batch, when the same form is sent twice, stores one row per question once and counts the pair once; other answers after it revise both rows', async () => {
     const { app, db } = testApp();
     const seeded = seedBatch(db, { settings: { questions: TWO_QUESTIONS } });
     const rater = raterClient(app);
@@ -102,10 +102,12 @@ describe('several questions per comparison (rating)', () => {
     const third = await rater.submit(page.res.text, { choice: 'left', choice_2: 'tie' });
     expect(third.status).toBe(303);
     expect(count(db, 'SELECT count(*) FROM judgments')).toBe(2);
+    // The third, with other answers, is the rater changing the answer just given (issue 49): both rows, together.
     expect(db.prepare('SELECT question_index, choice FROM judgments ORDER BY question_index').all()).toEqual([
-      { question_index: 0, choice: 'right' },
-      { question_index: 1, choice: 'left' },
+      { question_index: 0, choice: 'left' },
+      { question_index: 1, choice: 'tie' },
     ]);
+    expect(db.prepare('SELECT choice FROM judgment_revisions ORDER BY id').pluck().all()).toEqual(['right', 'left']);
     expect(count(db, 'SELECT sum(accepted) FROM pairs')).toBe(1);
     expect(count(db, 'SELECT judgments FROM batch_judgment_counts')).toBe(1);
   });
@@ -139,7 +141,9 @@ describe('several questions per comparison (rating)', () => {
 
     const long = await rater.submit(tie.text, { choice: 'left', choice_2: 'tie', reason_2: 'x'.repeat(2001) });
     expect(long.status).toBe(400);
-    expect(long.text).toContain('<a href="#question-2">Question 2: Please keep the reason under 2000 characters.</a>');
+    // A reason's message leads to its box, and stands beside it (issue 49).
+    expect(long.text).toContain('<a href="#reason-2">Question 2: This reason is 2,001 characters long; the limit is 2,000. Please shorten it by 1 character.</a>');
+    expect(long.text).toContain('<p class="field-error" id="reason-2-error">Question 2: This reason is 2,001 characters long');
 
     const unknown = await rater.submit(tie.text, { choice: 'left', choice_2: 'both' });
     expect(unknown.status).toBe(400);

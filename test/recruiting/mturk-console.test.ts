@@ -13,8 +13,8 @@ describe('MTurk in the console', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const app = createApp({ db: setup.db, config: setup.config, logger: pino({ level: 'trace' }, sink), sessionSecret: TEST_SECRET, clock: setup.clock });
-    const admin = await signIn(app, setup.db, 'admin');
-    const researcher = await signIn(app, setup.db, 'researcher');
+    const admin = await signIn(app, setup.db, 'admin', { behindTls: true });
+    const researcher = await signIn(app, setup.db, 'researcher', { behindTls: true });
     const id = setup.seeded.batchId;
     const pages: string[] = [];
     const get = async (agent: typeof admin.agent, path: string, status = 200) => {

@@ -2,20 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
 import { cli } from '../helpers/run-cli.js';
-import { type MturkSetup, mturkSetup, walkFromMturk, workerIds } from './mturk-helpers.js';
-
-async function publishedWithWorkers(setup: MturkSetup, n: number) {
-  expect((await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv)).code).toBe(0);
-  const hit = [...setup.fake.hits.values()][0];
-  if (!hit) throw new Error('no HIT');
-  const assignments = [];
-  for (const id of workerIds(n)) {
-    const { assignment, url } = setup.fake.acceptHit(hit.HITId, id);
-    await walkFromMturk(setup, url, 'complete');
-    assignments.push(assignment);
-  }
-  return { hit, assignments };
-}
+import { mturkSetup, publishedWithWorkers, workerIds } from './mturk-helpers.js';
 
 describe('mturk settle when MTurk fails, throttles or refuses', () => {
   it('mturk settle, when MTurk answers 500 before and after approving and throttles a bonus and a read, approves and pays each worker once', async () => {
@@ -41,6 +28,21 @@ describe('mturk settle when MTurk fails, throttles or refuses', () => {
     expect(setup.fake.assignments.get(stranger.AssignmentId)?.AssignmentStatus).toBe('Submitted');
     expect(setup.fake.bonuses.map((b) => b.WorkerId).sort()).toEqual(workerIds(3));
     expect(listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').every((o) => o.state === 'confirmed')).toBe(true);
+  }, 60_000);
+
+  it('mturk settle, when MTurk approves the assignments by itself (their auto-approval delay runs out) between listing and approving them, takes them as approved and pays each bonus once', async () => {
+    const setup = await mturkSetup();
+    const { assignments } = await publishedWithWorkers(setup, 2);
+    // autoApprovalDelayHours is 72 by default: MTurk's clock passes it right after settle has listed the assignments.
+    setup.fake.faults.push({ operation: 'ListAssignmentsForHIT', then: () => setup.fake.advance(73 * 3600) });
+    const settled = await cli(['mturk', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(settled.stderr).not.toContain('rror');
+    expect(settled.code).toBe(0);
+    expect(settled.stdout).toContain('Sent: approved 2, bonuses paid 2 (1.00 USD).');
+    expect(assignments.map((a) => setup.fake.assignments.get(a.AssignmentId)?.RequesterFeedback)).toEqual([null, null]);
+    expect(setup.fake.bonuses.map((b) => b.WorkerId).sort()).toEqual(workerIds(2));
+    const approvals = listBatchOperations(setup.db, setup.seeded.batchId, 'mturk').filter((o) => o.kind === 'approve');
+    expect(approvals.map((o) => [o.state, JSON.parse(o.answer ?? '{}')])).toEqual(Array(2).fill(['confirmed', { status: 'Approved', byMturk: true }]));
   }, 60_000);
 
   it('mturk publish and settle, for a batch without pay in dollars, are refused before any call to MTurk', async () => {

@@ -3,11 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
+import { cli } from '../helpers/run-cli.js';
 import { type FakeMturk, startFakeMturk } from '../helpers/fake-mturk.js';
 import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
-export const PUBLIC_URL = 'http://simarena.example';
+// https, as MTurk needs (publish refuses an http or local link); the console signs in behind TLS (agentBehindTls).
+export const PUBLIC_URL = 'https://simarena.example';
 export const CODES = { completed: 'MTOK4821', screenedOut: 'MTSCR339', noConsent: 'MTNOC117' };
 
 const fakes: FakeMturk[] = [];
@@ -22,12 +24,14 @@ export const newCredentials = () => ({
   sessionToken: `IQo${randomBytes(40).toString('base64')}`,
 });
 
-export async function mturkSetup(options: { settings?: Record<string, unknown>; open?: boolean } = {}) {
+/** `publicUrl`: the server's (and the CLI's) PUBLIC_URL, when a test needs another than PUBLIC_URL. */
+export async function mturkSetup(options: { settings?: Record<string, unknown>; open?: boolean; publicUrl?: string } = {}) {
   const credentials = newCredentials();
   const fake = await startFakeMturk({ accessKeyId: credentials.accessKeyId });
   fakes.push(fake);
   const env = {
-    PUBLIC_URL,
+    PUBLIC_URL: options.publicUrl ?? PUBLIC_URL,
+    TRUST_PROXY: '1',
     MTURK_ENDPOINT: fake.url,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
@@ -95,3 +99,19 @@ export function excludeWorker(setup: MturkSetup, workerId: string): void {
 }
 
 export const workerIds = (n: number) => Array.from({ length: n }, (_, i) => `A${(i + 1).toString().padStart(3, '0')}WORKER7Q`);
+
+/** The batch published on the fake MTurk, and `n` workers who took its HIT, walked the rater pages and submitted. */
+export async function publishedWithWorkers(setup: MturkSetup, n: number) {
+  const published = await cli(['mturk', 'publish', String(setup.seeded.batchId)], setup.cliEnv);
+  expect(published.stderr).not.toContain('rror');
+  expect(published.code).toBe(0);
+  const hit = [...setup.fake.hits.values()][0];
+  if (!hit) throw new Error('no HIT');
+  const assignments = [];
+  for (const id of workerIds(n)) {
+    const { assignment, url } = setup.fake.acceptHit(hit.HITId, id);
+    await walkFromMturk(setup, url, 'complete');
+    assignments.push(assignment);
+  }
+  return { hit, assignments };
+}

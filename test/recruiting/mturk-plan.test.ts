@@ -3,7 +3,7 @@ import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
 import { batchFormErrors } from '../../src/console/batch-form-errors.js';
 import { formToSettings, readBatchForm, settingsToForm } from '../../src/console/batch-form.js';
 import type { DecidedParticipant } from '../../src/recruiting/decided-participants.js';
-import { bonusToken, externalQuestion, matchAssignments, mturkFeeMinor, mturkReward, planMturkSettle } from '../../src/recruiting/mturk-plan.js';
+import { bonusReason, bonusToken, bonusTokenIn, externalQuestion, matchAssignments, mturkFeeMinor, mturkReward, planMturkSettle } from '../../src/recruiting/mturk-plan.js';
 
 const base = { name: 'Round', runs: ['run-a'], comparisons: [['SCRIPT:m', 'AGENTS:m']] as [string, string][] };
 
@@ -51,6 +51,21 @@ describe('MTurk plan', () => {
     expect(plan.review.map((r) => r.workerId)).toEqual(['A2WORKER00', 'A3WORKER00']);
     expect(plan.bonus.map((b) => [b.workerId, b.assignmentId, b.amountMinor])).toEqual([['A1WORKER00', 'AS1', 40], ['A4WORKER00', 'AS4b', 40]]);
     expect(plan.mismatches.map((m) => m.assignmentId)).toEqual(['ASX']);
+  });
+
+  it('planMturkSettle, for a worker MTurk already lists a bonus for, records it as already paid and never plans it again', () => {
+    const settings = batchSettingsSchema.parse({ ...base, pay: '$2.00', bonus: { fixed: '0.50' } });
+    const sessions = [1, 2].map((n) => ({ raterId: n, workerId: `A${n}WORKER00`, assignmentId: `AS${n}` }));
+    const assignments = sessions.map((s) => ({ assignmentId: s.assignmentId, workerId: s.workerId, hitId: 'HIT1', status: 'Approved' }));
+    const plan = planMturkSettle(matchAssignments([participant(1), participant(2)], sessions, assignments), settings, { approve: new Set(), bonus: new Set(), paidOnMturk: new Set(['A1WORKER00']) });
+    expect(plan.alreadyPaid.map((b) => [b.workerId, b.amountMinor])).toEqual([['A1WORKER00', 50]]);
+    expect(plan.bonus.map((b) => b.workerId)).toEqual(['A2WORKER00']);
+  });
+
+  it('bonusTokenIn, for the reason settle writes and one written by hand, finds the token or nothing', () => {
+    const token = bonusToken('b1', 'A1');
+    expect(bonusTokenIn(bonusReason(token))).toBe(token);
+    expect(bonusTokenIn('Thanks for the extra effort!')).toBeNull();
   });
 
   it('settingsToForm then formToSettings, for a batch with an mturk block, keep it; text that is not JSON is named on the mturk field', () => {

@@ -40,7 +40,7 @@ describe('mturk publish, settle and status against the fake MTurk', () => {
     expect(setup.fake.calls('CreateHITType') + setup.fake.calls('CreateHITWithHITType')).toBe(0);
 
     const hit = await publish(setup);
-    expect(hit.Question).toContain(`<ExternalURL>http://simarena.example/r/${setup.seeded.publicId}</ExternalURL>`);
+    expect(hit.Question).toContain(`<ExternalURL>https://simarena.example/r/${setup.seeded.publicId}</ExternalURL>`);
     expect(hit.Question).toContain('<FrameHeight>800</FrameHeight>');
     expect(hit).toMatchObject({ MaxAssignments: 10, Reward: '2.00', AssignmentDurationInSeconds: 3600, AutoApprovalDelayInSeconds: 72 * 3600 });
     expect(hit.Expiration - hit.CreationTime).toBe(3 * 86_400);

@@ -162,10 +162,62 @@ describe('platform operations: record, send, mark, reconcile', () => {
       markOperationSent(db, operation.id, new Date());
     }
     const result = await reconcileUnconfirmed('prolific', batchId, (op) => approval(fake.url, batchId, op.submission_id ?? '').check(op), deps(db));
-    expect(result).toEqual({ confirmed: 1, notDone: 1 });
+    expect(result).toEqual({ confirmed: 1, notDone: 1, held: 0 });
     expect(findUnconfirmedOperations(db, 'prolific', batchId)).toEqual([]);
     expect([...coveredParticipants(db, 'prolific', batchId, 'approve')]).toEqual(['p-S6']);
     expect(fake.calls.some((c) => c.startsWith('POST'))).toBe(false);
+  });
+
+  it('runPlatformOperation, when its retry after a lost answer is refused as a duplicate, never sends it again and holds it, covered, until the platform shows it done', async () => {
+    const { db } = createTestDb();
+    const { batchId } = makeBatch(db);
+    const fake = await fakePlatform([
+      (req) => {
+        req.socket.destroy();
+        return true;
+      },
+      (_req, res) => {
+        res.statusCode = 400;
+        res.end('{"error":"The idempotency token has already been processed."}');
+        return true;
+      },
+    ]);
+    const base = approval(fake.url, batchId, 'S8');
+    const spec: OperationSpec<{ approved: boolean }> = {
+      ...base,
+      send: () =>
+        base.send({} as never).catch((e: unknown) => {
+          if (e instanceof PlatformHttpError && e.status === 400) throw new PlatformHttpError('mturk', 400, e.platformMessage, null, true);
+          if (e instanceof PlatformHttpError) throw e;
+          throw new PlatformHttpError('mturk', 0, 'socket hang up');
+        }),
+    };
+    const held = await runPlatformOperation(spec, deps(db));
+    expect(held.result).toBe('held');
+    expect(fake.calls.filter((c) => c.startsWith('POST'))).toEqual(['POST /approve/S8', 'POST /approve/S8']);
+    expect(fake.calls.filter((c) => c.startsWith('GET'))).toHaveLength(1 + 5);
+    expect(listBatchOperations(db, batchId)[0]).toMatchObject({ state: 'unknown', attempts: 2 });
+    expect([...coveredParticipants(db, 'prolific', batchId, 'approve')]).toEqual(['p-S8']);
+
+    // A later run reads the platform again: still not shown, it stays held and is not sent; shown, it is confirmed.
+    expect(await reconcileUnconfirmed('prolific', batchId, base.check, deps(db))).toEqual({ confirmed: 0, notDone: 0, held: 1 });
+    expect((await runPlatformOperation(spec, deps(db))).result).toBe('held');
+    fake.approved.add('S8');
+    expect((await runPlatformOperation(spec, deps(db))).result).toBe('reconciled');
+    expect(fake.calls.filter((c) => c.startsWith('POST'))).toHaveLength(2);
+    expect(listBatchOperations(db, batchId)[0]?.state).toBe('confirmed');
+  });
+
+  it('runPlatformOperation, with checkFirst, for a new operation the platform shows done already, records it confirmed and sends nothing', async () => {
+    const { db } = createTestDb();
+    const { batchId } = makeBatch(db);
+    const fake = await fakePlatform();
+    fake.approved.add('S9');
+    const base = approval(fake.url, batchId, 'S9');
+    const outcome = await runPlatformOperation({ ...base, checkFirst: base.check }, deps(db));
+    expect(outcome.result).toBe('reconciled');
+    expect(fake.calls).toEqual(['GET /state/S9']);
+    expect(listBatchOperations(db, batchId)[0]).toMatchObject({ state: 'confirmed', attempts: 0 });
   });
 
   it('the ledger, for a confirmed operation, refuses to make it look undone or to delete it', () => {

@@ -3,12 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, expect } from 'vitest';
 import { setRaterExcluded } from '../../src/rating/rater-admin.js';
-import { type FakeProlific, startFakeProlific } from '../helpers/fake-prolific.js';
+import { type FakeProlific, type FakeProlificOptions, startFakeProlific } from '../helpers/fake-prolific.js';
 import { buildTestApp, pacedClock } from '../helpers/test-app.js';
 import { assignmentOf, inputValue, raterClient, seedBatch } from '../rating/rating-fixtures.js';
 
-// http: supertest's console sessions need cookies without Secure (an https PUBLIC_URL is only a launch-checklist warning).
-export const PUBLIC_URL = 'http://simarena.example';
+// https, as Prolific needs (publish refuses an http or local link); the console signs in behind TLS (agentBehindTls).
+export const PUBLIC_URL = 'https://simarena.example';
 export const CODES = { completed: 'C0MPL3TE', screenedOut: 'SCR33N0UT', noConsent: 'N0C0NS3NT' };
 
 const fakes: FakeProlific[] = [];
@@ -19,11 +19,12 @@ afterEach(async () => {
 /** A token that looks like Prolific's and is unique to the test, so it can be searched for everywhere. */
 export const newToken = () => `ptk_${randomBytes(24).toString('hex')}`;
 
-export async function prolificSetup(options: { settings?: Record<string, unknown>; token?: string; open?: boolean } = {}) {
+/** `publicUrl`: the server's (and the CLI's) PUBLIC_URL, when a test needs another than PUBLIC_URL. */
+export async function prolificSetup(options: { settings?: Record<string, unknown>; token?: string; open?: boolean; fake?: Omit<FakeProlificOptions, 'token'>; publicUrl?: string } = {}) {
   const token = options.token ?? newToken();
-  const fake = await startFakeProlific({ token });
+  const fake = await startFakeProlific({ ...options.fake, token });
   fakes.push(fake);
-  const env = { PUBLIC_URL, PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
+  const env = { PUBLIC_URL: options.publicUrl ?? PUBLIC_URL, TRUST_PROXY: '1', PROLIFIC_API_URL: fake.url, PROLIFIC_API_TOKEN: token };
   // Raters take 20 s a comparison: faster, the server's own shown→submitted time flags them "too fast".
   const { clock, pace } = pacedClock();
   const built = buildTestApp({ env, clock });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
 import type { DecidedParticipant } from '../../src/recruiting/decided-participants.js';
-import { bonusMinor, chunks, planSettle, prolificActionOf, prolificReward } from '../../src/recruiting/prolific-plan.js';
+import { prolificReward, screenOutPayProblem } from '../../src/batches/prolific-pay.js';
+import { autoApprovalAt, bonusMinor, chunks, planSettle, prolificActionOf } from '../../src/recruiting/prolific-plan.js';
 import type { ProlificSubmission } from '../../src/recruiting/prolific.schema.js';
 
 const participant = (over: Partial<DecidedParticipant>): DecidedParticipant => ({
@@ -59,8 +60,8 @@ describe('Prolific settle plan', () => {
     expect(prolificActionOf(participant({ decision: 'pending' }), true).action).toBe('review');
   });
 
-  it('planSettle, for submissions in every state, approves only those awaiting review, leaves covered ones out and names mismatches', () => {
-    const sub = (id: string, participantId: string, status: string, code = 'DONE'): ProlificSubmission => ({ id, participant_id: participantId, status, entered_code: code });
+  it('planSettle, for submissions in every state, approves all that await review (again after an earlier bulk approve), counts only APPROVED done, and names mismatches', () => {
+    const sub = (id: string, participantId: string, status: string, code = 'DONE'): ProlificSubmission => ({ id, participant_id: participantId, status, entered_code: code, completed_at: '2026-03-01T10:00:00.000Z' });
     const plan = planSettle(
       [
         participant({ participantId: 'A', sessionId: 'SA' }),
@@ -68,23 +69,68 @@ describe('Prolific settle plan', () => {
         participant({ participantId: 'C', sessionId: 'SC', raterId: 3 }),
         participant({ participantId: 'D', sessionId: 'SD', raterId: 4 }),
         participant({ participantId: 'E', sessionId: 'SE', raterId: 5 }),
+        participant({ participantId: 'F', sessionId: 'SF', raterId: 6 }),
       ],
-      [sub('SA', 'A', 'AWAITING REVIEW'), sub('SB', 'B', 'APPROVED'), sub('SC', 'C', 'ACTIVE', ''), sub('SD', 'D', 'AWAITING REVIEW', 'WRONG'), sub('SX', 'X', 'AWAITING REVIEW')],
+      [sub('SA', 'A', 'AWAITING REVIEW'), sub('SB', 'B', 'APPROVED'), sub('SC', 'C', 'ACTIVE', ''), sub('SD', 'D', 'AWAITING REVIEW', 'WRONG'), sub('SF', 'F', 'PROCESSING'), sub('SX', 'X', 'AWAITING REVIEW')],
       settings,
-      { approve: new Set(['D']), screenOut: new Set(), returns: new Set(), bonus: new Set(['B']) },
+      { returns: new Set(), bonus: new Set(['B']) },
     );
-    expect(plan.approve.map((p) => p.participantId)).toEqual(['A']);
+    // D was in an earlier bulk approve that Prolific took, yet it still awaits review: approved again.
+    expect(plan.approve.map((p) => p.participantId)).toEqual(['A', 'D']);
+    expect(plan.inFlight.map((p) => p.participantId)).toEqual(['F']);
     expect(plan.bonus.map((b) => [b.participantId, b.amountMinor])).toEqual([
       ['A', 70],
       ['D', 70],
+      ['F', 70],
     ]);
-    expect(plan.done).toBe(2);
-    expect(plan.review.map((r) => r.participantId)).toEqual(['C', 'E']);
+    expect(plan.done).toBe(1);
+    expect(plan.review.map((r) => [r.participantId, r.status, r.autoApprovalAt])).toEqual([
+      ['C', 'ACTIVE', null],
+      ['E', null, null],
+    ]);
     expect(plan.mismatches.map((m) => m.problem)).toEqual([
       'entered code WRONG, simarena gave DONE',
       'finished in simarena (completed) but has no submission on Prolific',
       'submission AWAITING REVIEW whose participant never reached simarena: not approved',
     ]);
+    expect(plan.deadlines).toEqual([{ participantId: 'X', submissionId: 'SX', autoApprovalAt: '2026-03-22T00:00:00.000Z', why: 'submission AWAITING REVIEW whose participant never reached simarena: not approved' }]);
+  });
+
+  it('planSettle, for participants asked to return, lists those who have not returned with the day Prolific approves them itself, and counts the returned done', () => {
+    const sub = (id: string, participantId: string, status: string, returnRequested: string | null): ProlificSubmission => ({ id, participant_id: participantId, status, completed_at: '2026-03-01T23:30:00.000Z', return_requested: returnRequested });
+    const plan = planSettle(
+      [
+        participant({ participantId: 'W', sessionId: 'SW', status: 'withdrew', decision: 'review', why: 'withdrew' }),
+        participant({ participantId: 'N', sessionId: 'SN', raterId: 2, status: 'no_consent', decision: 'review', why: 'declined consent' }),
+        participant({ participantId: 'R', sessionId: 'SR', raterId: 3, status: 'withdrew', decision: 'review', why: 'withdrew' }),
+        participant({ participantId: 'Q', sessionId: 'SQ', raterId: 4, status: 'withdrew', decision: 'review', why: 'withdrew' }),
+      ],
+      [sub('SW', 'W', 'AWAITING REVIEW', null), sub('SN', 'N', 'AWAITING REVIEW', '2026-03-02T09:00:00.000Z'), sub('SR', 'R', 'RETURNED', '2026-03-02T09:00:00.000Z'), sub('SQ', 'Q', 'AWAITING REVIEW', null)],
+      settings,
+      { returns: new Set(['Q']), bonus: new Set() },
+    );
+    expect(plan.returns.map((p) => p.participantId)).toEqual(['W']);
+    expect(plan.done).toBe(1);
+    expect(plan.review.map((r) => [r.participantId, r.why, r.autoApprovalAt])).toEqual([
+      ['N', 'declined consent; asked to return on 2026-03-02 09:00 UTC and not returned yet', '2026-03-22T00:00:00.000Z'],
+      ['Q', 'withdrew; asked to return and not returned yet', '2026-03-22T00:00:00.000Z'],
+    ]);
+    expect(plan.deadlines.map((d) => d.participantId)).toEqual(['W', 'N', 'Q']);
+  });
+
+  it('autoApprovalAt, for completion times across a UTC midnight, gives midnight UTC starting the 21st day after the day of completion', () => {
+    expect(autoApprovalAt('2026-03-01T00:00:01.000Z')).toBe('2026-03-22T00:00:00.000Z');
+    expect(autoApprovalAt('2026-03-01T23:59:59.000Z')).toBe('2026-03-22T00:00:00.000Z');
+    expect(autoApprovalAt('2026-12-20T12:00:00.000Z')).toBe('2027-01-10T00:00:00.000Z');
+    expect(autoApprovalAt(null)).toBeNull();
+  });
+
+  it('screenOutPayProblem, for a screen-out payment at or above the reward or below the minimum, names the problem; below the reward, none', () => {
+    expect(screenOutPayProblem('0.30', { currency: 'GBP', rewardMinor: 200 })).toBeNull();
+    expect(screenOutPayProblem(undefined, { currency: 'GBP', rewardMinor: 200 })).toBeNull();
+    expect(screenOutPayProblem('2.00', { currency: 'GBP', rewardMinor: 200 })).toContain("must be below the study's reward (2.00 GBP)");
+    expect(screenOutPayProblem('0.09', { currency: 'GBP', rewardMinor: 200 })).toContain("below Prolific's minimum of 0.10 GBP");
+    expect(screenOutPayProblem('0.13', { currency: 'USD', rewardMinor: 200 })).toContain("below Prolific's minimum of 0.14 USD");
   });
 
   it('chunks, for 201 items in chunks of 100, gives 100, 100 and 1', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { listBatchOperations } from '../../src/recruiting/platform-operations.queries.js';
+import type { FakeSubmission } from '../helpers/fake-prolific.js';
 import { cli } from '../helpers/run-cli.js';
 import { CODES, excludeParticipant, participantIds, prolificSetup, walkFromProlific } from './prolific-helpers.js';
 
@@ -51,11 +52,11 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(study.name).toBe('Compare pairs of short conversations');
     expect(`${study.name} ${study.description}`).not.toMatch(/SCRIPT|AGENTS|blindcheck/);
     expect(study.total_available_places).toBe(10);
-    expect(study.external_study_url).toBe(`http://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
-    expect(study.completion_codes.map((c) => [c.code, c.actions[0]?.action])).toEqual([
-      [CODES.completed, 'MANUALLY_REVIEW'],
-      [CODES.screenedOut, 'FIXED_SCREEN_OUT_PAYMENT'],
-      [CODES.noConsent, 'REQUEST_RETURN'],
+    expect(study.external_study_url).toBe(`https://simarena.example/r/${setup.seeded.publicId}?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}`);
+    expect(study.completion_codes.map((c) => [c.code, c.code_type, c.actor, c.actions[0]?.action])).toEqual([
+      [CODES.completed, 'COMPLETED', 'participant', 'MANUALLY_REVIEW'],
+      [CODES.screenedOut, 'FIXED_SCREENOUT', 'participant', 'FIXED_SCREEN_OUT_PAYMENT'],
+      [CODES.noConsent, 'NO_CONSENT', 'participant', 'REQUEST_RETURN'],
     ]);
     expect(setup.db.prepare("SELECT platform_id FROM batch_platform_links WHERE kind = 'study'").pluck().get()).toBe(study.id);
 
@@ -72,26 +73,41 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
 
     const settled = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
     expect(settled.code).toBe(0);
-    expect(settled.stdout).toContain('Sent: approved 6, screened out 1, asked to return 1, bonuses paid 6 (3.00 GBP).');
+    expect(settled.stdout).toContain('Sent: approved 6, asked to return 1, bonuses paid 6 (3.00 GBP).');
+    // Prolific took the bulk approve and the pay (a JSON string each) and does them afterwards.
+    expect(settled.stdout).toContain('in flight: 6 submission(s) sent for approval that Prolific does not show APPROVED yet');
+    expect(settled.stdout).toMatch(/in flight: bonus payment [0-9a-f]+ \(6 participant\(s\), 3\.00 GBP\) taken by Prolific at .*; shown on 0 of 6/);
     const status = (n: number) => setup.fake.submissions.get(submissions[n]?.submission.id ?? '');
+    expect(status(0)).toMatchObject({ status: 'AWAITING REVIEW', bonus_payments: [] });
+    setup.fake.process();
     for (let i = 0; i < 6; i++) expect(status(i)).toMatchObject({ status: 'APPROVED', bonus_payments: [50] });
-    expect(status(6)?.status).toBe('SCREENED OUT');
+    // The screened-out one closed the tab: Prolific screens out only on their own code, so they are left for review.
+    expect(status(6)?.status).toBe('ACTIVE');
+    expect(settled.stdout).toContain(`review: ${ids[6]} (${status(6)?.id}): screened out`);
+    expect(settled.stdout).toContain(`enters the screen-out code ${CODES.screenedOut} themselves, and the submission is ACTIVE`);
     expect(status(7)?.return_requested).not.toBeNull();
     expect(status(8)?.return_requested).not.toBeNull();
     expect(status(9)).toMatchObject({ status: 'AWAITING REVIEW', bonus_payments: [] });
     expect([...setup.fake.submissions.values()].some((s) => s.status === 'REJECTED')).toBe(false);
+    expect(setup.fake.requests.filter((r) => /\/transition\/$/.test(r.path) && r.path.includes('/submissions/'))).toEqual([]);
     const ops = listBatchOperations(setup.db, setup.seeded.batchId, 'prolific');
     expect(ops.every((o) => o.state === 'confirmed')).toBe(true);
-    expect(ops.map((o) => o.kind)).toEqual(['study_create', 'publish', 'approve', 'screen_out', 'return', 'bonus_create', 'bonus_pay']);
+    expect(ops.map((o) => o.kind)).toEqual(['study_create', 'publish', 'approve', 'return', 'bonus_create', 'bonus_pay']);
 
     const again = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
-    expect(again.stdout).toContain('Sent: approved 0, screened out 0, asked to return 0, bonuses paid 0 (0.00 GBP).');
+    expect(again.stdout).toContain('Sent: approved 0, asked to return 0, bonuses paid 0 (0.00 GBP).');
+    expect(again.stdout).not.toContain('in flight');
     expect([...setup.fake.bonuses.values()].map((b) => b.payCalls)).toEqual([1]);
 
     const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('No mismatch.');
     expect(shown.stdout).toContain('APPROVED 6');
+    // Every submission left awaiting review, with the day Prolific approves it itself: the one who declined consent
+    // (asked to return by the code, not returned) and the excluded one.
+    expect(shown.stdout).toContain("Awaiting review, approved by Prolific itself (full reward) unless decided before (Prolific's 21-day rule):");
+    expect(shown.stdout).toMatch(new RegExp(`\\d{4}-\\d\\d-\\d\\d 00:00 UTC: ${ids[7]} \\(${status(7)?.id}\\): declined consent.*asked to return on .* and not returned yet`));
+    expect(shown.stdout).toMatch(new RegExp(`00:00 UTC: ${ids[9]} \\(${status(9)?.id}\\)`));
 
     const closed = await cli(['batches', 'close', String(setup.seeded.batchId), '--on-platform'], setup.cliEnv);
     expect(closed.stdout).toContain('Prolific study is AWAITING REVIEW.');
@@ -118,14 +134,16 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     const settled = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
     expect(settled.code).toBe(0);
     expect(settled.stdout).toContain(`mismatch: ${stranger} (${unknown.id}): submission AWAITING REVIEW whose participant never reached simarena: not approved`);
-    expect(setup.fake.submissions.get(unknown.id)?.status).toBe('AWAITING REVIEW');
     expect(posts(setup, /bulk-approve/)).toHaveLength(2);
     expect(posts(setup, /submissions\/bonus-payments\/$/)).toHaveLength(2);
     expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    setup.fake.process();
+    expect(setup.fake.submissions.get(unknown.id)?.status).toBe('AWAITING REVIEW');
     const approved = [...setup.fake.submissions.values()].filter((s) => s.status === 'APPROVED').map((s) => s.participant_id);
     expect(approved.sort()).toEqual([a, b].sort());
     const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
     expect(shown.stdout).toContain('never reached simarena');
+    expect(shown.stdout).toMatch(new RegExp(`00:00 UTC: ${stranger} \\(${unknown.id}\\): submission AWAITING REVIEW whose participant never reached simarena`));
   });
 
   it('prolific publish and settle, for a batch without pay, are refused before any call to Prolific', async () => {
@@ -144,11 +162,11 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     const wrong = { ...setup.cliEnv, PROLIFIC_API_TOKEN: `${setup.token}x` };
     const published = await cli(['prolific', 'publish', String(setup.seeded.batchId)], wrong);
     expect(published.code).toBe(1);
-    expect(published.stderr).toContain('Prolific refused study create (401): Unauthorized: Invalid token.');
+    // The workspace's currency is read first (issue 50, item 7): the refusal comes before anything is created.
+    expect(published.stderr).toContain('Prolific refused (401): Unauthorized: Invalid token.');
     expect(published.stderr).toContain('Check PROLIFIC_API_TOKEN');
     expect(published.stdout + published.stderr).not.toContain(setup.token);
-    const [op] = listBatchOperations(setup.db, setup.seeded.batchId);
-    expect(op).toMatchObject({ kind: 'study_create', state: 'failed' });
+    expect(listBatchOperations(setup.db, setup.seeded.batchId)).toEqual([]);
     setup.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(readFileSync(setup.dbPath).includes(Buffer.from(setup.token))).toBe(false);
   });
@@ -172,25 +190,205 @@ describe('prolific publish, settle and status against the fake Prolific', () => 
     expect(setup.db.prepare('SELECT count(*) FROM platform_locks').pluck().get()).toBe(0);
   });
 
-  it('prolific settle, when a bonus pay answers 500 without paying, stops until Prolific has had time to pay, then pays it once', async () => {
+  it('prolific settle, when its bulk approve and pay are answered 202 with an empty body and 200 with an object, counts each as sent once and confirms them from Prolific afterwards', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const { submission, url } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
+    setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    setup.fake.faults.push({ method: 'POST', path: /bulk-approve/, status: 202, rawBody: '', after: true });
+    setup.fake.faults.push({ method: 'POST', path: /\/pay\/$/, status: 200, body: { message: 'ok' }, after: true });
+    const settled = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(settled.stderr).not.toContain('unexpected answer');
+    expect(settled.code).toBe(0);
+    expect(settled.stdout).toContain('Sent: approved 1, asked to return 0, bonuses paid 1 (0.50 GBP).');
+    expect(posts(setup, /bulk-approve/)).toHaveLength(1);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    const ops = listBatchOperations(setup.db, setup.seeded.batchId, 'prolific');
+    expect(ops.filter((o) => o.kind === 'approve' || o.kind === 'bonus_pay').map((o) => [o.kind, o.state, o.attempts])).toEqual([
+      ['approve', 'confirmed', 1],
+      ['bonus_pay', 'confirmed', 1],
+    ]);
+    setup.fake.process();
+    const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(shown.stdout).not.toContain('in flight');
+    expect(setup.fake.submissions.get(submission.id)).toMatchObject({ status: 'APPROVED', bonus_payments: [50] });
+    expect(setup.db.prepare('SELECT count(*) FROM platform_operation_effects').pluck().get()).toBe(1);
+  });
+
+  it('prolific settle, when Prolific takes a bulk approve but leaves a submission awaiting review, counts it done only once APPROVED and approves it again on the next run; status names it in flight', async () => {
+    const setup = await prolificSetup({ fake: { processingWhileQueued: true } });
+    const study = await publish(setup);
+    const subs = [];
+    for (const id of participantIds(2)) {
+      const { submission, url } = setup.fake.startSubmission(study.id, id);
+      setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+      subs.push(submission);
+    }
+    const [kept, dropped] = subs as [FakeSubmission, FakeSubmission];
+    expect((await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv)).stdout).toContain('Sent: approved 2');
+    // Queued on Prolific: PROCESSING, neither approved again nor counted done.
+    expect(dropped.status).toBe('PROCESSING');
+    const during = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--dry-run'], setup.cliEnv);
+    expect(during.stdout).toContain('approve: 0 submission(s)');
+    expect(during.stdout).toContain('approval in progress on Prolific (PROCESSING): 2');
+    setup.fake.dropFromApproval(dropped.id);
+    setup.fake.process();
+    expect([kept.status, dropped.status]).toEqual(['APPROVED', 'AWAITING REVIEW']);
+    const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(shown.stdout).toContain('in flight: 1 submission(s) sent for approval that Prolific does not show APPROVED yet');
+    const again = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(again.stdout).toContain('already done: 1');
+    expect(again.stdout).toContain('Sent: approved 1, asked to return 0, bonuses paid 0');
+    const approveBodies = posts(setup, /bulk-approve/).map((r) => [...(r.body as { submission_ids: string[] }).submission_ids].sort());
+    expect(approveBodies).toEqual([[kept.id, dropped.id].sort(), [dropped.id]]);
+    setup.fake.process();
+    expect(dropped.status).toBe('APPROVED');
+    expect(setup.fake.payments.filter((p) => p.kind === 'reward').map((p) => p.participantId).sort()).toEqual(participantIds(2).sort());
+    expect((await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv)).stdout).not.toContain('in flight');
+  });
+
+  it('prolific settle, when a bonus pay is answered 500 and not made, stops only the bonuses with the bulk id and what Prolific shows, never resends it by itself, and resends it once on --confirm-unpaid, written to the audit log', async () => {
     const setup = await prolificSetup();
     const study = await publish(setup);
     const { submission, url } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
     setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
     setup.fake.faults.push({ method: 'POST', path: /\/pay\/$/, status: 500 });
     const first = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    const bulkId = [...setup.fake.bonuses.keys()][0] as string;
     expect(first.code).toBe(1);
-    expect(first.stderr).toContain('whether it was paid is not clear yet. Run settle again after 15 minutes: it is never paid twice.');
-    const soon = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
-    expect(soon.code).toBe(1);
-    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
-    // Twenty minutes later Prolific still shows no bonus on the submission: the pay was not made, and is sent once more.
+    expect(first.stderr).toContain(`The bonus payment ${bulkId} (1 participant(s)) was sent at`);
+    expect(first.stderr).toContain('Prolific shows it on 0 of 1 submission(s)');
+    expect(first.stderr).toContain(`simarena prolific settle ${setup.seeded.batchId} --confirm-unpaid ${bulkId}`);
+    // The approvals ran all the same.
+    expect(first.stdout).toContain('Sent: approved 1');
+    setup.fake.process();
+    expect(submission.status).toBe('APPROVED');
+    // However long Prolific shows no bonus, settle does not pay again by itself.
     setup.db.prepare("UPDATE platform_operations SET sent_at = '2000-01-01T00:00:00.000Z' WHERE kind = 'bonus_pay'").run();
     const later = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
-    expect(later.code).toBe(0);
-    expect(later.stdout).toContain('0 done on Prolific, 1 not done');
+    expect(later.code).toBe(1);
+    expect(later.stderr).toContain(`--confirm-unpaid ${bulkId}`);
+    const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(shown.stdout).toContain(`unclear: bonus payment ${bulkId} (1 participant(s), 0.50 GBP) sent at`);
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+
+    const wrong = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--confirm-unpaid', 'not-a-bulk-id'], setup.cliEnv);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('No bonus payment not-a-bulk-id was sent for batch');
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    const confirmed = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--confirm-unpaid', bulkId], setup.cliEnv);
+    expect(confirmed.stderr).toContain('sending bonus pay (operation 5, try 2)');
+    expect(confirmed.code).toBe(0);
+    expect(confirmed.stdout).toContain('bonuses paid 1 (0.50 GBP)');
     expect(posts(setup, /\/pay\/$/)).toHaveLength(2);
-    expect(setup.fake.submissions.get(submission.id)?.bonus_payments).toEqual([50]);
-    expect(posts(setup, /submissions\/bonus-payments\/$/)).toHaveLength(1);
+    const audit = setup.db.prepare("SELECT actor, target_id, details FROM audit_log WHERE action = 'prolific.bonus_confirmed_unpaid'").all() as { actor: string; details: string }[];
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.actor).toBe('cli');
+    expect(JSON.parse(audit[0]?.details ?? '{}')).toMatchObject({ bulkBonusId: bulkId, shownOn: 0, participants: 1, amountMinor: 50, currency: 'GBP' });
+    setup.fake.process();
+    expect(submission.bonus_payments).toEqual([50]);
+    // Once taken, it is final: another --confirm-unpaid of it is refused.
+    const twice = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--confirm-unpaid', bulkId], setup.cliEnv);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('is not one whose answer was lost (it is confirmed)');
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(2);
+  });
+
+  it('prolific settle, when a bonus pay is made but its answer lost, stops until Prolific shows it paid, then confirms it without paying again; --confirm-unpaid of it is refused', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const { submission, url } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
+    setup.fake.completeSubmission(submission.id, (await walkFromProlific(setup, url, 'complete')) ?? '');
+    setup.fake.faults.push({ method: 'POST', path: /\/pay\/$/, lose: true });
+    const first = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(first.code).toBe(1);
+    const bulkId = [...setup.fake.bonuses.keys()][0] as string;
+    expect(first.stderr).toContain(`The bonus payment ${bulkId}`);
+    // Prolific makes the payment in the following minutes.
+    setup.fake.process();
+    const refused = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--confirm-unpaid', bulkId], setup.cliEnv);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`Prolific shows the bonus payment ${bulkId} on 1 of 1 submission(s): it was paid at least in part, so it is not sent again.`);
+    const again = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Checked 1 operation(s) left unconfirmed by an earlier run: 1 done on Prolific, 0 not done.');
+    expect(posts(setup, /\/pay\/$/)).toHaveLength(1);
+    expect(setup.fake.payments.filter((p) => p.kind === 'bonus')).toHaveLength(1);
+    expect(submission.bonus_payments).toEqual([50]);
+  });
+
+  it('prolific settle, for a screened-out participant who closed the tab and one who entered the screen-out code, never sends COMPLETE, lists the first for review and still approves and pays everyone else', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const [done, tabClosed, entered] = participantIds(3) as [string, string, string];
+    const run = async (id: string, walk: 'complete' | 'screen-out', enter: boolean) => {
+      const { submission, url } = setup.fake.startSubmission(study.id, id);
+      const code = await walkFromProlific(setup, url, walk);
+      if (enter) setup.fake.completeSubmission(submission.id, code ?? '');
+      return submission;
+    };
+    const completed = await run(done, 'complete', true);
+    const closed = await run(tabClosed, 'screen-out', false);
+    const screened = await run(entered, 'screen-out', true);
+    // The participant's own code screens them out and Prolific pays the fixed screen-out reward at once.
+    expect(screened).toMatchObject({ status: 'SCREENED OUT', bonus_payments: [30] });
+    const settled = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(settled.code).toBe(0);
+    expect(settled.stdout).toContain(`review: ${tabClosed} (${closed.id}): screened out`);
+    expect(setup.fake.requests.filter((r) => r.path.includes('/submissions/') && r.path.endsWith('/transition/'))).toEqual([]);
+    setup.fake.process();
+    expect(completed).toMatchObject({ status: 'APPROVED', bonus_payments: [50] });
+    expect(closed.status).toBe('ACTIVE');
+    expect(screened).toMatchObject({ status: 'SCREENED OUT', bonus_payments: [30] });
+  });
+
+  it('the fake Prolific, for COMPLETE with the participant-actor screen-out code that earlier settles sent, refuses it as Prolific does', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const { submission } = setup.fake.startSubmission(study.id, participantIds(1)[0] as string);
+    const res = await fetch(`${setup.fake.url}submissions/${submission.id}/transition/`, {
+      method: 'POST',
+      headers: { Authorization: `Token ${setup.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ action: 'COMPLETE', completion_code: CODES.screenedOut }),
+    });
+    expect(res.status).toBe(400);
+    expect(submission.status).toBe('ACTIVE');
+  });
+
+  it('prolific publish, for a screen-out payment not below the study reward, is refused before any call to Prolific with both amounts named', async () => {
+    // The launch checklist blocks opening such a batch too (issue 50, item 10): it stays a draft.
+    const setup = await prolificSetup({ settings: { provider: { kind: 'prolific', completionCodes: CODES, screenOutPay: '2.00' } }, open: false });
+    const published = await cli(['prolific', 'publish', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(published.code).toBe(1);
+    expect(published.stderr).toContain("its screen-out payment (provider.screenOutPay, 2.00 GBP) must be below the study's reward (2.00 GBP)");
+    expect(setup.fake.requests).toEqual([]);
+  });
+
+  it('prolific settle and status, for a participant asked to return who ignores it and submits, keep them on the review list with their day-21 deadline until Prolific approves them itself', async () => {
+    const setup = await prolificSetup();
+    const study = await publish(setup);
+    const [id] = participantIds(1) as [string];
+    const { submission, url } = setup.fake.startSubmission(study.id, id);
+    expect(await walkFromProlific(setup, url, 'withdraw')).toBeNull();
+    const asked = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(asked.stdout).toContain('asked to return 1');
+    expect(submission.return_requested).not.toBeNull();
+    // They do not return it: they submit on Prolific without a code.
+    setup.fake.completeSubmission(submission.id, 'NOCODE');
+    const deadline = new Date(Date.UTC(new Date(submission.completed_at ?? '').getUTCFullYear(), new Date(submission.completed_at ?? '').getUTCMonth(), new Date(submission.completed_at ?? '').getUTCDate() + 21));
+    const day = `${deadline.toISOString().slice(0, 10)} 00:00 UTC`;
+    const again = await cli(['prolific', 'settle', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(again.stdout).toContain(`review: ${id} (${submission.id}): withdrew (asked to return the study); asked to return on`);
+    expect(again.stdout).toContain(`; Prolific approves it itself from ${day}`);
+    expect(again.stdout).toContain('asked to return 0');
+    const shown = await cli(['prolific', 'status', String(setup.seeded.batchId)], setup.cliEnv);
+    expect(shown.stdout).toContain(`  ${day}: ${id} (${submission.id}): withdrew`);
+    // Day 21 passes: Prolific approves it and pays the full reward; settle counts it done.
+    setup.fake.advanceDays(21);
+    expect(submission.status).toBe('APPROVED');
+    expect(setup.fake.payments).toEqual([{ participantId: id, kind: 'reward', cents: 200 }]);
+    const after = await cli(['prolific', 'settle', String(setup.seeded.batchId), '--dry-run'], setup.cliEnv);
+    expect(after.stdout).toContain('already done: 1');
+    expect(after.stdout).not.toContain(`review: ${id}`);
   });
 });

@@ -183,7 +183,7 @@ describe('simarena dialogues import, Sotopia episodes', () => {
     const refused = await cli(['dialogues', 'import', join(fixtures, 'episode-logs.json')], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      `error: ${join(fixtures, 'episode-logs.json')}: record 1: no mode: the tag "gpt-4_gpt-3.5-turbo_v0.0.1" names none; give --mode (script, agents or mindreaders) or a "mode" field`,
+      `error: ${join(fixtures, 'episode-logs.json')}: record 1: no mode: the tag "gpt-4_gpt-3.5-turbo_v0.0.1" names none; give --mode (script, agents, mindreaders, humans, human_agent, human_script) or a "mode" field`,
     );
     expect(count(db, "SELECT count(*) FROM dialogues WHERE origin = 'imported'")).toBe(0);
     for (const file of ['episode-logs.json', 'episode-logs.jsonl']) {

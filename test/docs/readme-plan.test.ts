@@ -1,0 +1,23 @@
+// Issue 49 item 7: the README's `simarena plan` command runs as written, and its money reads "£1.88", never "1.88 £".
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/run-cli.js';
+
+const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+
+describe("the README's plan command", () => {
+  it('npx simarena plan --sequential, as the README writes it, runs and prints every amount with its currency sign in front', async () => {
+    const commands = [...readme.matchAll(/`npx simarena (plan [^`]*)`/g)].map((m) => (m[1] as string).split(/\s+/));
+    expect(commands.length).toBeGreaterThan(0);
+    for (const args of commands) {
+      expect(args).toContain('--sequential');
+      const run = await cli(args);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/saving about £\d+\.\d\d per comparison/);
+      // No amount followed by a symbol ("0.10 £"), anywhere in the plan.
+      expect(run.stdout).not.toMatch(/\d \p{Sc}/u);
+    }
+  });
+});
