@@ -8,7 +8,8 @@
 //   2: every design the docs offer (both spendings; no futility, non-binding, binding) in the base world (K = 3, 20
 //      pairs a rater, leans SD 0.5, 10% tie answers): type I error, power, futility stops, judgments paid for;
 //   3: K = 2, where a third of the pairs tie;
-//   4: reallocation: a decided comparison's unused judgments buy pairs for an undecided one.
+//   4: reallocation: a decided comparison's unused judgments buy pairs for an undecided one, with and without
+//      binding futility.
 import { type ComparisonResult, simulateSequential, type SimulationInput } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
@@ -61,6 +62,7 @@ if (tables.has(1)) {
     }
   }
   out.push('');
+  flush();
 }
 
 if (tables.has(2)) {
@@ -81,6 +83,7 @@ if (tables.has(2)) {
     }
   }
   out.push('');
+  flush();
 }
 
 if (tables.has(3)) {
@@ -93,18 +96,27 @@ if (tables.has(3)) {
     out.push(`| ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} | ${f4(c.fixedClusteredRate)} | ${c.meanJudgments.toFixed(1)} |`);
   }
   out.push('');
+  flush();
 }
 
 if (tables.has(4)) {
-  out.push('**Reallocation** (two comparisons of 200 pairs in the base world, alpha 0.025 each; the first at a win rate of 0.65, the second with no preference and 60 unused samples to receive pairs from):', '');
-  out.push('| spending | first: rejected | second: rejected (MC s.e.) | limit at 0.025 | second: judgments paid for | second: its maximum (judgments) |');
-  out.push('|---|---|---|---|---|---|');
+  out.push('**Reallocation** (two comparisons of 200 pairs in the base world, alpha 0.025 each; the first at a win rate of 0.65, the second with no preference and 60 unused samples to receive pairs from; futility at beta 0.2 and 0.65, binding):', '');
+  out.push('| spending | futility | first: rejected | second: rejected (MC s.e.) | limit at 0.025 | second: judgments paid for | second: its maximum (judgments) |');
+  out.push('|---|---|---|---|---|---|---|');
   for (const spending of spendings) {
-    const [first, second] = run(`table 4, reallocation, ${spending}`, { ...base, reserve: 60, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending, reallocate: true } });
-    if (!first || !second) continue;
-    out.push(`| ${spending} | ${f4(first.rejectRate)} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limit(ALPHA / 2))} | ${second.meanJudgments.toFixed(1)} | ${second.meanMaxJudgments.toFixed(1)} |`);
+    for (const futility of [null, { beta: 0.2, effect: 0.65, binding: true }]) {
+      const name = futility === null ? 'none' : 'binding';
+      const [first, second] = run(`table 4, reallocation, ${spending}, futility ${name}`, { ...base, reserve: 60, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending, reallocate: true, futility } });
+      if (!first || !second) continue;
+      out.push(`| ${spending} | ${name} | ${f4(first.rejectRate)} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limit(ALPHA / 2))} | ${second.meanJudgments.toFixed(1)} | ${second.meanMaxJudgments.toFixed(1)} |`);
+    }
   }
   out.push('');
+  flush();
 }
 
-console.log(out.join('\n'));
+// Each table is printed as soon as it is done: a long run stopped half way keeps the tables it finished.
+function flush(): void {
+  console.log(out.join('\n'));
+  out.length = 0;
+}
