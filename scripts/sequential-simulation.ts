@@ -9,7 +9,8 @@
 //      pairs a rater, leans SD 0.5, 10% tie answers): type I error, power, futility stops, judgments paid for;
 //   3: K = 2, where a third of the pairs tie;
 //   4: reallocation: a decided comparison's unused judgments buy pairs for an undecided one, with and without
-//      binding futility.
+//      binding futility;
+//   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default).
 import { type ComparisonResult, simulateSequential, type SimulationInput } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
@@ -32,15 +33,15 @@ const base: Omit<SimulationInput, 'winRates' | 'rule' | 'random' | 'studies'> = 
 };
 
 let line = 0;
-function run(label: string, input: Omit<SimulationInput, 'random' | 'studies' | 'onStudy'>): ComparisonResult[] {
+function run(label: string, input: Omit<SimulationInput, 'random' | 'studies' | 'onStudy'>, how: { studies: number; stream?: number } = { studies }): ComparisonResult[] {
   line++;
   const started = Date.now();
   const result = simulateSequential({
     ...input,
-    studies,
-    random: seededRandom(seed * 1000 + line),
+    studies: how.studies,
+    random: seededRandom(seed * 1000 + (how.stream ?? line)),
     onStudy: (done) => {
-      if (done % 1000 === 0) process.stderr.write(`  ${label}: ${done} of ${studies} studies, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      if (done % 1000 === 0) process.stderr.write(`  ${label}: ${done} of ${how.studies} studies, ${Math.round((Date.now() - started) / 1000)} s\n`);
     },
   });
   process.stderr.write(`${label}: done in ${Math.round((Date.now() - started) / 1000)} s\n`);
@@ -110,6 +111,24 @@ if (tables.has(4)) {
       if (!first || !second) continue;
       out.push(`| ${spending} | ${name} | ${f4(first.rejectRate)} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limit(ALPHA / 2))} | ${second.meanJudgments.toFixed(1)} | ${second.meanMaxJudgments.toFixed(1)} |`);
     }
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(5)) {
+  // The one line of table 4 above its limit at the first run (Pocock, binding futility: 0.0322 against 0.0316), again
+  // with twice the studies and streams of its own (the same whichever tables run), beside non-binding futility.
+  const more = 2 * studies;
+  const limitMore = 0.025 + 3 * Math.sqrt((0.025 * 0.975) / more);
+  out.push(`**Reallocation with Pocock spending and futility, again** (${more} studies a line, streams of their own; as table 4):`, '');
+  out.push('| futility | second: rejected (MC s.e.) | limit at 0.025 | second: stopped for futility | second: judgments paid for |');
+  out.push('|---|---|---|---|---|');
+  for (const [j, binding] of [true, false].entries()) {
+    const futility = { beta: 0.2, effect: 0.65, binding };
+    const [, second] = run(`table 5, reallocation, pocock, ${binding ? 'binding' : 'non-binding'}`, { ...base, reserve: 60, fixedDesign: false, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending: 'pocock', reallocate: true, futility } }, { studies: more, stream: 900 + j });
+    if (!second) continue;
+    out.push(`| ${binding ? 'binding' : 'non-binding'} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limitMore)} | ${f4(second.futilityRate)} | ${second.meanJudgments.toFixed(1)} |`);
   }
   out.push('');
   flush();

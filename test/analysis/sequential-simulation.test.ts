@@ -4,7 +4,7 @@ import { lookStatistic } from '../../src/batches/look-statistic.js';
 import { decideLook, lookPoint, lookSchedule } from '../../src/batches/sequential-rule.js';
 import { seededRandom } from '../../src/scenarios/seeded-random.js';
 
-// Seeded, smaller versions of scripts/sequential-simulation.ts (20,000 studies a line, docs/researcher/sequential-batches.md):
+// Seeded, smaller versions of scripts/sequential-simulation.ts (5,000 studies a line in docs/researcher/sequential-batches.md):
 // batches served and answered as they run, K raters a pair, each rater leaning toward a condition, through the rule's
 // own code (evaluateLook). The limit on a type I error is alpha plus three Monte Carlo standard errors.
 const limit = (studies: number, alpha = 0.05) => alpha + 3 * Math.sqrt((alpha * (1 - alpha)) / studies);
