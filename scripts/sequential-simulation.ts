@@ -1,74 +1,141 @@
-// Runs the real stopping rule (src/batches/sequential-rule.ts, through src/analysis/sequential-simulation.ts) on
-// simulated comparisons: the type I error under the null with and without late looks, and power and pairs used at
-// win rates 0.6, 0.65 and 0.7 against the fixed design; then the same with futility stopping, binding and not. Prints a Markdown table (docs/researcher/sequential-batches.md).
-// Run: npx tsx scripts/sequential-simulation.ts [studies=20000] [seed=44]
-import { simulateSequential } from '../src/analysis/sequential-simulation.js';
+// The tables of docs/researcher/sequential-batches.md ("Measured"): sequential batches simulated as they run
+// (src/analysis/sequential-simulation.ts, through evaluateLook, the answer path's own decision): raters arrive, 5 at
+// work at once, each promised up to N pairs and leaning toward a condition (SD on the logit scale), K raters a pair,
+// tie answers, answers in flight served after a stop, reallocation. Prints Markdown tables; progress goes to stderr.
+// Run: nice npx tsx scripts/sequential-simulation.ts [studies=20000] [seed=51] [tables=1,2,3,4]
+//   1: the issue's world (K = 3, leans SD 0.5, no ties) at 5, 20 and 40 pairs a rater: the fixed design's exact test
+//      of pair majorities against the rater-clustered test, and the sequential rule;
+//   2: every design the docs offer (both spendings; no futility, non-binding, binding) in the base world (K = 3, 20
+//      pairs a rater, leans SD 0.5, 10% tie answers): type I error, power, futility stops, judgments paid for;
+//   3: K = 2, where a third of the pairs tie;
+//   4: reallocation: a decided comparison's unused judgments buy pairs for an undecided one, with and without
+//      binding futility;
+//   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default).
+import { type ComparisonResult, simulateSequential, type SimulationInput } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
 const studies = Number(process.argv[2] ?? 20_000);
-const seed = Number(process.argv[3] ?? 44);
-const PAIRS = 200;
-const TIES = 0;
+const seed = Number(process.argv[3] ?? 51);
+const tables = new Set((process.argv[4] ?? '1,2,3,4').split(',').map(Number));
 const ALPHA = 0.05;
+const limit = (alpha: number) => alpha + 3 * Math.sqrt((alpha * (1 - alpha)) / studies);
+const f4 = (x: number) => x.toFixed(4);
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-const rows: string[] = [];
-rows.push('| spending | looks | late looks | win rate | studies | stopped for efficacy (MC s.e.) | limit alpha + 3 s.e. | fixed design | mean pairs used | pairs saved |');
-rows.push('|---|---|---|---|---|---|---|---|---|---|');
-for (const spending of ['obrien-fleming', 'pocock'] as const) {
-  for (const lateBy of [0, 20]) {
-    for (const winRate of [0.5, 0.6, 0.65, 0.7]) {
-      const started = Date.now();
-      const result = simulateSequential({
-        pairs: PAIRS,
-        rule: { looks: 5, alpha: ALPHA, spending },
-        comparisons: 1,
-        winRate,
-        tieShare: TIES,
-        lateBy,
-        studies,
-        random: seededRandom(seed + Math.round(winRate * 100) + lateBy * 1000 + (spending === 'pocock' ? 7 : 0)),
-      });
-      const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / studies);
-      rows.push(
-        `| ${spending} | 5 | ${lateBy === 0 ? 'no' : `0/${lateBy / 2}/${lateBy} pairs`} | ${winRate} | ${studies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${winRate === 0.5 ? limit.toFixed(4) : ''} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
-      );
-      if (winRate === 0.5 && result.rejectRate > limit) rows.push(`<!-- type I error above the limit: ${result.rejectRate} > ${limit} -->`);
-      console.error(`${spending} late ${lateBy} win ${winRate}: ${Date.now() - started} ms`);
+const base: Omit<SimulationInput, 'winRates' | 'rule' | 'random' | 'studies'> = {
+  pairs: 200,
+  judgmentsPerPair: 3,
+  perRater: 20,
+  raterLean: 0.5,
+  tieShare: 0.1,
+  concurrency: 5,
+  reserve: 0,
+};
+
+let line = 0;
+function run(label: string, input: Omit<SimulationInput, 'random' | 'studies' | 'onStudy'>, how: { studies: number; stream?: number } = { studies }): ComparisonResult[] {
+  line++;
+  const started = Date.now();
+  const result = simulateSequential({
+    ...input,
+    studies: how.studies,
+    random: seededRandom(seed * 1000 + (how.stream ?? line)),
+    onStudy: (done) => {
+      if (done % 1000 === 0) process.stderr.write(`  ${label}: ${done} of ${how.studies} studies, ${Math.round((Date.now() - started) / 1000)} s\n`);
+    },
+  });
+  process.stderr.write(`${label}: done in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  return result.comparisons;
+}
+
+const spendings = ['obrien-fleming', 'pocock'] as const;
+const out: string[] = [`${studies} studies a line, seed ${seed}; a type I error must be at most alpha + 3 Monte Carlo standard errors (${f4(limit(ALPHA))} at alpha ${ALPHA}).`, ''];
+
+if (tables.has(1)) {
+  out.push('**Shared raters** (200 pairs, K = 3, raters leaning with SD 0.5, no ties; 5 looks):', '');
+  out.push('| pairs a rater | raters | fixed design: exact test of pair majorities | fixed design: rater-clustered | spending | sequential rule (MC s.e.) |');
+  out.push('|---|---|---|---|---|---|');
+  for (const perRater of [5, 20, 40]) {
+    for (const spending of spendings) {
+      const [c] = run(`table 1, ${perRater} a rater, ${spending}`, { ...base, tieShare: 0, perRater, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } });
+      if (!c) continue;
+      out.push(`| ${perRater} | ${(600 / perRater).toFixed(0)} | ${f4(c.fixedExactRate)} | ${f4(c.fixedClusteredRate)} | ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) |`);
     }
   }
+  out.push('');
+  flush();
 }
-// Ties: a tenth of the pairs tied, so the information at each look is short of the plan and the bounds are computed at
-// the fractions reached (each study its own), which makes this run slow: fewer studies, under the null only.
-const tieStudies = Math.max(1, Math.round(studies / 10));
-for (const spending of ['obrien-fleming', 'pocock'] as const) {
-  const result = simulateSequential({ pairs: PAIRS, rule: { looks: 5, alpha: ALPHA, spending }, comparisons: 1, winRate: 0.5, tieShare: 0.1, lateBy: 0, studies: tieStudies, random: seededRandom(seed + 99) });
-  const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / tieStudies);
-  rows.push(
-    `| ${spending} | 5 | no, 10% ties | 0.5 | ${tieStudies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${limit.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
-  );
-}
-// Futility (beta 0.2 at a win rate of 0.65 over the 200 pairs), binding and not, without ties; late looks under the
-// null and at the planned effect.
-const futilityRows: string[] = [];
-futilityRows.push('| spending | futility | late looks | win rate | studies | stopped for efficacy (MC s.e.) | limit alpha + 3 s.e. | stopped for futility | fixed design | mean pairs used | pairs saved |');
-futilityRows.push('|---|---|---|---|---|---|---|---|---|---|---|');
-for (const spending of ['obrien-fleming', 'pocock'] as const) {
-  for (const binding of [false, true]) {
-    for (const lateBy of [0, 20]) {
-      for (const winRate of lateBy === 0 ? [0.5, 0.55, 0.6, 0.65, 0.7] : [0.5, 0.65]) {
-        const futility = { beta: 0.2, effect: 0.65, binding };
-        const random = seededRandom(seed + Math.round(winRate * 100) + (binding ? 500 : 0) + lateBy * 1000 + (spending === 'pocock' ? 7 : 0));
-        const result = simulateSequential({ pairs: PAIRS, rule: { looks: 5, alpha: ALPHA, spending, futility }, comparisons: 1, winRate, tieShare: TIES, lateBy, studies, random });
-        const limit = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / studies);
-        futilityRows.push(
-          `| ${spending} | beta 0.2 at 0.65, ${binding ? 'binding' : 'non-binding'} | ${lateBy === 0 ? 'no' : `0/${lateBy / 2}/${lateBy} pairs`} | ${winRate} | ${studies} | ${result.rejectRate.toFixed(4)} (${result.standardError.toFixed(4)}) | ${winRate === 0.5 ? limit.toFixed(4) : ''} | ${result.futilityRate.toFixed(4)} | ${result.fixedRejectRate.toFixed(4)} | ${result.meanPairs.toFixed(1)} of ${PAIRS} | ${(100 * (1 - result.meanPairs / PAIRS)).toFixed(1)}% |`,
+
+if (tables.has(2)) {
+  out.push('**Every design** (200 pairs, K = 3, 20 pairs a rater, leans SD 0.5, 10% tie answers, 5 raters at work at once; 5 looks; futility at beta 0.2 and a pair-majority win rate of 0.65):', '');
+  out.push('| spending | futility | judgment win rate | rejected (MC s.e.) | limit | stopped for futility | fixed design, rater-clustered | pairs at the stop | judgments paid for (of 600) | saved |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|');
+  for (const spending of spendings) {
+    for (const futility of [null, { beta: 0.2, effect: 0.65, binding: false }, { beta: 0.2, effect: 0.65, binding: true }]) {
+      for (const winRate of [0.5, 0.65]) {
+        const name = futility === null ? 'none' : futility.binding ? 'binding' : 'non-binding';
+        const [c] = run(`table 2, ${spending}, futility ${name}, win rate ${winRate}`, { ...base, winRates: [winRate], rule: { looks: 5, alpha: ALPHA, spending, futility } });
+        if (!c) continue;
+        const flag = winRate === 0.5 && c.rejectRate > limit(ALPHA) ? ' (above the limit)' : '';
+        out.push(
+          `| ${spending} | ${name} | ${winRate} | ${f4(c.rejectRate)} (${f4(c.standardError)})${flag} | ${winRate === 0.5 ? f4(limit(ALPHA)) : ''} | ${f4(c.futilityRate)} | ${f4(c.fixedClusteredRate)} | ${c.meanPairsUsed.toFixed(1)} | ${c.meanJudgments.toFixed(1)} | ${pct(1 - c.meanJudgments / c.meanMaxJudgments)} |`,
         );
-        if (winRate === 0.5 && result.rejectRate > limit) futilityRows.push(`<!-- type I error above the limit: ${result.rejectRate} > ${limit} -->`);
       }
     }
   }
+  out.push('');
+  flush();
 }
-console.log(`${PAIRS} pairs, alpha ${ALPHA}, 5 looks (every 40 completed pairs); late looks are taken 0, 10 or 20 pairs late at random; seed ${seed}.\n`);
-console.log(rows.join('\n'));
-console.log('\nWith futility stopping:\n');
-console.log(futilityRows.join('\n'));
+
+if (tables.has(3)) {
+  out.push('**K = 2** (200 pairs, 20 pairs a rater, leans SD 0.5, 10% tie answers: about a third of the pairs tie; no preference):', '');
+  out.push('| spending | rejected (MC s.e.) | limit | fixed design, rater-clustered | judgments paid for (of 400) |');
+  out.push('|---|---|---|---|---|');
+  for (const spending of spendings) {
+    const [c] = run(`table 3, K = 2, ${spending}`, { ...base, judgmentsPerPair: 2, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } });
+    if (!c) continue;
+    out.push(`| ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} | ${f4(c.fixedClusteredRate)} | ${c.meanJudgments.toFixed(1)} |`);
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(4)) {
+  out.push('**Reallocation** (two comparisons of 200 pairs in the base world, alpha 0.025 each; the first at a win rate of 0.65, the second with no preference and 60 unused samples to receive pairs from; futility at beta 0.2 and 0.65, binding):', '');
+  out.push('| spending | futility | first: rejected | second: rejected (MC s.e.) | limit at 0.025 | second: judgments paid for | second: its maximum (judgments) |');
+  out.push('|---|---|---|---|---|---|---|');
+  for (const spending of spendings) {
+    for (const futility of [null, { beta: 0.2, effect: 0.65, binding: true }]) {
+      const name = futility === null ? 'none' : 'binding';
+      const [first, second] = run(`table 4, reallocation, ${spending}, futility ${name}`, { ...base, reserve: 60, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending, reallocate: true, futility } });
+      if (!first || !second) continue;
+      out.push(`| ${spending} | ${name} | ${f4(first.rejectRate)} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limit(ALPHA / 2))} | ${second.meanJudgments.toFixed(1)} | ${second.meanMaxJudgments.toFixed(1)} |`);
+    }
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(5)) {
+  // The one line of table 4 above its limit at the first run (Pocock, binding futility: 0.0322 against 0.0316), again
+  // with twice the studies and streams of its own (the same whichever tables run), beside non-binding futility.
+  const more = 2 * studies;
+  const limitMore = 0.025 + 3 * Math.sqrt((0.025 * 0.975) / more);
+  out.push(`**Reallocation with Pocock spending and futility, again** (${more} studies a line, streams of their own; as table 4):`, '');
+  out.push('| futility | second: rejected (MC s.e.) | limit at 0.025 | second: stopped for futility | second: judgments paid for |');
+  out.push('|---|---|---|---|---|');
+  for (const [j, binding] of [true, false].entries()) {
+    const futility = { beta: 0.2, effect: 0.65, binding };
+    const [, second] = run(`table 5, reallocation, pocock, ${binding ? 'binding' : 'non-binding'}`, { ...base, reserve: 60, fixedDesign: false, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending: 'pocock', reallocate: true, futility } }, { studies: more, stream: 900 + j });
+    if (!second) continue;
+    out.push(`| ${binding ? 'binding' : 'non-binding'} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limitMore)} | ${f4(second.futilityRate)} | ${second.meanJudgments.toFixed(1)} |`);
+  }
+  out.push('');
+  flush();
+}
+
+// Each table is printed as soon as it is done: a long run stopped half way keeps the tables it finished.
+function flush(): void {
+  console.log(out.join('\n'));
+  out.length = 0;
+}

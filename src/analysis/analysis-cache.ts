@@ -1,4 +1,4 @@
-import { readSequentialNotes } from './sequential-report.js';
+import { readSequentialSection, type SequentialSection } from './sequential-report.js';
 import type { Db } from '../db/connection.js';
 import type { AnalysisReport } from './analysis-report.js';
 import { type AnalyzeOptions, analyzeJudgments, DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
@@ -58,9 +58,10 @@ export type SignalFlagsInput = { grounds: string[]; byRater: [string, RaterFlag[
 
 /**
  * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
- * batch's lines on where each comparison stopped and its methods paragraph (issue 44). `signals`: the raters' flags.
+ * batch's section, where each comparison stopped with its sequential p-value and repeated interval, and its methods
+ * paragraph (issues 44 and 51; the report leads with it). `signals`: the raters' flags.
  */
-export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: string[]; signals: SignalFlagsInput };
+export type BatchAnalysisInput = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionInput[]; sequential: SequentialSection | null; signals: SignalFlagsInput };
 type QuestionInput = { question: AnalysisQuestion; data: BatchJudgments; paper: PaperData; goldFromRated: number };
 
 /**
@@ -76,7 +77,7 @@ export function loadBatchAnalysisInput(db: Db, batchId: number, options: Pick<Co
 }
 
 /** A batch's analysis input but its judgments, read in one snapshot; `upTo` is the last of the batch's judgment ids it holds (0: none). */
-export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: string[]; signals: SignalFlagsInput };
+export type BatchAnalysisFrame = { batch: BatchForAnalysis; asked: AnalysisQuestion | null; parts: QuestionFrame[]; upTo: number; sequential: SequentialSection | null; signals: SignalFlagsInput };
 type QuestionFrame = { question: AnalysisQuestion; frame: JudgmentFrame; paper: PaperData; goldFromRated: number };
 
 export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<ComputeOptions, 'question'> = {}): BatchAnalysisFrame | null {
@@ -92,7 +93,7 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
     const name = shared.raters.get(id)?.name;
     return name === undefined ? [] : [[name, list]];
   });
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialNotes(db, batch.id), signals: { grounds: flags.grounds, byRater } };
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialSection(db, batch.id), signals: { grounds: flags.grounds, byRater } };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
@@ -127,10 +128,37 @@ export function analyzeBatchInput({ batch, asked, parts, sequential, signals }: 
   }
   const part = reports[0] as QuestionPart;
   // The sequential rule tests the first question (the one that stands for the comparison in every counter).
-  part.report.notes.push(...(sequential ?? []));
+  if (sequential) part.report.sequential = sequentialJson(sequential);
   // One question asked of a several-question batch: its report, naming it.
   if (asked && batch.questions.length > 1) part.report.question = { id: asked.id, text: asked.text, index: batch.questions.indexOf(asked) };
   return combineQuestionReports(reports);
+}
+
+/** The report's sequential section (snake_case, as the rest of the report). */
+function sequentialJson(section: SequentialSection): NonNullable<AnalysisReport['sequential']> {
+  return {
+    comparisons: section.comparisons.map((c) => ({
+      comparison: c.comparison,
+      state: c.state,
+      stop_reason: c.reason,
+      look: c.look,
+      planned_looks: c.plannedLooks,
+      pairs_used: c.pairsUsed,
+      max_pairs: c.maxPairs,
+      statistic: c.statistic?.kind ?? null,
+      statistic_reason: c.statistic?.reason ?? null,
+      raters: c.statistic?.raters ?? null,
+      design_effect: c.statistic?.designEffect ?? null,
+      sequential_p: c.sequentialP,
+      win_rate_a: c.estimate,
+      repeated_ci: c.repeatedCi,
+      naive_win_rate_a: c.naive.winRate,
+      naive_ci95: c.naive.ci95,
+      after_stop: c.afterStop,
+    })),
+    lines: section.lines,
+    methods: section.methods,
+  };
 }
 
 function analysisOptions(batch: BatchForAnalysis, question: AnalysisQuestion, data: BatchJudgments, options: ComputeOptions & { raterSignals?: RaterSignalFlags }): AnalyzeOptions {

@@ -143,6 +143,11 @@ export type AnalysisReport = {
   /** Issue 43, batches only: each comparison without the raters the quality signals flag, next to the full result. */
   sensitivity?: SensitivitySection;
   /**
+   * Issue 51, sequential batches only: the result of the design, which the report leads with (the win rates below
+   * ignore it and count the judgments after a stop): one entry per comparison, a line each, and the methods paragraph.
+   */
+  sequential?: SequentialReport;
+  /**
    * Issue 52: a preference question's comparisons with HUMANS:human, as each other condition's win rate against it;
    * absent when no comparison has HUMANS:human (and in a which-is-real question's report, whose realism section says it).
    */
@@ -170,6 +175,31 @@ export type SensitivitySide = {
   design_effect: number | null;
   /** `a preferred`, `b preferred`, `no clear winner`, or `too little to conclude`. */
   conclusion: string;
+};
+
+export type SequentialReport = {
+  comparisons: {
+    comparison: string;
+    state: 'running' | 'stopped';
+    stop_reason: 'efficacy' | 'futility' | 'final' | null;
+    look: number;
+    planned_looks: number;
+    pairs_used: number;
+    max_pairs: number;
+    statistic: 'rater-clustered' | 'pair-majorities' | null;
+    statistic_reason: string | null;
+    raters: number | null;
+    design_effect: number | null;
+    sequential_p: number | null;
+    /** The sequential estimate of a's win rate and its repeated confidence interval. */
+    win_rate_a: number | null;
+    repeated_ci: [number, number] | null;
+    naive_win_rate_a: number | null;
+    naive_ci95: [number, number] | null;
+    after_stop: { judgments: number; pairs: number; a: number; b: number; ties: number } | null;
+  }[];
+  lines: string[];
+  methods: string;
 };
 
 export type SensitivityComparison = {

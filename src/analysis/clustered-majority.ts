@@ -10,7 +10,7 @@
 // cluster-robust variance by rater (what statsmodels computes with cov_type="cluster"); with each rater judging one
 // pair, the binomial variance. The interval is Wilson's at the effective number of pairs D / deff (deff the variance
 // over the binomial one, at least 1), as Korn & Graubard (1998) do for survey proportions.
-import { pairMajority } from '../batches/sequential-rule.js';
+import { pairMajority } from '../numbers/pair-majority.js';
 import { wilsonInterval } from './wilson.js';
 
 /** One judgment of the comparison: its pair, its rater, and whether it chose a (0), b (1) or a tie (2). */

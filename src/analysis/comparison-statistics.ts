@@ -10,6 +10,7 @@ import { positionBias } from './position-bias.js';
 import { planSampleSize } from './sample-size.js';
 import { wilsonHalfWidth, wilsonInterval } from './wilson.js';
 import { TIE, winRate } from './win-rate.js';
+import { pairMajority } from '../numbers/pair-majority.js';
 
 export function analyzeComparison(
   t: JudgmentTable,
@@ -40,9 +41,11 @@ export function analyzeComparison(
     wa += a;
     wb += b;
     ties += tie;
-    // Majority per pair: the label most raters chose; an even split is a tied pair.
-    if (a > b && a > tie) majA++;
-    else if (b > a && b > tie) majB++;
+    // Majority per pair: the one definition the stopping rule uses too (src/numbers/pair-majority.ts, issue 51), the
+    // condition chosen more often than the other, tie answers aside.
+    const majority = pairMajority(a, b);
+    if (majority === 'a') majA++;
+    else if (majority === 'b') majB++;
     else majTie++;
     const category = t.itemCategory[i] as number;
     const scenario = t.itemScenario[i] as number;

@@ -3,7 +3,7 @@ import ejs from 'ejs';
 import type { AnalysisReport } from './analysis-report.js';
 import { PLOT_NAMES, PLOT_TITLES, renderAllPlots } from './plots.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences } from './report-tables.js';
+import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
 
 const TEMPLATE = fileURLToPath(new URL('../../views/report/analysis.ejs', import.meta.url));
 
@@ -22,6 +22,8 @@ async function section(report: AnalysisReport, tables: ReturnType<typeof reportT
     question,
     source: question ? sourceLine(report) : null,
     h: question ? 'h3' : 'h2',
+    sequential: report.sequential ?? null,
+    summaryTitle: summaryTitle(report),
     summary: summarySentences(report),
     tables,
     plots,

@@ -1,7 +1,7 @@
 import type { AnalysisReport } from './analysis-report.js';
 import type { Table } from './report-format.js';
 import { questionHeading, questionSections } from './question-reports.js';
-import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences } from './report-tables.js';
+import { crossQuestionTable, exclusionsTable, noJudgmentsHeadline, questionTables, type reportTables, sourceLine, summarySentences, summaryTitle } from './report-tables.js';
 
 const cell = (v: string | number) => String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -40,8 +40,10 @@ function exclusionLines(report: AnalysisReport): string[] {
 
 function bodyLines(report: AnalysisReport, h: string, tables: ReturnType<typeof reportTables>): string[] {
   const lines: string[] = [];
+  // A sequential batch leads with its design's result (issue 51); the summary below ignores the design.
+  if (report.sequential) lines.push(`${h} Sequential result`, '', ...report.sequential.lines.map((l) => `- ${l}`), '', report.sequential.methods, '');
   const summary = summarySentences(report);
-  if (summary.length > 0) lines.push(`${h} Summary`, '', ...summary.map((s) => `- ${s}`), '');
+  if (summary.length > 0) lines.push(`${h} ${summaryTitle(report)}`, '', ...summary.map((s) => `- ${s}`), '');
   for (const { title, note, table } of tables) {
     lines.push(`${h} ${title}`, '');
     if (note) lines.push(note, '');

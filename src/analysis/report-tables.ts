@@ -266,6 +266,11 @@ export function noJudgmentsHeadline(report: AnalysisReport): string | null {
  * One sentence per comparison with the numbers a results section needs (estimate, both intervals, test, n, ties,
  * agreement), so the report's headline can be quoted without reassembling it from the tables.
  */
+/** The summary's heading: for a sequential batch, says that it ignores the design (its result comes first). */
+export function summaryTitle(report: AnalysisReport): string {
+  return report.sequential ? 'Summary over all judgments (ignores the sequential design, counts judgments after a stop)' : 'Summary';
+}
+
 export function summarySentences(report: AnalysisReport): string[] {
   // A which-is-real question's comparisons count the conversation taken for real, not a preference: its summary is
   // the realism section's (issue 53).

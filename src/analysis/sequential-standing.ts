@@ -1,7 +1,7 @@
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
 import { comparisonAlpha, lookSchedule } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
-import { type ComparisonStopRow, countComparisonPairs, listLooks } from '../rating/sequential.queries.js';
+import { type ComparisonStopRow, countComparisonPairs, judgmentsAfterStop, listLooks } from '../rating/sequential.queries.js';
 import { sequentialLines, summariseComparison } from './sequential-report.js';
 
 // Where each comparison of a sequential batch stands, for `batches show` and the console's batch page (issue 49).
@@ -44,7 +44,7 @@ export function comparisonStandingLines(db: Db, settings: BatchSettings, stops: 
   const plans = readComparisonPlans(db, settings, stops);
   return stops.flatMap((c, i) => {
     const looks = listLooks(db, c.id);
-    if (looks.length > 0 || c.stopped_at !== null) return sequentialLines(summariseComparison(c, looks));
+    if (looks.length > 0 || c.stopped_at !== null) return sequentialLines(summariseComparison(c, looks, rule, c.stopped_at === null ? null : judgmentsAfterStop(db, c.id)));
     return [plannedLookLine(plans[i] as ComparisonPlan, rule)];
   });
 }

@@ -9,6 +9,7 @@ import {
   type BatchRow,
   batchCounts,
   countBatchJudgments,
+  countBatchLooks,
   deleteBatchRow,
   deletePairSet,
   listClonesOf,
@@ -51,6 +52,21 @@ export type BatchView = {
  * declared grounds for exclusion (issue 51), which chosen after seeing the data could steer the result.
  */
 export const FROZEN_KEYS = ['runs', 'comparisons', 'scenarios', 'question', 'questions', 'context', 'allowTie', 'stopping', 'equivalenceMargin', 'exclusionGrounds'] as const satisfies readonly (keyof BatchSettings)[];
+/**
+ * Settings a sequential look depends on (issue 51): when a pair is complete (K) and which raters' judgments count
+ * (the quality thresholds). Frozen once the first look is taken: a look stands as taken, and later looks must count
+ * pairs and raters as it did.
+ */
+export const SEQUENTIAL_FROZEN_KEYS = ['judgmentsPerPair', 'quality'] as const satisfies readonly (keyof BatchSettings)[];
+
+/**
+ * The keys frozen for a batch now: FROZEN_KEYS once judgments exist, before that the equivalence margin once opened
+ * (issue 53), and the sequential ones once a look is taken.
+ */
+export function frozenKeys(db: Db, batch: Pick<BatchView, 'id' | 'counts' | 'openedAt'>): (keyof BatchSettings)[] {
+  const before: (keyof BatchSettings)[] = batch.counts.judgments > 0 ? [...FROZEN_KEYS] : batch.openedAt ? ['equivalenceMargin'] : [];
+  return [...before, ...(countBatchLooks(db, batch.id) > 0 ? SEQUENTIAL_FROZEN_KEYS : [])];
+}
 const PAIR_SET_KEYS = ['runs', 'comparisons', 'scenarios', 'onboarding', 'attentionChecks'] as const satisfies readonly (keyof BatchSettings)[];
 
 export type BatchAction = 'open' | 'pause' | 'close';
@@ -136,6 +152,14 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     const frozen = changed.filter((k) => (FROZEN_KEYS as readonly string[]).includes(k));
     if (hasJudgments && frozen.length > 0) {
       throw new BatchError(`Batch ${batchId} has judgments; these settings are frozen: ${frozen.join(', ')}. Clone the batch to change them.`, 409);
+    }
+    const looks = countBatchLooks(db, batchId);
+    const lookFrozen = looks > 0 ? changed.filter((k) => (SEQUENTIAL_FROZEN_KEYS as readonly string[]).includes(k)) : [];
+    if (lookFrozen.length > 0) {
+      throw new BatchError(
+        `Batch ${batchId} has taken ${looks} sequential look${looks === 1 ? '' : 's'}, which counted pairs complete at ${current.judgmentsPerPair} judgments and raters by its quality thresholds; these settings are frozen: ${lookFrozen.join(', ')}. Clone the batch to change them.`,
+        409,
+      );
     }
     const pairSetChanged = changed.some((k) => (PAIR_SET_KEYS as readonly string[]).includes(k));
     if (pairSetChanged && hasJudgments) {

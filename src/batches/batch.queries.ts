@@ -133,6 +133,11 @@ export function countBatchJudgments(db: Db, batchId: number): number {
   return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM judgments WHERE batch_id = :batchId AND question_index = 0').pluck().get({ batchId }) ?? 0;
 }
 
+/** Looks taken at the batch's comparisons under its sequential rule (the table is written by src/rating/). */
+export function countBatchLooks(db: Db, batchId: number): number {
+  return db.prepare<{ batchId: number }, number>('SELECT count(*) FROM sequential_looks WHERE batch_id = :batchId').pluck().get({ batchId }) ?? 0;
+}
+
 /**
  * `judgments`: answered comparisons, onboarding and attention-check answers included; `regular`: those of regular pairs
  * alone, the judgments the console's batch page and the analysis count (before exclusions).

@@ -1,62 +1,90 @@
-import { alphaSpent, boundAfter, futilityBoundaries, futilityDrift, NO_BOUND_ABOVE } from '../numbers/group-sequential.js';
-import { normalCdf } from '../numbers/normal.js';
-import { type LookDecision, type LookInput, lookOutcome } from './sequential-rule.js';
+import type { LookPoint } from './sequential-rule.js';
+import { lookPoint } from './sequential-rule.js';
 
-// A look at a comparison whose maximum changed since earlier looks (reallocation, issue 44;
-// docs/researcher/sequential-batches.md, "Reallocation"). Pure, like sequential-rule.ts. The looks already taken keep
-// the bounds they were held to and the alpha they spent; from now on the spending function is read at the information
-// fraction over the NEW maximum, and a look spends only what that fraction allows beyond what was spent (Lan & DeMets
-// 1983: the spending function may be read at any information, provided the information does not depend on this
-// comparison's own data; here it changes because another comparison stopped).
-
-/** A look already taken, as stored: its fraction (over the maximum of its time), that maximum, and its bound. */
-export type PastLook = { fraction: number; maxPairs: number; critical: number | null };
-
-/**
- * Each look's information on the scale of the current maximum: fraction x its maximum / the current maximum (decisive
- * pairs over the current maximum; the final look stays 1). With an unchanged maximum these are the stored fractions.
- * The joint law of the looks' statistics depends only on the ratios of these numbers (Jennison & Turnbull 2000, 3.1).
- */
-export function informationScale(looks: readonly Pick<PastLook, 'fraction' | 'maxPairs'>[], maxPairs: number): number[] {
-  return looks.map((l) => Math.min(1, (l.fraction * l.maxPairs) / maxPairs));
-}
-
-/** Whether a comparison's maximum changed since the looks taken: their decisions are then made over the new maximum. */
-export function maximumChanged(looks: readonly Pick<PastLook, 'maxPairs'>[], maxPairs: number): boolean {
-  return looks.some((l) => l.maxPairs !== maxPairs);
-}
-
-/** A look's input (sequential-rule.ts) whose maxPairs is the comparison's pairs now, with those reallocation added. */
-export type ReallocatedLookInput = Omit<LookInput, 'earlier' | 'completed'> & { earlier: readonly PastLook[] };
-
-/** One look over the new maximum; null when no look can be taken (no decisive pair, or no information gained). */
-export function decideReallocatedLook(input: ReallocatedLookInput): LookDecision | null {
-  const decisive = input.winsA + input.winsB;
-  if (decisive === 0) return null;
-  const scale = informationScale(input.earlier, input.maxPairs);
-  const reached = input.final ? 1 : Math.min(1, decisive / input.maxPairs);
-  if (!(reached > (scale[scale.length - 1] ?? 0))) return null;
-  // Cumulative alpha spent so far: each look spent up to the spending function at its own fraction, never less than before.
-  const spentBefore = Math.max(0, ...input.earlier.map((l) => alphaSpent(input.spending, input.alpha, l.fraction)));
-  const spend = alphaSpent(input.spending, input.alpha, reached) - spentBefore;
-  const bound = boundAfter(
-    [...scale, reached],
-    input.earlier.map((l) => l.critical ?? Infinity),
-    spend,
-  );
-  const critical = bound > NO_BOUND_ABOVE ? Infinity : bound;
-  return lookOutcome(input, reached, critical, 2 * normalCdf(-critical), input.final ? null : futilityAt([...scale, reached], input));
-}
+// Looks at a comparison whose maximum was raised by reallocation (issues 44 and 51; docs/researcher/sequential-batches.md,
+// "Reallocation"). Pure. A raise is a change of sample size that depends on data (another comparison's stop, and
+// through shared raters and conditions, this one's): reading the spending function at fractions of the new maximum
+// does not hold the error rate then. So the comparison keeps its original design, and its later pairs enter the
+// statistic with weights fixed when the maximum rose: the weighted inverse-normal statistic of Cui, Hung & Wang (1999,
+// Biometrics 55: 853-857), as in Lehmacher & Wassmer (1999). At a raise after look j, the information fraction t_j
+// reached stays; the design's remaining 1 - t_j is spread over the pairs still to complete, so a later look with c
+// completed pairs of the new maximum N stands at t = t_j + (1 - t_j)(c - c_j)/(N - c_j), and the pairs that entered
+// after look j weigh (t - t_j) in the statistic, however many they are: each stage's pairs share its weight,
+// u_i = sqrt(w_s / n_s). With those weights the statistic has the original design's null law whatever the raise.
 
 /**
- * The futility bound at the newest look, from beta spending over the new maximum (its drift follows the new number of
- * pairs). The efficacy bound above ignores futility stops, earlier ones included, so from a reallocation on futility is
- * non-binding whatever the rule says: type I error holds whether or not the researcher stops.
+ * A look already taken, as stored: where it stood, the maximum of its time, the completed pairs it counted and its
+ * statistic's observed information (null for looks stored before issue 51).
  */
-function futilityAt(fractions: readonly number[], input: ReallocatedLookInput): number | null {
-  if (!input.futility) return null;
-  const { beta, effect } = input.futility;
-  const bounds = futilityBoundaries(fractions, { family: input.spending, alpha: input.alpha, beta, drift: futilityDrift(effect, input.maxPairs), binding: false });
-  const f = bounds.futility[fractions.length - 1] ?? 0;
-  return f > 0 ? f : null;
+export type PastLook = LookPoint & { maxPairs: number; completed: number; observedInformation: number | null };
+
+/** A stage of the weighted statistic: the pairs that entered at looks up to `untilLook` (1-based; null: to now), and its weight. */
+export type Stage = { untilLook: number | null; weight: number };
+
+export type LookPlan = {
+  point: LookPoint;
+  /** The maximum the design was planned over (futility's drift): the pairs at the first look. */
+  designPairs: number;
+  /** One stage without a raise (equal weights); one more after each raise. */
+  stages: Stage[];
+};
+
+/** The comparison now: its pairs, the completed and decisive ones, and the observed information of their statistic. */
+export type LookNow = { completed: number; decisive: number; maxPairs: number; final: boolean; observedInformation: number };
+
+/** Where the next look stands and how its pairs are weighed, from the looks taken and the comparison now. */
+export function planLook(looks: readonly PastLook[], now: LookNow): LookPlan {
+  const designPairs = looks[0]?.maxPairs ?? now.maxPairs;
+  // A raise after look j: the maximum of the look after it (or of now) is higher.
+  const raisedAfter: number[] = [];
+  looks.forEach((look, j) => {
+    if (look.maxPairs < (looks[j + 1]?.maxPairs ?? now.maxPairs)) raisedAfter.push(j);
+  });
+  const anchor = looks[raisedAfter[raisedAfter.length - 1] ?? -1];
+  if (!anchor) return { point: observedPoint(looks, now, designPairs), designPairs, stages: [{ untilLook: null, weight: 1 }] };
+  const fraction = now.final ? 1 : Math.min(1, anchor.fraction + ((1 - anchor.fraction) * Math.max(0, now.completed - anchor.completed)) / (now.maxPairs - anchor.completed));
+  const stages: Stage[] = [];
+  let before = 0;
+  for (const j of raisedAfter) {
+    const at = (looks[j] as PastLook).fraction;
+    stages.push({ untilLook: j + 1, weight: at - before });
+    before = at;
+  }
+  stages.push({ untilLook: null, weight: fraction - before });
+  return { point: { fraction, information: (anchor.information * fraction) / anchor.fraction }, designPairs, stages };
 }
+
+/** The stage of a pair that first entered at look `entered` (1-based; null: entering now). */
+export function stageOf(stages: readonly Stage[], entered: number | null): number {
+  if (entered === null) return stages.length - 1;
+  const i = stages.findIndex((s) => s.untilLook !== null && entered <= s.untilLook);
+  return i < 0 ? stages.length - 1 : i;
+}
+
+/** Each pair's weight sqrt(w_s / n_s), given the stage of each pair (in order). */
+export function stageWeights(stages: readonly Stage[], pairStages: readonly number[]): number[] {
+  if (stages.length === 1) return pairStages.map(() => 1);
+  const counts = stages.map(() => 0);
+  for (const s of pairStages) counts[s] = (counts[s] ?? 0) + 1;
+  return pairStages.map((s) => Math.sqrt(Math.max(0, (stages[s] as Stage).weight) / Math.max(1, counts[s] as number)));
+}
+
+/**
+ * A look with the maximum unchanged: spending at the completed pairs over the maximum (lookPoint); information on the
+ * scale of the first look, which stands at its decisive pairs over the maximum, then grows as the observed
+ * information does (J&T 7.2). A variance estimated from a few dozen raters is noisy, so the growth is kept at least
+ * a quarter of what the completed pairs grew by (MIN_GROWTH): an estimate that fell never loses a due look, and two
+ * looks never stand so close that their correlation is taken as one.
+ */
+function observedPoint(looks: readonly PastLook[], now: LookNow, designPairs: number): LookPoint {
+  const plain = lookPoint(now, designPairs);
+  const first = looks[0];
+  const last = looks[looks.length - 1];
+  if (!first || !last || !(first.observedInformation && first.observedInformation > 0) || !(now.observedInformation > 0)) return plain;
+  const information = (first.information * now.observedInformation) / first.observedInformation;
+  const counted = Math.max(0, now.completed - last.completed) / Math.max(1, last.completed);
+  return { fraction: plain.fraction, information: Math.max(information, last.information * (1 + MIN_GROWTH * counted)) };
+}
+
+/** The least growth of the information from one look to the next, as a share of the growth of the completed pairs. */
+const MIN_GROWTH = 0.25;

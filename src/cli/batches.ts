@@ -12,11 +12,11 @@ import { describeMinimum } from '../batches/minimum-time.js';
 import { formatMoney } from '../batches/pay.js';
 import { platformPayFloor } from '../batches/platform-pay-floor.js';
 import { raterLinks } from '../batches/rater-links.js';
-import { reallocationLines, summariseComparison } from '../analysis/sequential-report.js';
+import { exclusionLines, readSequentialSummaries, reallocationLines } from '../analysis/sequential-report.js';
 import { comparisonStandingLines, readComparisonPlans } from '../analysis/sequential-standing.js';
 import { consentTimeOfFullSession } from '../rating/consent-time.queries.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
-import { listComparisonStops, listLooks } from '../rating/sequential.queries.js';
+import { listComparisonStops, listSequentialExclusions } from '../rating/sequential.queries.js';
 import { readJsonFile } from '../scenarios/load-library.js';
 import { type CliContext, CliError, printJson, printTable } from './cli-context.js';
 import { cliPublicUrl, NO_PUBLIC_URL } from './public-url.js';
@@ -165,12 +165,13 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const batch = getBatch(db, id);
   if (!batch) throw new CliError(`No batch with id ${id}`);
   const stops = listComparisonStops(db, batch.id);
-  const sequential = batch.settings.stopping ? stops.map((c) => summariseComparison(c, listLooks(db, c.id))) : [];
+  const sequential = batch.settings.stopping ? readSequentialSummaries(db, batch.id, batch.settings.stopping) : [];
+  const exclusions = batch.settings.stopping ? exclusionLines(listSequentialExclusions(db, batch.id)) : [];
   const closedBySequence = batch.state === 'closed' && batch.settings.stopping !== null && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
   const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
   const time = timeAndPay(ctx, batch);
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, time: time.json, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, time: time.json, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations, exclusions });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
@@ -179,6 +180,7 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   if (batch.settings.provider.kind === 'link') ctx.out(`  per address: ${describeAddressLimits(batch.settings)}`);
   for (const line of comparisonStandingLines(db, batch.settings, stops)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
+  for (const line of exclusions) ctx.out(`  ${line}`);
 }
 
 /** batches link: the rater entry URL (and MTurk's ExternalQuestion), with the address it was built from. */

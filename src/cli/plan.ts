@@ -24,6 +24,8 @@ type PlanFlags = {
   comparisons: string;
   futility?: string;
   bindingFutility?: boolean;
+  raterLean: string;
+  studies: string;
   realism?: boolean;
   margin?: string;
   accuracy: string;
@@ -51,6 +53,8 @@ export function registerPlan(program: Command, ctx: CliContext): void {
     .option('--comparisons <n>', 'comparisons in the batch (alpha is split over them)', '1')
     .option('--futility <beta>', 'also stop for futility, spending this beta (e.g. 0.2) by the family of the alpha spending')
     .option('--binding-futility', 'futility bounds bind: efficacy bounds account for them (default: non-binding)')
+    .option('--rater-lean <sd>', 'SD of the raters\' leans toward a condition on the logit scale, simulated by --sequential', '0.5')
+    .option('--studies <n>', 'simulated studies per line of --sequential (each a batch served and answered)', '400')
     .option('--realism', 'plan a which-is-real question\'s equivalence test instead (issue 53): needs --margin')
     .option('--margin <share>', '--realism: the equivalence margin around 0.5 detection accuracy, e.g. 0.05')
     .option('--accuracy <share>', '--realism: the detection accuracy assumed true', '0.5')
@@ -81,7 +85,8 @@ export function registerPlan(program: Command, ctx: CliContext): void {
       if (payText !== undefined && !pay) throw new CliError(`--pay must be an amount such as £3.00 or 3.00 GBP, not "${payText}"`);
       const minutes = numberOption('--minutes', flags.minutes, { min: 1, max: 600 }) ?? (pilot?.settings ? pilot.settings.estimatedMinutes : null);
       const plan = planStudy({ effect, alpha, power, k, perRater, pilot, pay, minutes: pay ? minutes : null });
-      const sequential = flags.sequential && plan.majority ? sequentialPlanOf(flags, plan.majority, pairMajorityChances(k, effect, plan.design.rho, plan.design.tie_share), alpha) : null;
+      const design = { effect, k, perRater, tieShare: plan.design.tie_share, chances: pairMajorityChances(k, effect, plan.design.rho, plan.design.tie_share) };
+      const sequential = flags.sequential && plan.majority ? sequentialPlanOf(flags, plan.majority, design, alpha, (line) => ctx.err(line)) : null;
       if (flags.json) printJson(ctx, sequential ? { ...plan, sequential } : plan);
       else for (const line of [...planLines(plan), ...(sequential ? sequentialPlanLines(sequential) : [])]) ctx.out(line);
     });
@@ -90,8 +95,9 @@ export function registerPlan(program: Command, ctx: CliContext): void {
 function sequentialPlanOf(
   flags: PlanFlags,
   majority: { pairs_needed: number; cost: { total: number; currency: string } | null },
-  chances: { a: number; b: number; split: number },
+  design: { effect: number; k: number; perRater: number; tieShare: number; chances: { a: number; b: number; split: number } },
   alpha: number,
+  progress: (line: string) => void,
 ) {
   const looks = numberOption('--looks', flags.looks, { integer: true, min: 2, max: 20 }) as number;
   const comparisons = numberOption('--comparisons', flags.comparisons, { integer: true, min: 1, max: 100 }) as number;
@@ -99,7 +105,27 @@ function sequentialPlanOf(
   const spending = flags.spending as SpendingFamily;
   const beta = numberOption('--futility', flags.futility, { min: 0.001, max: 0.499 });
   const futility = beta === undefined ? null : { beta, binding: flags.bindingFutility === true };
-  return planSequential({ maxPairs: majority.pairs_needed, chances, rule: { looks, alpha, spending }, futility, comparisons, cost: majority.cost, studies: 4000, random: seededRandom(44) });
+  const raterLean = numberOption('--rater-lean', flags.raterLean, { min: 0, max: 5 }) as number;
+  const studies = numberOption('--studies', flags.studies, { integer: true, min: 100, max: 100_000 }) as number;
+  return planSequential({
+    maxPairs: majority.pairs_needed,
+    effect: design.effect,
+    judgmentsPerPair: design.k,
+    perRater: design.perRater,
+    raterLean,
+    tieShare: design.tieShare,
+    chances: design.chances,
+    rule: { looks, alpha, spending },
+    futility,
+    comparisons,
+    cost: majority.cost,
+    studies,
+    random: seededRandom(44),
+    // A few lines on stderr (the JSON on stdout stays clean): the simulation takes a while.
+    onStudy: (line, done) => {
+      if (done % Math.max(1, Math.round(studies / 4)) === 0) progress(`simulating ${line}: ${done} of ${studies} studies`);
+    },
+  });
 }
 
 /** `plan --realism` (issue 53): pairs and raters for a which-is-real question's equivalence test. */

@@ -2,7 +2,7 @@ import type { AnalysisReport } from '../analysis/analysis-report.js';
 import { emptyPlotReason, PLOT_NAMES, PLOT_TITLES } from '../analysis/plots.js';
 import { latexTable } from '../analysis/report-latex.js';
 import { markdownTable } from '../analysis/report-md.js';
-import { crossQuestionTable, questionTables, summarySentences } from '../analysis/report-tables.js';
+import { crossQuestionTable, questionTables, summarySentences, summaryTitle } from '../analysis/report-tables.js';
 
 // The console's analysis page shows the whole report of the bundle's report.html: the same table builders
 // (src/analysis/report-tables.ts), so the page, the Markdown and the HTML report always say the same.
@@ -15,6 +15,9 @@ const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, '-').
 export function analysisView(report: AnalysisReport) {
   const summary = summarySentences(report);
   return {
+    // A sequential batch's page leads with its design's result (issue 51).
+    sequential: report.sequential ?? null,
+    summaryTitle: summaryTitle(report),
     summary,
     summaryText: summary.join('\n'),
     tables: questionTables(report, report.question?.index ?? 0).map(({ title, note, table }) => ({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { reallocationLines } from '../analysis/sequential-report.js';
+import { exclusionLines, reallocationLines } from '../analysis/sequential-report.js';
 import { comparisonStandingLines } from '../analysis/sequential-standing.js';
 import { listReallocations } from '../rating/reallocation.queries.js';
-import { listComparisonStops } from '../rating/sequential.queries.js';
+import { listComparisonStops, listSequentialExclusions } from '../rating/sequential.queries.js';
 import type { Request, Response } from 'express';
-import { cloneBatch, FROZEN_KEYS, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
+import { cloneBatch, frozenKeys, getBatch, transitionBatch, updateBatchSettings, type BatchView } from '../batches/batch.commands.js';
 import { CONTEXTS, DEFAULT_QUESTION, PROVIDER_KINDS } from '../batches/batch.schema.js';
 import { type CapacityResult, checkBatchCapacity } from '../batches/batch-capacity.js';
 import { createBatch, previewPairs } from '../batches/create-batch.js';
@@ -113,7 +113,7 @@ function renderBatchPage(deps: BatchPageDeps, res: Response, batch: BatchView, e
     explanation: STATE_EXPLANATIONS[batch.state],
     actions: batchActions(batch.state),
     explanations: STATE_EXPLANATIONS,
-    frozen: frozenKeys(batch),
+    frozen: frozenKeys(db, batch),
     settingsJson: JSON.stringify(batch.settings, null, 2),
     capacity,
     checklist,
@@ -133,14 +133,9 @@ function sequentialNotice(db: Db, batch: BatchView): { closedItself: boolean; li
   if (!batch.settings.stopping) return null;
   const stops = listComparisonStops(db, batch.id);
   const closedItself = batch.state === 'closed' && stops.length > 0 && stops.every((c) => c.stopped_at !== null);
-  const moved = reallocationLines(listReallocations(db, batch.id)).map((l) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`);
+  const sentence = (l: string) => `${l[0]?.toUpperCase() ?? ''}${l.slice(1)}.`;
+  const moved = [...reallocationLines(listReallocations(db, batch.id)), ...exclusionLines(listSequentialExclusions(db, batch.id))].map(sentence);
   return { closedItself, lines: [...comparisonStandingLines(db, batch.settings, stops), ...moved] };
-}
-
-/** The settings an edit may not change: the frozen keys once judgments exist; the equivalence margin once opened (issue 53). */
-function frozenKeys(batch: BatchView): string[] {
-  if (batch.counts.judgments > 0) return [...FROZEN_KEYS];
-  return batch.openedAt ? ['equivalenceMargin'] : [];
 }
 
 function renderForm(db: Db, res: Response, values: Record<string, unknown> & { form: BatchFormValues }) {
@@ -161,7 +156,7 @@ function renderForm(db: Db, res: Response, values: Record<string, unknown> & { f
 
 function editableBatch(deps: ConsoleDeps, req: Request, user: SessionUser) {
   const batch = requireBatchView(deps, req);
-  return { batch, frozen: frozenKeys(batch), actor: user.email };
+  return { batch, frozen: frozenKeys(deps.db, batch), actor: user.email };
 }
 
 function showBatchList(deps: ConsoleDeps): RouteHandler {
@@ -278,6 +273,16 @@ function showEditForm(deps: ConsoleDeps): RouteHandler {
   };
 }
 
+/**
+ * The form's settings, with those it does not show (the stopping rule, the quality thresholds: set in the batch file)
+ * kept as they are: an edit of the pay must not reset them to their defaults (issue 51: a sequential batch's rule and
+ * thresholds are frozen once a look is taken, and were silently reset by any edit from this form).
+ */
+function withUnshownSettings(current: BatchView['settings'], fromForm: Record<string, unknown>): Record<string, unknown> {
+  const kept = Object.fromEntries(Object.entries(current).filter(([key]) => !(key in fromForm)));
+  return { ...kept, ...fromForm };
+}
+
 function submitEdit(deps: ConsoleDeps): RouteHandler {
   const { db, clock } = deps;
   return (req, res, user) => {
@@ -290,7 +295,7 @@ function submitEdit(deps: ConsoleDeps): RouteHandler {
       return;
     }
     try {
-      updateBatchSettings(db, batch.id, formToSettings(form), { actor: user.email, now: clock() });
+      updateBatchSettings(db, batch.id, withUnshownSettings(batch.settings, formToSettings(form)), { actor: user.email, now: clock() });
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.status >= 500) throw error;
       res.status(error.status);

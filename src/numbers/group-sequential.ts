@@ -5,6 +5,12 @@ import { normalCdf, normalDensity, normalQuantile } from './normal.js';
 // Turnbull (2000, ch. 19): the sub-density of Z_k on the continuation region is carried from look to look on a grid
 // and integrated by Simpson's rule. The spending functions are rpact's `asOF` and `asP` (rpact 3.3, sided = 2),
 // and the results agree with rpact to 1e-6 (test/numbers/group-sequential.test.ts).
+//
+// Two scales (issue 51; Jennison & Turnbull 2000, 7.2): `fractions` are where the spending function is read (the
+// share of the planned maximum a look stands at; 1 at the last look, which spends what is left), and `information`
+// sets the looks' correlations, Corr(Z_j, Z_k) = sqrt(I_j / I_k), and the drift's mean theta sqrt(I_k) (on the scale
+// where the maximum planned information is 1). They are the same unless given apart: a comparison whose pairs tie
+// reaches less information than planned, and its last look spends the rest at the information observed.
 
 export const SPENDING_FAMILIES = ['obrien-fleming', 'pocock'] as const;
 export type SpendingFamily = (typeof SPENDING_FAMILIES)[number];
@@ -26,10 +32,14 @@ export function alphaSpent(family: SpendingFamily, alpha: number, t: number): nu
   return 4 * normalCdf(normalQuantile(alpha / 4) / Math.sqrt(t));
 }
 
-/** The sub-density of Z_k on its continuation region, on a Simpson grid: points and weight x density. */
-type Grid = { z: Float64Array; mass: Float64Array };
+/**
+ * The sub-density of Z_k on its continuation region, on a Simpson grid: points and weight x density. The points are
+ * runs of equal steps (one run, or one per interval of a futility region), which kernelSum walks without exp.
+ */
+type Run = { start: number; end: number; z0: number; h: number };
+type Grid = { z: Float64Array; mass: Float64Array; runs: Run[] };
 
-function simpsonGrid(half: number, step: number): { z: Float64Array; weight: Float64Array } {
+function simpsonGrid(half: number, step: number): { z: Float64Array; weight: Float64Array; h: number } {
   const intervals = Math.max(2, 2 * Math.ceil(half / step));
   const h = (2 * half) / intervals;
   const z = new Float64Array(intervals + 1);
@@ -38,30 +48,74 @@ function simpsonGrid(half: number, step: number): { z: Float64Array; weight: Flo
     z[i] = -half + i * h;
     weight[i] = (h / 3) * (i === 0 || i === intervals ? 1 : i % 2 === 1 ? 4 : 2);
   }
-  return { z, weight };
+  return { z, weight, h };
+}
+
+const LOG_SQRT_2PI = 0.9189385332046728;
+/** Where a kernel term is negligible, once the terms are falling: phi(x) below 1e-22 (|x| above 10), far under 1e-12 of any sum. */
+const NEGLIGIBLE = 1e-22;
+
+/**
+ * sum_i mass_i phi((y - r z_i - m) / s): the density of the next look's statistic at y, times s. The transition (J&T
+ * 19.2) costs one Gaussian per pair of grid points; on a run of equal steps the argument falls by d = r h / s from
+ * point to point, and phi(x - d) / phi(x) = exp(x d - d^2 / 2), a ratio that itself changes by exp(-d^2) a step. So
+ * each run is walked out from the point nearest the kernel's centre, multiplying, and stopped where the terms vanish:
+ * two exp a run instead of one a point (issue 51: the answer path and the simulations compute these for every look).
+ */
+function kernelSum(grid: Grid, y: number, r: number, s: number, m: number): number {
+  const mass = grid.mass;
+  let total = 0;
+  for (const run of grid.runs) {
+    const n = run.end - run.start;
+    const d = (r * run.h) / s;
+    const decay = Math.exp(-d * d);
+    const centre = Math.min(n - 1, Math.max(0, Math.round(((y - m) / r - run.z0) / run.h)));
+    const x0 = (y - m - r * (run.z0 + centre * run.h)) / s;
+    const g0 = Math.exp(-0.5 * x0 * x0 - LOG_SQRT_2PI);
+    const at = run.start + centre;
+    let sum = (mass[at] as number) * g0;
+    let g = g0;
+    let ratio = Math.exp(x0 * d - 0.5 * d * d);
+    for (let i = at + 1, end = run.start + n; i < end; i++) {
+      g *= ratio;
+      ratio *= decay;
+      sum += (mass[i] as number) * g;
+      if (g < NEGLIGIBLE && ratio < 1) break;
+    }
+    g = g0;
+    ratio = Math.exp(-x0 * d - 0.5 * d * d);
+    for (let i = at - 1; i >= run.start; i--) {
+      g *= ratio;
+      ratio *= decay;
+      sum += (mass[i] as number) * g;
+      if (g < NEGLIGIBLE && ratio < 1) break;
+    }
+    total += sum;
+  }
+  return total;
 }
 
 /** The step for look k's grid: fine enough for the kernel of the transition to look k + 1. */
-function stepFor(fractions: readonly number[], k: number): number {
-  const next = fractions[k + 1];
-  const here = fractions[k] as number;
+function stepFor(information: readonly number[], k: number): number {
+  const next = information[k + 1];
+  const here = information[k] as number;
   if (next === undefined) return MAX_STEP;
   const kernelWidth = Math.sqrt((next - here) / here);
   return Math.min(MAX_STEP, kernelWidth / 8);
 }
 
 /** Z_k | Z_{k-1} = z is normal with mean z r and sd s (independent increments of the score, J&T 3.1). */
-function transition(fractions: readonly number[], k: number): { r: number; s: number } {
-  const before = fractions[k - 1] as number;
-  const here = fractions[k] as number;
+function transition(information: readonly number[], k: number): { r: number; s: number } {
+  const before = information[k - 1] as number;
+  const here = information[k] as number;
   return { r: Math.sqrt(before / here), s: Math.sqrt((here - before) / here) };
 }
 
 function firstGrid(bound: number, step: number): Grid {
-  const { z, weight } = simpsonGrid(Math.min(bound, GRID_END), step);
+  const { z, weight, h } = simpsonGrid(Math.min(bound, GRID_END), step);
   const mass = new Float64Array(z.length);
   for (let i = 0; i < z.length; i++) mass[i] = (weight[i] as number) * normalDensity(z[i] as number);
-  return { z, mass };
+  return { z, mass, runs: [{ start: 0, end: z.length, z0: z[0] as number, h }] };
 }
 
 /** P(continue up to look k - 1, then |Z_k| >= bound). */
@@ -76,15 +130,10 @@ function crossing(grid: Grid, r: number, s: number, bound: number): number {
 }
 
 function nextGrid(grid: Grid, r: number, s: number, bound: number, step: number): Grid {
-  const { z, weight } = simpsonGrid(Math.min(bound, GRID_END), step);
+  const { z, weight, h } = simpsonGrid(Math.min(bound, GRID_END), step);
   const mass = new Float64Array(z.length);
-  for (let j = 0; j < z.length; j++) {
-    const y = z[j] as number;
-    let density = 0;
-    for (let i = 0; i < grid.z.length; i++) density += (grid.mass[i] as number) * normalDensity((y - (grid.z[i] as number) * r) / s);
-    mass[j] = ((weight[j] as number) * density) / s;
-  }
-  return { z, mass };
+  for (let j = 0; j < z.length; j++) mass[j] = ((weight[j] as number) * kernelSum(grid, z[j] as number, r, s, 0)) / s;
+  return { z, mass, runs: [{ start: 0, end: z.length, z0: z[0] as number, h }] };
 }
 
 /** d/dc of crossing(c): minus the density of |Z_k| at c on the paths that reach look k. */
@@ -138,83 +187,155 @@ function checkFractions(fractions: readonly number[]): void {
   }
 }
 
-/**
- * Critical values at the looks' information fractions for a two-sided level-alpha test spending alpha by `family`.
- * Look k's bound depends on the fractions up to k only, so a look taken later than planned changes no earlier bound.
- */
-export function twoSidedBoundaries(fractions: readonly number[], alpha: number, family: SpendingFamily): TwoSidedBoundaries {
-  checkFractions(fractions);
-  const critical: number[] = [];
-  const cumulativeAlpha: number[] = [];
-  let grid: Grid | null = null;
-  for (let k = 0; k < fractions.length; k++) {
-    const spent = alphaSpent(family, alpha, fractions[k] as number);
-    let bound: number;
-    if (k === 0) {
-      const z = -normalQuantile(spent / 2);
-      bound = z > NO_BOUND_ABOVE ? Infinity : z;
-    } else {
-      grid = gridBefore(fractions, critical, k, grid);
-      const { r, s } = transition(fractions, k);
-      bound = solveBound(grid, r, s, spent - (cumulativeAlpha[k - 1] as number), Math.min(critical[k - 1] as number, NO_BOUND_ABOVE));
-    }
-    critical.push(bound);
-    cumulativeAlpha.push(spent);
+/** Information levels on any common scale: positive and increasing, one per look. */
+function checkInformation(information: readonly number[], looks: number): void {
+  if (information.length !== looks) throw new RangeError('one information level is needed for each look');
+  let before = 0;
+  for (const i of information) {
+    if (!(i > before && Number.isFinite(i))) throw new RangeError('information levels must increase and be positive');
+    before = i;
   }
-  return { fractions: [...fractions], critical, cumulativeAlpha, nominal: critical.map((c) => 2 * normalCdf(-c)) };
+}
+
+/** The first look's bound for a two-sided spend; no bound above NO_BOUND_ABOVE. */
+function firstBound(spend: number): number {
+  if (!(spend > 0)) return Infinity;
+  const z = -normalQuantile(spend / 2);
+  return z > NO_BOUND_ABOVE ? Infinity : z;
 }
 
 /**
- * The bound of the last of `fractions` when the earlier looks' bounds are fixed (they were used) and the alpha this
- * look may spend is given: for a maximum information that changed between looks (Lan & DeMets 1983; Jennison &
- * Turnbull 2000, 7.2), where the spending function is read at fractions of the new maximum while the joint law of the
- * statistics depends only on the ratios of the information levels, which `fractions` carries (any common scale).
- * Infinity when nothing may be spent.
+ * Critical values at the looks' information fractions for a two-sided level-alpha test spending alpha by `family`.
+ * Look k's bound depends on the looks up to k only, so a look taken later than planned changes no earlier bound.
+ * `information` (default: the fractions) sets the looks' correlations; the last look at fraction 1 spends all alpha.
  */
-export function boundAfter(fractions: readonly number[], earlierCritical: readonly number[], spend: number): number {
+export function twoSidedBoundaries(fractions: readonly number[], alpha: number, family: SpendingFamily, information: readonly number[] = fractions): TwoSidedBoundaries {
   checkFractions(fractions);
-  const k = fractions.length - 1;
+  const cumulativeAlpha = fractions.map((t) => alphaSpent(family, alpha, t));
+  return { fractions: [...fractions], ...spendingBoundaries(information, cumulativeAlpha) };
+}
+
+/**
+ * The bounds of a design without futility that spends exactly `cumulativeAlpha` by each look, at the given
+ * information levels: twoSidedBoundaries when the spending is a family's, and the bounds a repeated confidence interval
+ * is built from whatever was spent (J&T 9.1).
+ */
+export function spendingBoundaries(information: readonly number[], cumulativeAlpha: readonly number[]): Omit<TwoSidedBoundaries, 'fractions'> {
+  checkInformation(information, cumulativeAlpha.length);
+  const keys = prefixKeys([information, cumulativeAlpha]);
+  const known = longestPrefix(plainPrefixes, keys);
+  const critical: number[] = known ? [...known.value.critical] : [];
+  let grid: Grid | null = known?.value.grid ?? null;
+  for (let k = critical.length; k < information.length; k++) {
+    const spend = (cumulativeAlpha[k] as number) - (k === 0 ? 0 : (cumulativeAlpha[k - 1] as number));
+    if (k === 0) critical.push(firstBound(spend));
+    else {
+      grid = gridBefore(information, critical, k, grid);
+      const { r, s } = transition(information, k);
+      critical.push(spend > 0 ? solveBound(grid, r, s, spend, Math.min(critical[k - 1] as number, NO_BOUND_ABOVE)) : Infinity);
+    }
+    remember(plainPrefixes, keys[k] as string, { critical: [...critical], grid });
+  }
+  return { critical, cumulativeAlpha: [...cumulativeAlpha], nominal: critical.map((c) => 2 * normalCdf(-c)) };
+}
+
+// A look recomputes the recursion of every earlier look, with the same inputs as the look before it (the answer path's
+// looks, and the simulations' studies, share their first looks): the state after each look is kept by its inputs, so
+// a new look costs one step of the recursion. Pure inputs to pure outputs: one bounded memo per process is safe.
+const PREFIX_MEMO = 2048;
+type Prefixes<T> = Map<string, T>;
+const plainPrefixes: Prefixes<{ critical: number[]; grid: Grid | null }> = new Map();
+
+/** The key of each prefix of the looks' inputs: keys[k] covers looks 0..k of every array given. */
+function prefixKeys(arrays: readonly (readonly number[])[], head = ''): string[] {
+  const keys: string[] = [];
+  let key = head;
+  const n = Math.max(...arrays.map((a) => a.length));
+  for (let k = 0; k < n; k++) {
+    key += `;${arrays.map((a) => a[k] ?? '').join(',')}`;
+    keys.push(key);
+  }
+  return keys;
+}
+
+/** The longest remembered prefix but the whole (what is left to compute is at least the last look). */
+function longestPrefix<T>(memo: Prefixes<T>, keys: readonly string[]): { length: number; value: T } | null {
+  for (let k = keys.length - 2; k >= 0; k--) {
+    const value = memo.get(keys[k] as string);
+    if (value !== undefined) return { length: k + 1, value };
+  }
+  return null;
+}
+
+function remember<T>(memo: Prefixes<T>, key: string, value: T): void {
+  if (memo.size >= PREFIX_MEMO) memo.delete(memo.keys().next().value as string);
+  memo.set(key, value);
+}
+
+/**
+ * The bound of the last look when the earlier looks' bounds are fixed (they were used) and the alpha this look may
+ * spend is given: for a look whose spending was set apart from the family's (a maximum that changed between looks,
+ * Lan & DeMets 1983; Jennison & Turnbull 2000, 7.2), at information levels on any common scale (the joint law of the
+ * statistics depends only on their ratios). Infinity when nothing may be spent.
+ */
+export function boundAfter(information: readonly number[], earlierCritical: readonly number[], spend: number): number {
+  checkInformation(information, information.length);
+  const k = information.length - 1;
+  if (k < 0) throw new RangeError('at least one look is needed');
   if (earlierCritical.length !== k) throw new RangeError('one fixed bound is needed for each earlier look');
   if (!(spend > 0)) return Infinity;
-  if (k === 0) {
-    const z = -normalQuantile(spend / 2);
-    return z > NO_BOUND_ABOVE ? Infinity : z;
-  }
+  if (k === 0) return firstBound(spend);
   let grid: Grid | null = null;
-  for (let j = 1; j <= k; j++) grid = gridBefore(fractions, earlierCritical, j, grid);
-  const { r, s } = transition(fractions, k);
+  for (let j = 1; j <= k; j++) grid = gridBefore(information, earlierCritical, j, grid);
+  const { r, s } = transition(information, k);
   return solveBound(grid as Grid, r, s, spend, Math.min(earlierCritical[k - 1] as number, NO_BOUND_ABOVE));
 }
 
 /** The grid of look k - 1 (its step fitted to the transition to look k), from the grid of look k - 2. */
-function gridBefore(fractions: readonly number[], critical: readonly number[], k: number, older: Grid | null): Grid {
-  const step = stepFor(fractions, k - 1);
+function gridBefore(information: readonly number[], critical: readonly number[], k: number, older: Grid | null): Grid {
+  const step = stepFor(information, k - 1);
   const bound = critical[k - 1] as number;
   if (k === 1 || older === null) return firstGrid(bound, step);
-  const { r, s } = transition(fractions, k - 1);
+  const { r, s } = transition(information, k - 1);
   return nextGrid(older, r, s, bound, step);
 }
 
 /**
  * The stage-wise ordering p-value (Armitage 1957; Fairbanks & Madsen 1982; J&T 8.4) of a two-sided design stopped at
  * look `stopLook` (0-based) with |Z| = `z`: the chance under the null of crossing at an earlier look, plus of reaching
- * this look and exceeding |z| at it.
+ * this look and exceeding |z| at it, at the looks' information levels (any common scale). With `futility` (binding
+ * futility bounds, 0 where a look had none), a path reaches the next look only through its continuation region
+ * f_k <= |Z_k| < c_k: the paths a binding design stops for futility cannot cross later (issue 51). Non-binding futility
+ * is left out, as rpact and J&T do: the p-value is then the one of the design without it, which is conservative.
  */
-export function stagewisePValue(fractions: readonly number[], critical: readonly number[], stopLook: number, z: number): number {
-  checkFractions(fractions.slice(0, stopLook + 1));
+export function stagewisePValue(information: readonly number[], critical: readonly number[], stopLook: number, z: number, futility?: readonly number[]): number {
+  checkInformation(information.slice(0, stopLook + 1), stopLook + 1);
   const observed = Math.abs(z);
+  if (futility?.some((f) => f > 0)) return Math.min(1, binding(information, critical, futility, stopLook, observed));
   let total = 0;
   let grid: Grid | null = null;
   for (let k = 0; k <= stopLook; k++) {
     const bound = k === stopLook ? observed : (critical[k] as number);
     if (k === 0) total += 2 * normalCdf(-bound);
     else {
-      grid = gridBefore(fractions, critical, k, grid);
-      const { r, s } = transition(fractions, k);
+      grid = gridBefore(information, critical, k, grid);
+      const { r, s } = transition(information, k);
       total += crossing(grid, r, s, bound);
     }
   }
   return Math.min(1, total);
+}
+
+/** The stage-wise p-value over binding continuation regions (see stagewisePValue). */
+function binding(information: readonly number[], critical: readonly number[], futility: readonly number[], stopLook: number, observed: number): number {
+  let total = 0;
+  let grid: Grid | null = null;
+  for (let k = 0; k <= stopLook; k++) {
+    const bound = k === stopLook ? observed : (critical[k] as number);
+    total += chanceIn(information, k, 0, grid, -EVERYWHERE, -bound) + chanceIn(information, k, 0, grid, bound, EVERYWHERE);
+    if (k < stopLook) grid = advance(information, k, 0, regionOf(critical[k] as number, futility[k] ?? 0), grid);
+  }
+  return total;
 }
 
 // Futility (issue 44): two-sided beta spending as rpact 3.3 does it (getDesignGroupSequential with sided = 2 and
@@ -240,53 +361,52 @@ function regionOf(critical: number, futility: number): Region {
   return futility > 0 ? [[-c, -Math.min(futility, c)], [Math.min(futility, c), c]] : [[-c, c]];
 }
 
-/** The sub-density of Z_k on a look's region (Simpson on each interval), Z_k having mean `mean` given no earlier look. */
+/** The sub-density of Z_k on a look's region (Simpson on each interval), from the density of Z_k at each point. */
 function regionGrid(region: Region, step: number, density: (z: number) => number): Grid {
   const zs: number[] = [];
   const mass: number[] = [];
+  const runs: Run[] = [];
   for (const [lo, hi] of region) {
     if (!(hi > lo)) continue;
-    const { z, weight } = simpsonGrid((hi - lo) / 2, step);
+    const { z, weight, h } = simpsonGrid((hi - lo) / 2, step);
+    const start = zs.length;
     for (let i = 0; i < z.length; i++) {
       const at = (z[i] as number) + (lo + hi) / 2;
       zs.push(at);
       mass.push((weight[i] as number) * density(at));
     }
+    runs.push({ start, end: zs.length, z0: zs[start] as number, h });
   }
-  return { z: Float64Array.from(zs), mass: Float64Array.from(mass) };
+  return { z: Float64Array.from(zs), mass: Float64Array.from(mass), runs };
 }
 
 /** Z_k | Z_{k-1} = z is normal with mean z r + m and sd s under drift theta (J&T 3.1, with the drift's increment). */
-function driftTransition(fractions: readonly number[], k: number, drift: number): { r: number; s: number; m: number } {
-  const { r, s } = transition(fractions, k);
-  const before = fractions[k - 1] as number;
-  const here = fractions[k] as number;
+function driftTransition(information: readonly number[], k: number, drift: number): { r: number; s: number; m: number } {
+  const { r, s } = transition(information, k);
+  const before = information[k - 1] as number;
+  const here = information[k] as number;
   return { r, s, m: (drift * (here - before)) / Math.sqrt(here) };
 }
 
 /** Look k's grid on its region from look k - 1's grid (or from the normal at look 0). */
-function advance(fractions: readonly number[], k: number, drift: number, region: Region, older: Grid | null): Grid {
-  const step = stepFor(fractions, k);
+function advance(information: readonly number[], k: number, drift: number, region: Region, older: Grid | null): Grid {
+  const step = stepFor(information, k);
   if (k === 0 || older === null) {
-    const mean = drift * Math.sqrt(fractions[0] as number);
+    const mean = drift * Math.sqrt(information[0] as number);
     return regionGrid(region, step, (z) => normalDensity(z - mean));
   }
-  const { r, s, m } = driftTransition(fractions, k, drift);
-  return regionGrid(region, step, (y) => {
-    let density = 0;
-    for (let i = 0; i < older.z.length; i++) density += (older.mass[i] as number) * normalDensity((y - (older.z[i] as number) * r - m) / s);
-    return density / s;
-  });
+  const { r, s, m } = driftTransition(information, k, drift);
+  return regionGrid(region, step, (y) => kernelSum(older, y, r, s, m) / s);
 }
 
 /** P(reach look k, then Z_k in [lo, hi]), from look k - 1's grid (null at the first look). */
-function chanceIn(fractions: readonly number[], k: number, drift: number, grid: Grid | null, lo: number, hi: number): number {
+function chanceIn(information: readonly number[], k: number, drift: number, grid: Grid | null, lo: number, hi: number): number {
   if (!(hi > lo)) return 0;
   if (k === 0 || grid === null) {
-    const mean = drift * Math.sqrt(fractions[0] as number);
+    const mean = drift * Math.sqrt(information[0] as number);
     return normalCdf(hi - mean) - normalCdf(lo - mean);
   }
-  const { r, s, m } = driftTransition(fractions, k, drift);
+  const { r, s, m } = driftTransition(information, k, drift);
   let total = 0;
   for (let i = 0; i < grid.z.length; i++) {
     const mean = (grid.z[i] as number) * r + m;
@@ -295,19 +415,31 @@ function chanceIn(fractions: readonly number[], k: number, drift: number, grid: 
   return total;
 }
 
-/** The root of an increasing function on [lo, hi] by bisection with a secant step (f(lo) < 0 < f(hi) assumed). */
+/**
+ * The root of an increasing function on [lo, hi] (f(lo) < 0 < f(hi) assumed) by the Illinois variant of regula falsi
+ * (Dowell & Jarratt 1971): an end kept twice running has its value halved, so both ends close in on the root
+ * superlinearly instead of one staying put; a step that falls outside the bracket is a bisection.
+ */
 function increasingRoot(f: (x: number) => number, lo: number, hi: number, tolerance = 1e-12): number {
   let a = lo;
   let b = hi;
   let fa = f(a);
   let fb = f(b);
+  let kept = 0;
   for (let i = 0; i < 200 && b - a > tolerance; i++) {
     let x = a - (fa * (b - a)) / (fb - fa);
-    if (!(x > a + (b - a) * 0.01 && x < b - (b - a) * 0.01)) x = (a + b) / 2;
+    if (!(x > a && x < b)) x = (a + b) / 2;
     const fx = f(x);
     if (fx === 0) return x;
-    if (fx < 0) [a, fa] = [x, fx];
-    else [b, fb] = [x, fx];
+    if (fx < 0) {
+      [a, fa] = [x, fx];
+      if (kept < 0) fb /= 2;
+      kept = kept < 0 ? kept - 1 : -1;
+    } else {
+      [b, fb] = [x, fx];
+      if (kept > 0) fa /= 2;
+      kept = kept > 0 ? kept + 1 : 1;
+    }
   }
   return (a + b) / 2;
 }
@@ -326,6 +458,8 @@ export type FutilityBoundaries = TwoSidedBoundaries & {
   futility: number[];
   /** Cumulative beta spent at each look (after rpact's rescaling), the target of the futility bounds. */
   cumulativeBeta: number[];
+  /** The interim look (0-based) where the futility bound met the efficacy bound, which then spent all alpha; or null. */
+  endsAt: number | null;
 };
 
 /**
@@ -344,29 +478,29 @@ const EVERYWHERE = 40;
  * when the maximum is far above what the effect needs), no bound spends it: the look then keeps `fallback`, the bound
  * without futility, which spends less, rather than rejecting every path that reaches it.
  */
-function bindingCritical(fractions: readonly number[], k: number, grid: Grid | null, target: number, fallback: number): number {
+function bindingCritical(information: readonly number[], k: number, grid: Grid | null, target: number, fallback: () => number): number {
   if (k === 0) {
     const z = -normalQuantile(target / 2);
     return z > NO_BOUND_ABOVE ? Infinity : z;
   }
-  const reach = chanceIn(fractions, k, 0, grid, -EVERYWHERE, EVERYWHERE);
-  const crossingAt = (c: number) => reach - chanceIn(fractions, k, 0, grid, -c, c);
+  const reach = chanceIn(information, k, 0, grid, -EVERYWHERE, EVERYWHERE);
+  const crossingAt = (c: number) => reach - chanceIn(information, k, 0, grid, -c, c);
   if (!(target > 0) || crossingAt(NO_BOUND_ABOVE) > target) return Infinity;
-  if (reach <= target) return fallback;
+  if (reach <= target) return fallback();
   return increasingRoot((c) => target - crossingAt(c), 0, NO_BOUND_ABOVE);
 }
 
 /** The one-sided futility bound (Z_k < f stops) whose cumulative chance under the drift is `target`: only its sign is used. */
-function oneSidedFutility(fractions: readonly number[], k: number, drift: number, grid: Grid | null, spentBefore: number, target: number): number {
-  return increasingRoot((f) => spentBefore + chanceIn(fractions, k, drift, grid, -EVERYWHERE, f) - target, -6, 5);
+function oneSidedFutility(information: readonly number[], k: number, drift: number, grid: Grid | null, spentBefore: number, target: number): number {
+  return increasingRoot((f) => spentBefore + chanceIn(information, k, drift, grid, -EVERYWHERE, f) - target, -6, 5);
 }
 
 /** The two-sided futility bound in [0, c]: |Z_k| < f holds `target` of the alternative's paths that reach look k. */
-function twoSidedFutility(fractions: readonly number[], k: number, drift: number, grid: Grid | null, critical: number, target: number): number {
+function twoSidedFutility(information: readonly number[], k: number, drift: number, grid: Grid | null, critical: number, target: number): number {
   const c = Math.min(critical, GRID_END);
   if (!(target > 0)) return 0;
-  if (chanceIn(fractions, k, drift, grid, -c, c) <= target) return c;
-  return increasingRoot((f) => chanceIn(fractions, k, drift, grid, -f, f) - target, 0, c);
+  if (chanceIn(information, k, drift, grid, -c, c) <= target) return c;
+  return increasingRoot((f) => chanceIn(information, k, drift, grid, -f, f) - target, 0, c);
 }
 
 /** rpact's betaAdjustment: nothing spent before the first look with a futility bound, the rest rescaled to reach beta. */
@@ -380,59 +514,99 @@ function adjustedBeta(design: FutilityDesign, fractions: readonly number[], firs
 
 /**
  * Efficacy and futility bounds at the looks' information fractions for a two-sided level-alpha test with beta spent
- * at the design's drift. Look k's bounds depend on the fractions up to k only (a look short of fraction 1 is an interim
+ * at the design's drift. Look k's bounds depend on the looks up to k only (a look short of fraction 1 is an interim
  * look). The futility bound at fraction 1 is returned too (the standardized design needs it; the last look decides on
- * the efficacy bound alone).
+ * the efficacy bound alone). `information` (default: the fractions) sets the correlations and the drift's means.
+ *
+ * An interim look whose futility bound reaches its efficacy bound stops every path: it is the last look, so it spends
+ * all the alpha left (issue 51: with the drift of a stated effect over a generous maximum, the bounds can meet before
+ * fraction 1, and keeping the look's own spending threw the rest away, 0.0244 of 0.05 spent for O'Brien-Fleming at
+ * 200 pairs). rpact avoids the case by its standardized drift (the bounds meet at fraction 1); a batch's maximum is
+ * fixed by its pairs, so we keep the effect's drift and end the design where the bounds meet (`endsAt`).
  */
-export function futilityBoundaries(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries {
-  const { shortfall: _shortfall, ...boundaries } = futilityCore(fractions, design);
+export function futilityBoundaries(fractions: readonly number[], design: FutilityDesign, information: readonly number[] = fractions): FutilityBoundaries {
+  const { shortfall: _shortfall, ...boundaries } = futilityCore(fractions, design, information);
   return boundaries;
 }
 
+/** The running state of futilityCore: the three sub-densities carried from look to look, and what was spent. */
+type FutilityState = { nullGrid: Grid | null; altGrid: Grid | null; oneGrid: Grid | null; firstWithFutility: number; spentBeta: number; spentOne: number };
+
 /** The bounds, and at the last look the alternative's chance of |Z| < c_K beyond the beta left (the drift's fit). */
-function futilityCore(fractions: readonly number[], design: FutilityDesign): FutilityBoundaries & { shortfall: number } {
+function futilityCore(fractions: readonly number[], design: FutilityDesign, information: readonly number[]): FutilityBoundaries & { shortfall: number } {
   checkFractions(fractions);
+  checkInformation(information, fractions.length);
+  // The bounds without futility: the efficacy bounds of a non-binding design; a binding one needs them only rarely.
+  let plainBounds: TwoSidedBoundaries | null = null;
+  const plain = () => (plainBounds ??= twoSidedBoundaries(fractions, design.alpha, design.family, information));
+  // The state after look k depends on look k + 1's information too (its grid's step): it is kept under key k + 1.
+  const keys = prefixKeys([fractions, information], `${design.family}|${design.alpha}|${design.beta}|${design.drift}|${design.binding}`);
+  const known = longestPrefix(futilityPrefixes, keys);
+  const out: FutilityBoundaries = known ? copyBoundaries(known.value.out, fractions) : { fractions: [...fractions], critical: [], cumulativeAlpha: [], nominal: [], futility: [], cumulativeBeta: [], endsAt: null };
+  const state: FutilityState = known ? { ...known.value.state } : { nullGrid: null, altGrid: null, oneGrid: null, firstWithFutility: -1, spentBeta: 0, spentOne: 0 };
   let shortfall = 0;
-  const plain = twoSidedBoundaries(fractions, design.alpha, design.family);
-  const critical: number[] = [];
-  const futility: number[] = [];
-  const cumulativeAlpha: number[] = [];
-  const cumulativeBeta: number[] = [];
-  let nullGrid: Grid | null = null;
-  let altGrid: Grid | null = null;
-  let oneGrid: Grid | null = null;
-  let firstWithFutility = -1;
-  let spentBeta = 0;
-  let spentOne = 0;
-  for (let k = 0; k < fractions.length; k++) {
+  for (let k = out.critical.length; k < fractions.length; k++) {
     const t = fractions[k] as number;
-    const alphaNow = alphaSpent(design.family, design.alpha, t);
-    const withoutFutility = plain.critical[k] as number;
-    const c = design.binding ? bindingCritical(fractions, k, nullGrid, alphaNow - (cumulativeAlpha[k - 1] ?? 0), withoutFutility) : withoutFutility;
-    const rawBeta = betaSpent(design.family, design.beta, t);
-    const one = oneSidedFutility(fractions, k, design.drift, oneGrid, spentOne, rawBeta);
-    // The last look is the one at full information; a look before it is interim even when it is the last one so far.
     const last = t >= 1;
-    if (!last && firstWithFutility < 0 && one > 0) firstWithFutility = k;
-    const target = adjustedBeta(design, fractions, firstWithFutility < 0 && !last ? fractions.length : firstWithFutility, k);
-    const f = !last && one < 0 ? 0 : twoSidedFutility(fractions, k, design.drift, altGrid, c, target - spentBeta);
-    spentOne += chanceIn(fractions, k, design.drift, oneGrid, -EVERYWHERE, one);
-    spentBeta += f > 0 ? chanceIn(fractions, k, design.drift, altGrid, -f, f) : 0;
-    critical.push(c);
-    futility.push(f);
-    cumulativeAlpha.push(alphaNow);
-    cumulativeBeta.push(spentBeta);
+    let alphaNow = alphaSpent(design.family, design.alpha, t);
+    const spentBefore = out.cumulativeAlpha[k - 1] ?? 0;
+    const efficacy = (spend: number, fallback: () => number) => (design.binding ? bindingCritical(information, k, state.nullGrid, spend, fallback) : fallback());
+    let c = efficacy(alphaNow - spentBefore, () => plain().critical[k] as number);
+    const rawBeta = betaSpent(design.family, design.beta, t);
+    const one = oneSidedFutility(information, k, design.drift, state.oneGrid, state.spentOne, rawBeta);
+    // The last look is the one at full information; a look before it is interim even when it is the last one so far.
+    if (!last && state.firstWithFutility < 0 && one > 0) state.firstWithFutility = k;
+    const target = adjustedBeta(design, fractions, state.firstWithFutility < 0 && !last ? fractions.length : state.firstWithFutility, k);
+    let f = !last && one < 0 ? 0 : twoSidedFutility(information, k, design.drift, state.altGrid, c, target - state.spentBeta);
+    const meets = !last && f > 0 && f >= Math.min(c, GRID_END);
+    if (meets) {
+      // Every path stops here: spend what is left, at the bound without futility's recursion for non-binding bounds.
+      alphaNow = design.alpha;
+      c = efficacy(alphaNow - spentBefore, () => boundAfter(information.slice(0, k + 1), plain().critical.slice(0, k), alphaNow - spentBefore));
+      f = Math.min(c, GRID_END);
+      out.endsAt = k;
+    }
+    state.spentOne += chanceIn(information, k, design.drift, state.oneGrid, -EVERYWHERE, one);
+    state.spentBeta += f > 0 ? chanceIn(information, k, design.drift, state.altGrid, -f, f) : 0;
+    out.critical.push(c);
+    out.futility.push(f);
+    out.cumulativeAlpha.push(alphaNow);
+    out.cumulativeBeta.push(state.spentBeta);
+    if (meets) {
+      // A drift that ends the design before fraction 1 is too large for the standardized design's fit.
+      shortfall = -1;
+      fillAfterEnd(out, fractions.length, design.alpha);
+      break;
+    }
     if (last || k === fractions.length - 1) {
       const c0 = Math.min(c, GRID_END);
-      shortfall = chanceIn(fractions, k, design.drift, altGrid, -c0, c0) - (target - (cumulativeBeta[k - 1] ?? 0));
+      shortfall = chanceIn(information, k, design.drift, state.altGrid, -c0, c0) - (target - (out.cumulativeBeta[k - 1] ?? 0));
       break;
     }
     const region = regionOf(c, f);
-    altGrid = advance(fractions, k, design.drift, region, altGrid);
-    oneGrid = advance(fractions, k, design.drift, [[Math.max(one, -GRID_END), Math.min(c, GRID_END)]], oneGrid);
-    if (design.binding) nullGrid = advance(fractions, k, 0, region, nullGrid);
+    state.altGrid = advance(information, k, design.drift, region, state.altGrid);
+    state.oneGrid = advance(information, k, design.drift, [[Math.max(one, -GRID_END), Math.min(c, GRID_END)]], state.oneGrid);
+    if (design.binding) state.nullGrid = advance(information, k, 0, region, state.nullGrid);
+    remember(futilityPrefixes, keys[k + 1] as string, { out: copyBoundaries(out, fractions), state: { ...state } });
   }
-  return { fractions: [...fractions], critical, cumulativeAlpha, nominal: critical.map((c) => 2 * normalCdf(-c)), futility, cumulativeBeta, shortfall };
+  out.nominal = out.critical.map((c) => 2 * normalCdf(-c));
+  return { ...out, shortfall };
+}
+
+const futilityPrefixes: Prefixes<{ out: FutilityBoundaries; state: FutilityState }> = new Map();
+
+function copyBoundaries(b: FutilityBoundaries, fractions: readonly number[]): FutilityBoundaries {
+  return { fractions: [...fractions], critical: [...b.critical], cumulativeAlpha: [...b.cumulativeAlpha], nominal: [], futility: [...b.futility], cumulativeBeta: [...b.cumulativeBeta], endsAt: b.endsAt };
+}
+
+/** Looks after the one where the design ended cannot be reached: no bound, everything spent. */
+function fillAfterEnd(out: FutilityBoundaries, looks: number, alpha: number): void {
+  while (out.critical.length < looks) {
+    out.critical.push(Infinity);
+    out.futility.push(0);
+    out.cumulativeAlpha.push(alpha);
+    out.cumulativeBeta.push(out.cumulativeBeta[out.cumulativeBeta.length - 1] ?? 0);
+  }
 }
 
 /**
@@ -440,5 +614,5 @@ function futilityCore(fractions: readonly number[], design: FutilityDesign): Fut
  * the chance of rejecting under the drift is 1 - beta (getDesignGroupSequential's `shift`).
  */
 export function standardizedDrift(fractions: readonly number[], design: Omit<FutilityDesign, 'drift'>): number {
-  return increasingRoot((drift) => -futilityCore(fractions, { ...design, drift }).shortfall, 0.5, 8, 1e-9);
+  return increasingRoot((drift) => -futilityCore(fractions, { ...design, drift }, fractions).shortfall, 0.5, 8, 1e-9);
 }

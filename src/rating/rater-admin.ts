@@ -2,6 +2,7 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import { endExcludedSession, type RaterStatus, recountRaterJudgments, releaseReservations, uncountRaterJudgments } from './rating.queries.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 
 // Admin writes on raters and their data, requested from the console. Nothing here recomputes statistics: the
 // analysis is cached under a data version that changes with judgments and exclusions, so the next read recomputes.
@@ -73,7 +74,11 @@ export function setRaterExcluded(
     let judgments = 0;
     if (input.excluded) {
       if (rater.excluded === 1) throw new UserFacingError('This rater is already excluded.', 409);
-      if (judgmentsCount(rater)) uncountRaterJudgments(db, rater.id);
+      if (judgmentsCount(rater)) {
+        uncountRaterJudgments(db, rater.id);
+        // Looks already taken with their judgments stand as taken; only later looks leave them out (issue 51).
+        recordExclusionAfterLooks(db, rater.id, 'exclude', input.reason, now);
+      }
       db.prepare('UPDATE raters SET excluded = 1, exclusion_reason = :reason WHERE id = :id').run({ id: rater.id, reason: input.reason });
       if (IN_PROGRESS.includes(rater.status)) endExcludedSession(db, rater.id, rater.status, now);
       // The pairs promised to them at consent go back to the pool at once, so other raters can fill them.
@@ -87,6 +92,7 @@ export function setRaterExcluded(
          WHERE id = :id`,
       ).run({ id: rater.id });
       judgments = recountRaterJudgments(db, rater.id);
+      recordExclusionAfterLooks(db, rater.id, 'include', input.reason, now);
     }
     recordAudit(
       db,

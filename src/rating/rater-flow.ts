@@ -19,6 +19,7 @@ import {
   uncountRaterJudgments,
   voidLiveLeases,
 } from './rating.queries.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 
 /** Consent given moves on to the instructions; consent refused ends the session with the no-consent outcome. */
 export function answerConsent(db: Db, rater: RaterRow, agree: boolean, now: Date): void {
@@ -81,6 +82,7 @@ export function withdrawRater(db: Db, rater: RaterRow, now: Date): void {
     if (current.excluded === 0) {
       excludeRater(db, rater.id, 'withdrew');
       uncountRaterJudgments(db, rater.id);
+      recordExclusionAfterLooks(db, rater.id, 'exclude', 'withdrew', now);
     }
   }).immediate();
 }

@@ -26,6 +26,7 @@ import {
 import { checkAnswerSignals } from './answer-signals.js';
 import { type Choice, REASON_MAX, reasonTooLong } from './rater.schema.js';
 import { applyStoppingRule } from './sequential-stopping.js';
+import { recordExclusionAfterLooks } from './sequential.queries.js';
 
 export type { Choice };
 
@@ -136,6 +137,8 @@ export function screenOut(db: Db, raterId: number, why: string, now: Date): void
   voidLiveLeases(db, raterId);
   releaseReservations(db, raterId);
   uncountRaterJudgments(db, raterId);
+  // A sequential batch's looks taken with their judgments stand; later looks leave them out (issue 51).
+  recordExclusionAfterLooks(db, raterId, 'exclude', why, now);
 }
 
 /**

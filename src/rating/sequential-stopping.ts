@@ -2,11 +2,14 @@ import { recordAudit } from '../audit/audit.queries.js';
 import type { BatchRow } from '../batches/batch.queries.js';
 import { getBatchRow, setBatchState } from '../batches/batch.queries.js';
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
-import { decideReallocatedLook, maximumChanged } from '../batches/reallocated-look.js';
-import { comparisonAlpha, decideLook, lookDue, lookSchedule, pairMajority } from '../batches/sequential-rule.js';
+import type { LookStatistic } from '../batches/look-statistic.js';
+import type { PastLook } from '../batches/reallocated-look.js';
+import { evaluateLook, type LookPair } from '../batches/sequential-look.js';
+import type { LookDecision } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
 import {
-  completedPairVotes,
+  type CompletedPairJudgment,
+  completedPairJudgments,
   countComparisonPairs,
   countOutstandingHolds,
   getComparisonStop,
@@ -14,6 +17,8 @@ import {
   listComparisonStops,
   listOpenBatchesAllStopped,
   listLooks,
+  markPairsEntered,
+  type SequentialLookRow,
   stopComparison,
 } from './sequential.queries.js';
 import { reallocateAfterStop } from './sequential-reallocation.js';
@@ -37,49 +42,15 @@ export function applyStoppingRule(db: Db, batch: BatchRow, settings: BatchSettin
 
 function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: StoppingRule, comparisonId: number, now: Date): void {
   const k = settings.judgmentsPerPair;
-  const { pairs, completed } = countComparisonPairs(db, comparisonId, k);
-  if (pairs === 0) return;
-  const schedule = lookSchedule(rule, pairs);
+  const { pairs: maxPairs, completed } = countComparisonPairs(db, comparisonId, k);
   const earlier = listLooks(db, comparisonId);
-  const last = earlier[earlier.length - 1];
-  if (!lookDue(schedule, completed, last?.completed_pairs ?? 0)) return;
-  let winsA = 0;
-  let winsB = 0;
-  let ties = 0;
-  for (const votes of completedPairVotes(db, comparisonId, k)) {
-    const outcome = pairMajority(votes.a, votes.b);
-    if (outcome === 'a') winsA++;
-    else if (outcome === 'b') winsB++;
-    else ties++;
-  }
-  const alpha = comparisonAlpha(rule, settings.comparisons.length);
-  const final = completed >= pairs;
-  // A maximum raised by reallocation since the earlier looks: bounds over the new maximum (src/batches/reallocated-look.ts).
-  const decision = maximumChanged(earlier.map((l) => ({ maxPairs: l.max_pairs })), pairs)
-    ? decideReallocatedLook({ alpha, spending: rule.spending, futility: rule.futility, maxPairs: pairs, earlier: earlier.map((l) => ({ fraction: l.information_fraction, maxPairs: l.max_pairs, critical: l.critical_z })), winsA, winsB, final })
-    : decideLook({ alpha, spending: rule.spending, futility: rule.futility, maxPairs: pairs, earlier: earlier.map((l) => l.information_fraction), completed, winsA, winsB, final });
-  if (!decision) return;
+  // The pairs' judgments are read only when a look is due (evaluateLook asks for them then).
+  const evaluation = evaluateLook({ rule, comparisons: settings.comparisons.length, earlier: earlier.map(pastLook), maxPairs, completed, pairs: () => lookPairs(completedPairJudgments(db, comparisonId, k)) });
+  if (!evaluation) return;
+  const { statistic, decision, plannedLooks, alpha } = evaluation;
   const look = earlier.length + 1;
-  insertLook(db, {
-    batch_id: batch.id,
-    comparison_id: comparisonId,
-    look,
-    planned_looks: Math.max(look, schedule.length),
-    max_pairs: pairs,
-    completed_pairs: winsA + winsB + ties,
-    ties,
-    wins_a: winsA,
-    wins_b: winsB,
-    information_fraction: decision.fraction,
-    alpha,
-    critical_z: Number.isFinite(decision.critical) ? decision.critical : null,
-    nominal_alpha: decision.nominal,
-    futility_z: decision.futility,
-    p_value: decision.pValue,
-    z: decision.z,
-    decision: decision.decision,
-    taken_at: now.toISOString(),
-  });
+  insertLook(db, lookRow({ batchId: batch.id, comparisonId, look, plannedLooks, maxPairs, alpha, now }, statistic, decision));
+  markPairsEntered(db, comparisonId, k, look);
   if (decision.decision === 'continue') return;
   const released = stopComparison(db, comparisonId, decision.decision, now, k);
   recordAudit(
@@ -89,11 +60,64 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
       action: 'comparison.stop',
       targetType: 'batch',
       targetId: batch.id,
-      details: { comparisonId, look, plannedLooks: Math.max(look, schedule.length), reason: decision.decision, pValue: decision.pValue, nominalAlpha: decision.nominal, pairsNotStarted: released },
+      details: { comparisonId, look, plannedLooks, reason: decision.decision, pValue: decision.pValue, nominalAlpha: decision.nominal, statistic: statistic.statistic, pairsNotStarted: released },
     },
     now,
   );
   reallocateAfterStop(db, batch.id, settings, comparisonId, decision.decision, now);
+}
+
+/** A stored look as the rule reads it: where it stood, the maximum of its time, the pairs it counted. */
+function pastLook(l: SequentialLookRow): PastLook {
+  return { fraction: l.information_fraction, information: l.information ?? l.information_fraction, maxPairs: l.max_pairs, completed: l.completed_pairs, observedInformation: l.observed_information };
+}
+
+/** The completed pairs' judgments grouped by pair, with the look each pair first entered. */
+function lookPairs(rows: readonly CompletedPairJudgment[]): LookPair[] {
+  const byPair = new Map<number, LookPair & { votes: LookPair['votes'][number][] }>();
+  for (const row of rows) {
+    let pair = byPair.get(row.pair_id);
+    if (!pair) byPair.set(row.pair_id, (pair = { entered: row.entered, votes: [] }));
+    pair.votes.push({ rater: row.rater, vote: row.winner === 'a' ? 1 : row.winner === 'b' ? -1 : 0 });
+  }
+  return [...byPair.values()];
+}
+
+type LookAt = { batchId: number; comparisonId: number; look: number; plannedLooks: number; maxPairs: number; alpha: number; now: Date };
+
+/** The row a look stores: what it saw, the statistic it used, where it stood and what it was held to. */
+function lookRow(at: LookAt, s: LookStatistic, d: LookDecision): Omit<SequentialLookRow, 'id'> {
+  return {
+    batch_id: at.batchId,
+    comparison_id: at.comparisonId,
+    look: at.look,
+    planned_looks: at.plannedLooks,
+    max_pairs: at.maxPairs,
+    completed_pairs: s.completed,
+    ties: s.ties,
+    wins_a: s.winsA,
+    wins_b: s.winsB,
+    information_fraction: d.fraction,
+    alpha: at.alpha,
+    critical_z: Number.isFinite(d.critical) ? d.critical : null,
+    nominal_alpha: d.nominal,
+    futility_z: d.futility,
+    p_value: d.pValue,
+    z: d.z,
+    decision: d.decision,
+    taken_at: at.now.toISOString(),
+    statistic: s.statistic,
+    statistic_reason: s.reason,
+    raters: s.raters,
+    df: s.df,
+    estimate: s.estimate,
+    standard_error: s.standardError,
+    design_effect: s.designEffect,
+    information: d.information,
+    observed_information: s.observedInformation,
+    cumulative_alpha: d.cumulativeAlpha,
+    ends_design: d.endsDesign ? 1 : 0,
+  };
 }
 
 /**

@@ -34,9 +34,26 @@ export function countComparisonPairs(db: Db, comparisonId: number, k: number): {
 }
 
 /**
- * Each completed pair's valid votes on the first question (excluded and screened-out raters' answers left out). From
- * the comparison's pairs to their judgments, in that order (CROSS JOIN): left to itself, SQLite scanned every
+ * Each completed pair's valid judgments on the first question (excluded and screened-out raters' answers left out),
+ * one row each, with the rater and the look the pair first entered (issue 51: the look statistic clusters by rater).
+ * From the comparison's pairs to their judgments, in that order (CROSS JOIN): left to itself, SQLite scanned every
  * judgment of the database through the question-0 partial index, inside the answer's transaction.
+ */
+export const COMPLETED_PAIR_JUDGMENTS_SQL = `SELECT p.id AS pair_id, p.sequential_look AS entered, j.rater_id AS rater, j.winner AS winner
+  FROM pairs p INDEXED BY pairs_by_comparison
+  CROSS JOIN judgments j INDEXED BY judgments_by_batch ON j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0
+  CROSS JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
+  WHERE p.comparison_id = :id AND p.kind = 'regular' AND p.removed_at IS NULL AND p.accepted >= :k`;
+
+export type CompletedPairJudgment = { pair_id: number; entered: number | null; rater: number; winner: 'a' | 'b' | 'tie' };
+
+export function completedPairJudgments(db: Db, comparisonId: number, k: number): CompletedPairJudgment[] {
+  return db.prepare<{ id: number; k: number }, CompletedPairJudgment>(COMPLETED_PAIR_JUDGMENTS_SQL).all({ id: comparisonId, k });
+}
+
+/**
+ * Each completed pair's valid votes for a and for b on the first question, one row a pair (the counts a look before
+ * issue 51 read; kept for callers that need only the majorities, e.g. serving that waits on the next look).
  */
 export const COMPLETED_PAIR_VOTES_SQL = `SELECT count(*) FILTER (WHERE j.winner = 'a') AS a, count(*) FILTER (WHERE j.winner = 'b') AS b
   FROM pairs p INDEXED BY pairs_by_comparison
@@ -47,6 +64,14 @@ export const COMPLETED_PAIR_VOTES_SQL = `SELECT count(*) FILTER (WHERE j.winner 
 
 export function completedPairVotes(db: Db, comparisonId: number, k: number): { a: number; b: number }[] {
   return db.prepare<{ id: number; k: number }, { a: number; b: number }>(COMPLETED_PAIR_VOTES_SQL).all({ id: comparisonId, k });
+}
+
+/** Marks the pairs a look counted for the first time with that look (their stage, should the maximum rise later). */
+export function markPairsEntered(db: Db, comparisonId: number, k: number, look: number): void {
+  db.prepare(
+    `UPDATE pairs INDEXED BY pairs_by_comparison SET sequential_look = :look
+     WHERE comparison_id = :id AND kind = 'regular' AND removed_at IS NULL AND accepted >= :k AND sequential_look IS NULL`,
+  ).run({ id: comparisonId, k, look });
 }
 
 export type SequentialLookRow = {
@@ -70,6 +95,20 @@ export type SequentialLookRow = {
   z: number;
   decision: 'continue' | StopReason;
   taken_at: string;
+  /** Which statistic the look used and why (migration 051; older looks: pair majorities, no reason). */
+  statistic: 'rater-clustered' | 'pair-majorities';
+  statistic_reason: string | null;
+  raters: number | null;
+  df: number | null;
+  estimate: number | null;
+  standard_error: number | null;
+  design_effect: number | null;
+  /** The information reached, on the scale where the design's maximum is 1 (null only for a look of no decisive pair). */
+  information: number | null;
+  /** The look statistic's observed information, 1 / the variance of the mean pair score (null before migration 051). */
+  observed_information: number | null;
+  cumulative_alpha: number | null;
+  ends_design: number;
 };
 
 export function listLooks(db: Db, comparisonId: number): SequentialLookRow[] {
@@ -83,10 +122,49 @@ export function listBatchLooks(db: Db, batchId: number): SequentialLookRow[] {
 export function insertLook(db: Db, row: Omit<SequentialLookRow, 'id'>): void {
   db.prepare(
     `INSERT INTO sequential_looks (batch_id, comparison_id, look, planned_looks, max_pairs, completed_pairs, ties, wins_a, wins_b,
-       information_fraction, alpha, critical_z, nominal_alpha, futility_z, p_value, z, decision, taken_at)
+       information_fraction, alpha, critical_z, nominal_alpha, futility_z, p_value, z, decision, taken_at,
+       statistic, statistic_reason, raters, df, estimate, standard_error, design_effect, information, observed_information, cumulative_alpha, ends_design)
      VALUES (:batch_id, :comparison_id, :look, :planned_looks, :max_pairs, :completed_pairs, :ties, :wins_a, :wins_b,
-       :information_fraction, :alpha, :critical_z, :nominal_alpha, :futility_z, :p_value, :z, :decision, :taken_at)`,
+       :information_fraction, :alpha, :critical_z, :nominal_alpha, :futility_z, :p_value, :z, :decision, :taken_at,
+       :statistic, :statistic_reason, :raters, :df, :estimate, :standard_error, :design_effect, :information, :observed_information, :cumulative_alpha, :ends_design)`,
   ).run(row);
+}
+
+export type SequentialExclusionRow = {
+  comparison: string;
+  judge: string | null;
+  action: 'exclude' | 'include';
+  reason: string;
+  after_look: number;
+  judgments_in_looks: number;
+  taken_at: string;
+};
+
+/**
+ * Records that a rater's judgments leave (or re-enter) a sequential batch's data after looks were taken (issue 51):
+ * one row per comparison whose looks counted some of them. The looks stay as taken; the next look counts the
+ * judgments as they then are. Nothing is written for a rater none of whose judgments entered a look.
+ */
+export function recordExclusionAfterLooks(db: Db, raterId: number, action: 'exclude' | 'include', reason: string, now: Date): number {
+  return db
+    .prepare(
+      `INSERT INTO sequential_exclusions (batch_id, comparison_id, rater_id, judge, action, reason, after_look, judgments_in_looks, taken_at)
+       SELECT p.batch_id, p.comparison_id, r.id, r.judge, :action, :reason,
+         (SELECT max(l.look) FROM sequential_looks l WHERE l.comparison_id = p.comparison_id), count(*), :at
+       FROM judgments j JOIN pairs p ON p.id = j.pair_id JOIN raters r ON r.id = j.rater_id
+       WHERE j.rater_id = :raterId AND j.question_index = 0 AND p.kind = 'regular' AND p.sequential_look IS NOT NULL
+       GROUP BY p.comparison_id`,
+    )
+    .run({ raterId, action, reason, at: now.toISOString() }).changes;
+}
+
+export function listSequentialExclusions(db: Db, batchId: number): SequentialExclusionRow[] {
+  return db
+    .prepare<{ batchId: number }, SequentialExclusionRow>(
+      `SELECT c.condition_a || ' vs ' || c.condition_b AS comparison, e.judge, e.action, e.reason, e.after_look, e.judgments_in_looks, e.taken_at
+       FROM sequential_exclusions e JOIN comparisons c ON c.id = e.comparison_id WHERE e.batch_id = :batchId ORDER BY e.id`,
+    )
+    .all({ batchId });
 }
 
 /**
@@ -95,7 +173,10 @@ export function insertLook(db: Db, row: Omit<SequentialLookRow, 'id'>): void {
  */
 export function stopComparison(db: Db, comparisonId: number, reason: StopReason, now: Date, k: number): number {
   const at = now.toISOString();
-  db.prepare('UPDATE comparisons SET stopped_at = :at, stop_reason = :reason WHERE id = :id AND stopped_at IS NULL').run({ id: comparisonId, at, reason });
+  // The judgment being stored is the newest row of the table (this runs in its transaction): max(id) reads one rowid.
+  db.prepare(
+    'UPDATE comparisons SET stopped_at = :at, stop_reason = :reason, stopped_after_judgment = (SELECT max(id) FROM judgments) WHERE id = :id AND stopped_at IS NULL',
+  ).run({ id: comparisonId, at, reason });
   return db
     .prepare(
       `UPDATE pairs SET stopped_at = :at
@@ -133,4 +214,28 @@ export function listOpenBatchesAllStopped(db: Db): number[] {
     )
     .pluck()
     .all();
+}
+
+export type AfterStopCounts = { judgments: number; pairs: number; a: number; b: number; ties: number };
+
+/**
+ * The valid judgments a stopped comparison received after its stop (overrunning: leases and promises given before
+ * it), which the sequential inference does not use (issue 51). Read per comparison for its report, never on the
+ * answer path.
+ */
+export function judgmentsAfterStop(db: Db, comparisonId: number): AfterStopCounts {
+  return (
+    db
+      .prepare<{ id: number }, AfterStopCounts>(
+        `SELECT count(*) AS judgments, count(DISTINCT j.pair_id) AS pairs, count(*) FILTER (WHERE j.winner = 'a') AS a,
+           count(*) FILTER (WHERE j.winner = 'b') AS b, count(*) FILTER (WHERE j.winner = 'tie') AS ties
+         FROM comparisons c
+         JOIN pairs p INDEXED BY pairs_by_comparison ON p.comparison_id = c.id AND p.kind = 'regular' AND p.removed_at IS NULL
+         JOIN judgments j INDEXED BY judgments_by_batch ON j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0
+           AND (CASE WHEN c.stopped_after_judgment IS NULL THEN j.submitted_at > c.stopped_at ELSE j.id > c.stopped_after_judgment END)
+         JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
+         WHERE c.id = :id AND c.stopped_at IS NOT NULL`,
+      )
+      .get({ id: comparisonId }) ?? { judgments: 0, pairs: 0, a: 0, b: 0, ties: 0 }
+  );
 }

@@ -45,7 +45,7 @@ describe('analyzeJudgments', () => {
     expect(nonFinitePaths(report)).toEqual([]);
   });
 
-  it('with ties, excludes them from the win rate, counts them as half in ties_half, and takes the pair majority', () => {
+  it('with ties, excludes them from the win rate, counts them as half in ties_half, and takes the pair majority as the stopping rule does', () => {
     const rows = [
       row({ item: '1', rater: 'x', outcome: 0 }),
       row({ item: '1', rater: 'y', outcome: 0 }),
@@ -59,7 +59,8 @@ describe('analyzeJudgments', () => {
     const c = analyzeJudgments(tableOf(rows), { source: SOURCE, bootstrap: 0, tiesAllowed: true }).comparisons[0]!;
     expect(c).toMatchObject({ wins_a: 3, wins_b: 2, ties: 3, win_rate_a: 0.6 });
     expect(c.ties_half.win_rate_a).toBe(4.5 / 8);
-    expect(c.majority).toMatchObject({ pairs: 3, wins_a: 1, wins_b: 0, ties: 2 });
+    // One definition with the sequential rule (issue 51): tie answers aside, pair 2 (b, tie, tie) goes to b; pair 3 (a, b) ties.
+    expect(c.majority).toMatchObject({ pairs: 3, wins_a: 1, wins_b: 1, ties: 1 });
     expect(c.agreement.categories).toEqual([A, B, 'TIE']);
     expect(c.agreement.categories_from).toBe('batch settings');
     expect(c.agreement.fleiss_variant).toBe('gwet_unequal');

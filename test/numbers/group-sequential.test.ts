@@ -164,12 +164,17 @@ describe('futilityBoundaries', () => {
     expect(Math.abs(drift - design.drift)).toBeLessThan(1e-6);
   });
 
-  it('futilityBoundaries, binding, when the futility bound meets the efficacy bound before the last look, keeps the last look\'s bound without futility', () => {
+  it.each([false, true])('futilityBoundaries, when the futility bound meets the efficacy bound at an interim look (binding %s), ends the design there and spends all alpha', (binding) => {
     // 200 pairs at a win rate of 0.65 (drift 4.24): by the fourth look the futility bound reaches the efficacy bound, so
-    // no null path reaches the last look and its alpha cannot be spent; rejecting every path there would be absurd.
+    // every path stops there; keeping that look's own spending threw 0.05 - 0.0244 of alpha away (issue 51).
     const fractions = [0.2, 0.4, 0.6, 0.8, 1];
-    const got = futilityBoundaries(fractions, { family: 'obrien-fleming', alpha: 0.05, beta: 0.2, drift: 0.3 * Math.sqrt(200), binding: true });
+    const got = futilityBoundaries(fractions, { family: 'obrien-fleming', alpha: 0.05, beta: 0.2, drift: 0.3 * Math.sqrt(200), binding });
+    const own = twoSidedBoundaries(fractions, 0.05, 'obrien-fleming');
+    expect(got.endsAt).toBe(3);
+    expect(own.cumulativeAlpha[3]).toBeCloseTo(0.0244, 4);
+    expect(got.cumulativeAlpha.slice(3)).toEqual([0.05, 0.05]);
     expect(got.futility[3]).toBeCloseTo(got.critical[3] as number, 12);
-    expect(got.critical[4]).toBeCloseTo(twoSidedBoundaries(fractions, 0.05, 'obrien-fleming').critical[4] as number, 12);
+    expect(got.critical[3]).toBeLessThan(own.critical[3] as number);
+    expect(got.critical[4]).toBe(Infinity);
   });
 });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
-import { alphaSpent, boundAfter, futilityBoundaries, futilityDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { planLook, stageOf, stageWeights } from '../../src/batches/reallocated-look.js';
+import { boundAfter, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
 import { normalCdf } from '../../src/numbers/normal.js';
 
 // Bounds of a comparison whose maximum was raised by reallocation, against R's rpact 3.3.4 with user-defined alpha
@@ -60,53 +60,47 @@ describe('boundAfter', () => {
   });
 });
 
-describe('decideReallocatedLook', () => {
-  it.each(fixture.scenarios.map((s) => [`${s.family} alpha ${s.alpha}, maxima ${s.maxima.join(',')}`, s] as const))(
-    'decideReallocatedLook, at the last look of %s, holds the look to rpact\'s bound',
-    (_name, s) => {
-      const k = s.decisive.length - 1;
-      const earlier = s.critical.slice(0, k).map((c, j) => ({ fraction: s.ownFractions[j] as number, maxPairs: s.maxima[j] as number, critical: c }));
-      const decisive = s.decisive[k] as number;
-      const decision = decideReallocatedLook({ alpha: s.alpha, spending: s.family, maxPairs: s.maxima[k] as number, earlier, winsA: decisive, winsB: 0, final: s.final });
-      expect(decision).not.toBeNull();
-      expect(decision?.fraction).toBeCloseTo(s.ownFractions[k] as number, 12);
-      expect(Math.abs((decision?.nominal ?? 0) - nominal(s.critical[k] ?? null))).toBeLessThan(1e-8);
-      expect(decision?.decision).toBe('efficacy');
-    },
-  );
+// After a raised maximum the comparison keeps its design (Cui, Hung & Wang 1999): the pairs of each stage share a
+// weight fixed at the raise, and the looks stand on the original design's fractions.
+describe('planLook', () => {
+  const looks = [{ fraction: 0.25, information: 0.25, maxPairs: 40, completed: 10, observedInformation: 10 }];
 
-  it('decideReallocatedLook, when no decisive pair was added since the last look over the new maximum, takes no look', () => {
-    const earlier = [{ fraction: 0.5, maxPairs: 20, critical: 3.34 }];
-    expect(decideReallocatedLook({ alpha: 0.025, spending: 'obrien-fleming', maxPairs: 30, earlier, winsA: 6, winsB: 4, final: false })).toBeNull();
+  it('planLook, with the maximum unchanged, spends at the completed pairs over the maximum, reads information as observed and weighs every pair alike', () => {
+    const plan = planLook(looks, { completed: 20, decisive: 18, maxPairs: 40, final: false, observedInformation: 18 });
+    expect(plan).toEqual({ point: { fraction: 0.5, information: 0.25 * (18 / 10) }, designPairs: 40, stages: [{ untilLook: null, weight: 1 }] });
+    // Raters who lean make the variance grow faster than the pairs: information grows as observed, not as counted.
+    expect(planLook(looks, { completed: 20, decisive: 18, maxPairs: 40, final: false, observedInformation: 15 }).point.information).toBeCloseTo(0.375, 14);
+    expect(planLook(looks, { completed: 40, decisive: 35, maxPairs: 40, final: true, observedInformation: 30 }).point).toEqual({ fraction: 1, information: 0.75 });
+    // The first look stands at its decisive pairs; an estimate that fell grows by a quarter of what the pairs grew by
+    // (10 to 20 completed: doubled, so the information grows by at least a quarter).
+    expect(planLook([], { completed: 10, decisive: 9, maxPairs: 40, final: false, observedInformation: 9 }).point).toEqual({ fraction: 0.25, information: 9 / 40 });
+    expect(planLook(looks, { completed: 20, decisive: 18, maxPairs: 40, final: false, observedInformation: 9 }).point.information).toBeCloseTo(0.25 * 1.25, 14);
   });
 
-  it('decideReallocatedLook, when the new maximum lowers the fraction below what was spent, spends nothing and cannot reject', () => {
-    // 20 of 40 (t = 0.5) spent alpha(0.5); raised to 80, 24 decisive pairs is t = 0.3: nothing more may be spent.
-    const earlier = [{ fraction: 0.5, maxPairs: 40, critical: 2.42 }];
-    const decision = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 80, earlier, winsA: 24, winsB: 0, final: false });
-    expect(alphaSpent('pocock', 0.025, 0.3)).toBeLessThan(alphaSpent('pocock', 0.025, 0.5));
-    expect(decision).toMatchObject({ decision: 'continue', critical: Infinity, nominal: 0 });
+  it('planLook, after the maximum rose from 40 to 48 past the first look, spreads the design\'s remaining fraction over the pairs still to complete', () => {
+    // 10 of 40 at look 1 (t = 0.25); 38 pairs were left to complete the remaining 0.75; 20 completed is 10 of them.
+    const plan = planLook(looks, { completed: 20, decisive: 20, maxPairs: 48, final: false, observedInformation: 20 });
+    const t = 0.25 + (0.75 * 10) / 38;
+    expect(plan.designPairs).toBe(40);
+    expect(plan.point.fraction).toBeCloseTo(t, 14);
+    expect(plan.point.information).toBeCloseTo(t, 14);
+    expect(plan.stages).toEqual([
+      { untilLook: 1, weight: 0.25 },
+      { untilLook: null, weight: t - 0.25 },
+    ]);
+    expect(planLook(looks, { completed: 48, decisive: 44, maxPairs: 48, final: true, observedInformation: 44 }).point.fraction).toBe(1);
   });
 
-  it('decideReallocatedLook, with binding futility, checks futility over the new maximum but holds efficacy to the bound that ignores it', () => {
-    // One look at 20 of 40 decisive pairs; the maximum rose to 48; 36 decisive pairs split 18 to 18 (|z| = 0).
-    const futility = { beta: 0.2, effect: 0.65, binding: true };
-    const earlier = [{ fraction: 0.5, maxPairs: 40, critical: 2.21 }];
-    const input = { alpha: 0.05, spending: 'pocock' as const, maxPairs: 48, earlier, winsA: 18, winsB: 18, final: false };
-    const plain = decideReallocatedLook(input);
-    const withFutility = decideReallocatedLook({ ...input, futility });
-    const expected = futilityBoundaries([20 / 48, 36 / 48], { family: 'pocock', alpha: 0.05, beta: 0.2, drift: futilityDrift(0.65, 48), binding: false }).futility[1] as number;
-    expect(expected).toBeGreaterThan(0);
-    expect(withFutility).toMatchObject({ decision: 'futility', critical: plain?.critical, nominal: plain?.nominal });
-    expect(withFutility?.futility).toBeCloseTo(expected, 12);
-    expect(plain).toMatchObject({ decision: 'continue', futility: null });
-    // A split far from even is not futile: 26 to 10 of 36 (|z| about 2.5) rejects or continues.
-    expect(decideReallocatedLook({ ...input, futility, winsA: 26, winsB: 10 })?.decision).not.toBe('futility');
-  });
-
-  it('decideReallocatedLook, at the last look, has no futility bound', () => {
-    const earlier = [{ fraction: 0.25, maxPairs: 40, critical: 2.41 }];
-    const decision = decideReallocatedLook({ alpha: 0.05, spending: 'pocock', futility: { beta: 0.2, effect: 0.65, binding: false }, maxPairs: 48, earlier, winsA: 24, winsB: 24, final: true });
-    expect(decision).toMatchObject({ decision: 'final', futility: null });
+  it('stageWeights, for 10 pairs of the first stage and 5 of the second, gives each the square root of its stage\'s weight over its pairs', () => {
+    const stages = [
+      { untilLook: 1, weight: 0.25 },
+      { untilLook: null, weight: 0.2 },
+    ];
+    const entered = [...Array<number>(10).fill(1), ...Array<null>(5).fill(null)];
+    const weights = stageWeights(stages, entered.map((e) => stageOf(stages, e)));
+    expect(weights.slice(0, 10).every((w) => Math.abs(w - Math.sqrt(0.025)) < 1e-15)).toBe(true);
+    expect(weights.slice(10).every((w) => Math.abs(w - Math.sqrt(0.04)) < 1e-15)).toBe(true);
+    // The weighted sum of the stages' standardized statistics: sqrt(0.25) Z_1 + sqrt(0.2) Z_2 over sqrt(0.45).
+    expect(stageOf(stages, 2)).toBe(1);
   });
 });

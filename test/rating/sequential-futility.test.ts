@@ -83,7 +83,7 @@ describe('sequential futility stopping over HTTP', () => {
     const analysis = await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'md', '--bootstrap', '0'], env);
     expect(analysis.code).toBe(0);
     expect(analysis.stdout).toContain('futility |z| <');
-    expect(analysis.stdout).toContain('the futility bounds were non-binding');
+    expect(analysis.stdout).toContain('The futility bounds were non-binding');
     const researcher = await signIn(app, db, 'researcher');
     const page = (await researcher.agent.get(`/console/batches/${seeded.batchId}`).expect(200)).text;
     expect(page).toContain('stopped at look 1 of 4 (futility');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLETED_PAIR_VOTES_SQL } from '../../src/rating/sequential.queries.js';
+import { COMPLETED_PAIR_JUDGMENTS_SQL } from '../../src/rating/sequential.queries.js';
 import { createTestDb } from '../helpers/test-db.js';
 
 // A look runs inside the answer's write transaction, so what it reads must not grow with the database: it once
@@ -7,7 +7,7 @@ import { createTestDb } from '../helpers/test-db.js';
 describe('sequential look queries', () => {
   it('completedPairVotes reads its comparison\'s pairs and their judgments by index, never every judgment of the database', () => {
     const { db } = createTestDb();
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${COMPLETED_PAIR_VOTES_SQL}`).all({ id: 1, k: 3 }) as { detail: string }[]).map((r) => r.detail);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${COMPLETED_PAIR_JUDGMENTS_SQL}`).all({ id: 1, k: 3 }) as { detail: string }[]).map((r) => r.detail);
     expect(plan[0]).toMatch(/^SEARCH p USING INDEX pairs_by_comparison/);
     expect(plan).toContain('SEARCH j USING INDEX judgments_by_batch (batch_id=? AND pair_id=?)');
     expect(plan.filter((d) => d.startsWith('SCAN'))).toEqual([]);

@@ -6,8 +6,8 @@ import type { BatchSettingsInput } from '../../src/batches/batch.schema.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
 import { createBatch } from '../../src/batches/create-batch.js';
-import { decideReallocatedLook } from '../../src/batches/reallocated-look.js';
-import { futilityBoundaries, futilityDrift } from '../../src/numbers/group-sequential.js';
+import { futilityBoundaries, futilityDrift, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
+import { normalCdf } from '../../src/numbers/normal.js';
 import type { Db } from '../../src/db/connection.js';
 import { signIn } from '../auth/session-helpers.js';
 import { launchReady } from '../helpers/factories.js';
@@ -178,14 +178,14 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(shown.stdout).toContain(`new pairs given: ${added} pairs to AGENTS:${MODEL} vs MINDREADERS:${MODEL}`);
     expect(shown.stdout).toContain(`reallocation after AGENTS:${MODEL} vs MINDREADERS:${MODEL} stopped (final): no judgment was left unbought, so nothing moved`);
     const analysis = await cli(['analyze', '--batch', String(batch.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
-    expect(analysis.stdout).toContain(`Sequential ${line}`);
-    expect(analysis.stdout).toContain("depended on another comparison's stop, not on its own data");
+    expect(analysis.stdout).toContain(`- ${line}`);
+    expect(analysis.stdout).toContain('the weighted inverse-normal statistic of Cui, Hung & Wang 1999');
     const researcher = await signIn(app, db, 'researcher');
     const page = (await researcher.agent.get(`/console/batches/${batch.batchId}`).expect(200)).text;
     expect(page).toContain(`Reallocation after SCRIPT:${MODEL} vs AGENTS:${MODEL} stopped (efficacy)`);
   });
 
-  it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, holds its later looks to bounds over the new maximum', async () => {
+  it('POST /r/:batch/c/:assignment, when the open comparison had looked before its maximum was raised, weighs its later pairs with the weight fixed at the raise', async () => {
     const { db, dbPath, batch, raters } = await undecidedFirstUntilFull({ lookEvery: 6, alpha: 0.05, spending: 'pocock', reallocate: true });
     const [undecided, decided] = db.prepare('SELECT id, stop_reason FROM comparisons WHERE batch_id = :b ORDER BY position').all({ b: batch.batchId }) as { id: number; stop_reason: string | null }[];
     expect(decided?.stop_reason).toBe('efficacy');
@@ -204,13 +204,24 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(looks[0]).toMatchObject({ look: 1, max_pairs: 24, completed_pairs: 6, information_fraction: 0.25 });
     expect(looks.slice(1).every((l) => l.max_pairs === 34)).toBe(true);
     expect(looks[looks.length - 1]).toMatchObject({ completed_pairs: 34, information_fraction: 1, decision: 'final' });
-    // Look 2 over the new maximum: 12 of 34 pairs (t = 12/34), spending alpha(12/34) - alpha(0.25) of the comparison's
-    // 0.025, its bound found with look 1's bound fixed (src/batches/reallocated-look.ts, checked against rpact).
+    // Look 2 after the raise (Cui, Hung & Wang): look 1 stood at 6 of 24 (t = 0.25); the remaining 0.75 of the design is
+    // spread over the 28 pairs left to complete, so 12 completed is t = 0.25 + 0.75 x 6/28, and the bound is the original
+    // design's at that fraction (src/batches/reallocated-look.ts). The 6 pairs of look 1 weigh 0.25 in the statistic, the
+    // 6 since t - 0.25, whatever their number.
     const second = looks[1] as { completed_pairs: number; wins_a: number; wins_b: number; information_fraction: number; nominal_alpha: number };
     expect(second.completed_pairs).toBe(12);
-    expect(second.information_fraction).toBeCloseTo(12 / 34, 12);
-    const expected = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 34, earlier: [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }], winsA: second.wins_a, winsB: second.wins_b, final: false });
-    expect(second.nominal_alpha).toBeCloseTo(expected?.nominal ?? -1, 12);
+    const t = 0.25 + (0.75 * 6) / 28;
+    expect(second.information_fraction).toBeCloseTo(t, 12);
+    expect(second.nominal_alpha).toBeCloseTo(twoSidedBoundaries([0.25, t], 0.025, 'pocock').nominal[1] as number, 10);
+    const stage = (entered: string) =>
+      db
+        .prepare(`SELECT coalesce(sum(j.winner = 'a'), 0) - coalesce(sum(j.winner = 'b'), 0) FROM pairs p JOIN judgments j ON j.pair_id = p.id WHERE p.comparison_id = :c AND p.sequential_look ${entered}`)
+        .pluck()
+        .get({ c: undecided?.id }) as number;
+    const z = (Math.sqrt(0.25 / 6) * stage('= 1') + Math.sqrt((t - 0.25) / 6) * stage('= 2')) / Math.sqrt(0.25 + (t - 0.25));
+    const stored = db.prepare('SELECT statistic, p_value FROM sequential_looks WHERE comparison_id = :c AND look = 2').get({ c: undecided?.id }) as { statistic: string; p_value: number };
+    expect(stored.statistic).toBe('pair-majorities');
+    expect(stored.p_value).toBeCloseTo(2 * normalCdf(-Math.abs(z)), 12);
     checkInvariants(db, batch.batchId, 1);
     // The report's stage-wise p-value is computed on the same information scale (earlier fractions rescaled to 34).
     const shown = await cli(['batches', 'show', String(batch.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
@@ -219,7 +230,7 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(shown.stdout).toMatch(/sequential p-value \(stage-wise ordering\): 1\.0000|sequential p-value \(stage-wise ordering\): 0\.\d{4}/);
   });
 
-  it('POST /r/:batch/c/:assignment, with binding futility, checks the raised comparison\'s later looks for futility over its new maximum, non-binding', async () => {
+  it('POST /r/:batch/c/:assignment, with binding futility, holds the raised comparison\'s later looks to its original binding design', async () => {
     // As above, with futility at beta 0.2 and a win rate of 0.75, binding: the undecided comparison looks once (6 of
     // 24), its maximum rises to 34 when the decided one stops, and its later looks are reallocated looks.
     const futility = { beta: 0.2, effect: 0.75, binding: true };
@@ -240,17 +251,17 @@ describe('reallocation in a sequential batch over HTTP', () => {
     expect(later.length).toBeGreaterThan(0);
     expect(later.every((l) => l.max_pairs === 34)).toBe(true);
     expect(later[later.length - 1]?.decision).toBe('futility');
-    // Each later look: the futility bound from beta spending over the new maximum, non-binding; the efficacy bound the
-    // one a rule without futility gets (binding futility no longer lowers it once the maximum changed).
-    const fractions = [6 / 34];
-    const earlier = [{ fraction: 0.25, maxPairs: 24, critical: looks[0]?.critical_z ?? null }];
+    // Each later look keeps the original design (binding, its drift over the 24 pairs it was planned for) at the
+    // fraction the raised maximum's pairs reach: 6 of 24 at look 1, then 0.25 + 0.75 (c - 6) / 28 (Cui, Hung & Wang).
+    const fractions = [0.25];
     for (const l of later) {
+      const completed = db.prepare('SELECT completed_pairs FROM sequential_looks WHERE comparison_id = :c AND look = :l').pluck().get({ c: undecided?.id, l: l.look }) as number;
+      const t = completed === 34 ? 1 : 0.25 + (0.75 * (completed - 6)) / 28;
+      expect(l.information_fraction).toBeCloseTo(t, 12);
       fractions.push(l.information_fraction);
-      const bound = futilityBoundaries(fractions, { family: 'pocock', alpha: 0.025, beta: 0.2, drift: futilityDrift(0.75, 34), binding: false }).futility[fractions.length - 1] as number;
-      expect(l.futility_z ?? 0).toBeCloseTo(bound, 12);
-      const plain = decideReallocatedLook({ alpha: 0.025, spending: 'pocock', maxPairs: 34, earlier, winsA: l.wins_a, winsB: l.wins_b, final: false });
-      expect(l.critical_z).toBeCloseTo(plain?.critical as number, 12);
-      earlier.push({ fraction: l.information_fraction, maxPairs: 34, critical: l.critical_z });
+      const design = futilityBoundaries(fractions, { family: 'pocock', alpha: 0.025, beta: 0.2, drift: futilityDrift(0.75, 24), binding: true });
+      expect(l.futility_z ?? 0).toBeCloseTo(design.futility[fractions.length - 1] as number, 10);
+      expect(l.critical_z ?? Infinity).toBeCloseTo(design.critical[fractions.length - 1] as number, 10);
     }
   });
 

@@ -87,15 +87,28 @@ describe('sequential stopping over HTTP', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('closed (closed itself: every comparison stopped under its sequential rule)');
     expect(shown.stdout).toContain('stopped at look 1 of 4 (a bound was crossed: the conditions differ); 10 of 40 pairs completed, 0 tied');
-    expect(shown.stdout).toContain('naive win rate of SCRIPT:blindcheck-model-7b: 100.0%');
+    expect(shown.stdout).toContain('naive win rate of pair majorities for SCRIPT:blindcheck-model-7b: 100.0%');
     expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
+    // Three raters are too few for a variance clustered by rater: the look said so, and what it used instead.
+    expect(shown.stdout).toContain('statistic: pair majorities (exact test) (only 3 raters over 10 pairs, too few for a clustered variance (10 needed): the test of pair majorities, conditional on these raters)');
+    // The five answers to comparisons promised before the stop are reported apart.
+    expect(shown.stdout).toContain('after the stop: 5 judgments on 5 pairs promised before it (5 for SCRIPT:blindcheck-model-7b, 0 for the other, 0 ties), not used by the sequential inference');
 
-    // The analysis report says where the comparison stopped and why, and cites the design in its methods.
+    // The analysis report leads with the sequential result (where it stopped and why, its p-value and repeated
+    // interval), before the summary over all judgments, which says it ignores the design; methods cite the design.
     const analysis = await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'md', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
     expect(analysis.code).toBe(0);
-    expect(analysis.stdout).toContain('Sequential stopping: SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b: stopped at look 1 of 4');
-    expect(analysis.stdout).toContain('repeated confidence interval');
-    expect(analysis.stdout).toContain('Lan-DeMets alpha-spending function (Lan & DeMets 1983; Pocock 1977)');
+    const md = analysis.stdout;
+    expect(md).toContain('## Sequential result');
+    expect(md).toContain('- SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b: stopped at look 1 of 4');
+    expect(md.indexOf('## Sequential result')).toBeLessThan(md.indexOf('## Summary over all judgments (ignores the sequential design, counts judgments after a stop)'));
+    expect(md).toContain('sequential p-value (stage-wise ordering): 0.0020');
+    expect(md).toContain('repeated confidence interval');
+    expect(md).toContain('after the stop: 5 judgments on 5 pairs');
+    expect(md).toContain('Lan-DeMets alpha-spending function (Lan & DeMets 1983; Pocock 1977)');
+    const json = JSON.parse((await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'json', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' })).stdout) as { sequential: { comparisons: Record<string, unknown>[] } };
+    expect(json.sequential.comparisons[0]).toMatchObject({ state: 'stopped', stop_reason: 'efficacy', look: 1, statistic: 'pair-majorities', raters: 3, pairs_used: 10, after_stop: { judgments: 5, pairs: 5, a: 5, b: 0, ties: 0 } });
+    expect(json.sequential.comparisons[0]?.sequential_p).toBeCloseTo(2 / 1024, 10);
 
     // And on the console's batch page.
     const researcher = await signIn(app, db, 'researcher');
