@@ -21,15 +21,18 @@ async function choose(db: Parameters<typeof assignmentOf>[0], rater: Client, pag
   return rater.follow(String(res.headers.location));
 }
 
-/** Two raters answer three comparisons each (alternating a, b): the first look (at 4 of 40 pairs) is taken, no bound crossed. */
+/**
+ * Two raters answer two comparisons each (alternating a, b): the first look (at 4 of 40 pairs) is taken, no bound
+ * crossed. Two each, as no more pairs are handed out before a look than it needs (issue 51 item 8).
+ */
 async function afterFirstLook() {
   const built = testApp();
-  const seeded = seedBatch(built.db, { samples: 40, settings: { judgmentsPerPair: 1, perRaterCap: 5, stopping: { lookEvery: 4, alpha: 0.05, spending: 'obrien-fleming' }, provider: { kind: 'link' } } });
+  const seeded = seedBatch(built.db, { samples: 40, settings: { judgmentsPerPair: 1, perRaterCap: 2, stopping: { lookEvery: 4, alpha: 0.05, spending: 'obrien-fleming' }, provider: { kind: 'link' } } });
   const raters = [raterClient(built.app), raterClient(built.app)];
   const pages: Page[] = [];
   for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
   let answered = 0;
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 2; round++) {
     for (const [i, rater] of raters.entries()) pages[i] = await choose(built.db, rater, pages[i] as Page, answered++ % 2 === 0 ? 'a' : 'b');
   }
   expect(count(built.db, 'SELECT count(*) FROM sequential_looks')).toBe(1);
@@ -72,22 +75,24 @@ describe('a sequential batch after its first look', () => {
   });
 
   it('POST /console/batches/:id/raters/:raterId/exclude, after a look, keeps the look as taken, records the exclusion, and the next look leaves the rater out', async () => {
-    const { app, db, dbPath, seeded, raters, pages } = await afterFirstLook();
+    const { app, db, dbPath, seeded } = await afterFirstLook();
     const look = db.prepare('SELECT * FROM sequential_looks').get();
-    const first = db.prepare("SELECT id FROM raters WHERE status = 'rating' ORDER BY id LIMIT 1").pluck().get() as number;
+    const first = db.prepare('SELECT id FROM raters ORDER BY id LIMIT 1').pluck().get() as number;
     const admin = await signIn(app, db, 'admin');
     await admin.agent.post(`/console/batches/${seeded.batchId}/raters/${first}/exclude`).type('form').send({ _csrf: admin.csrf, reason: 'careless' }).expect(303);
     expect(db.prepare('SELECT * FROM sequential_looks').get()).toEqual(look);
     expect(db.prepare('SELECT action, reason, after_look, judgments_in_looks FROM sequential_exclusions').all()).toEqual([{ action: 'exclude', reason: 'careless', after_look: 1, judgments_in_looks: 2 }]);
 
-    // The other rater goes on; the next look (at 8 completed pairs) counts only valid judgments: the excluded rater's
-    // pairs are served again and their judgments are not in it.
-    const other = raters[1] as Client;
-    let page = pages[1] as Page;
+    // Others go on; the next look (at 8 completed pairs) counts only valid judgments: the excluded rater's pairs are
+    // served again and their judgments are not in it.
+    const other = raterClient(app);
+    let page = await other.startRating(seeded.publicId);
     for (let i = 0; i < 2; i++) page = await choose(db, other, page, 'a');
-    const newcomer = raterClient(app);
-    let next = await newcomer.startRating(seeded.publicId);
-    while (count(db, 'SELECT count(*) FROM sequential_looks') < 2) next = await choose(db, newcomer, next, 'b');
+    while (count(db, 'SELECT count(*) FROM sequential_looks') < 2) {
+      const newcomer = raterClient(app);
+      let next: Page = await newcomer.startRating(seeded.publicId);
+      while (assignmentOf(db, next.url) && count(db, 'SELECT count(*) FROM sequential_looks') < 2) next = await choose(db, newcomer, next, 'b');
+    }
     const second = db.prepare('SELECT completed_pairs, wins_a, wins_b FROM sequential_looks WHERE look = 2').get() as { completed_pairs: number; wins_a: number; wins_b: number };
     const valid = (winner: string) =>
       count(db, `SELECT count(*) FROM judgments j JOIN raters r ON r.id = j.rater_id JOIN pairs p ON p.id = j.pair_id WHERE r.excluded = 0 AND p.kind = 'regular' AND p.accepted >= 1 AND j.winner = '${winner}' AND j.batch_id = :b`, { b: seeded.batchId });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
+import { makeJudgment } from '../helpers/factories.js';
 import { closeStoppedBatches } from '../../src/rating/sequential-stopping.js';
 import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
@@ -89,10 +90,10 @@ describe('sequential stopping over HTTP', () => {
     expect(shown.stdout).toContain('stopped at look 1 of 4 (a bound was crossed: the conditions differ); 10 of 40 pairs completed, 0 tied');
     expect(shown.stdout).toContain('naive win rate of pair majorities for SCRIPT:blindcheck-model-7b: 100.0%');
     expect(shown.stdout).toContain('sequential p-value (stage-wise ordering): 0.0020');
-    // Three raters are too few for a variance clustered by rater: the look said so, and what it used instead.
-    expect(shown.stdout).toContain('statistic: pair majorities (exact test) (only 3 raters over 10 pairs, too few for a clustered variance (10 needed): the test of pair majorities, conditional on these raters)');
-    // The five answers to comparisons promised before the stop are reported apart.
-    expect(shown.stdout).toContain('after the stop: 5 judgments on 5 pairs promised before it (5 for SCRIPT:blindcheck-model-7b, 0 for the other, 0 ties), not used by the sequential inference');
+    // Two raters are too few for a variance clustered by rater: the look said so, and what it used instead.
+    expect(shown.stdout).toContain('statistic: pair majorities (exact test) (only 2 raters over 10 pairs, too few for a clustered variance (10 needed): the test of pair majorities, conditional on these raters)');
+    // No more was handed out than the look needed, so nothing came after the stop.
+    expect(shown.stdout).not.toContain('after the stop:');
 
     // The analysis report leads with the sequential result (where it stopped and why, its p-value and repeated
     // interval), before the summary over all judgments, which says it ignores the design; methods cite the design.
@@ -104,10 +105,10 @@ describe('sequential stopping over HTTP', () => {
     expect(md.indexOf('## Sequential result')).toBeLessThan(md.indexOf('## Summary over all judgments (ignores the sequential design, counts judgments after a stop)'));
     expect(md).toContain('sequential p-value (stage-wise ordering): 0.0020');
     expect(md).toContain('repeated confidence interval');
-    expect(md).toContain('after the stop: 5 judgments on 5 pairs');
+    expect(md).not.toContain('after the stop:');
     expect(md).toContain('Lan-DeMets alpha-spending function (Lan & DeMets 1983; Pocock 1977)');
     const json = JSON.parse((await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'json', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' })).stdout) as { sequential: { comparisons: Record<string, unknown>[] } };
-    expect(json.sequential.comparisons[0]).toMatchObject({ state: 'stopped', stop_reason: 'efficacy', look: 1, statistic: 'pair-majorities', raters: 3, pairs_used: 10, after_stop: { judgments: 5, pairs: 5, a: 5, b: 0, ties: 0 } });
+    expect(json.sequential.comparisons[0]).toMatchObject({ state: 'stopped', stop_reason: 'efficacy', look: 1, statistic: 'pair-majorities', raters: 2, pairs_used: 10 });
     expect(json.sequential.comparisons[0]?.sequential_p).toBeCloseTo(2 / 1024, 10);
 
     // And on the console's batch page.
@@ -118,6 +119,17 @@ describe('sequential stopping over HTTP', () => {
     // Its capacity box says the batch's 40 pairs, not only the 10 the rule did not stop (issue 49).
     expect(count(db, 'SELECT count(*) FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL', { b: seeded.batchId })).toBe(30);
     expect(page).toContain('The batch has 40 pairs: its sequential rule stopped 30 of them (they take no new rater and need no more judgments), so what follows counts the other 10.');
+
+    // A late answer (a page held open from before the stop, stored after it) is reported apart, never in the looks.
+    const stoppedPair = db.prepare('SELECT id FROM pairs WHERE batch_id = :b AND stopped_at IS NOT NULL ORDER BY id LIMIT 1').pluck().get({ b: seeded.batchId }) as number;
+    const firstRater = db.prepare('SELECT id FROM raters WHERE batch_id = :b ORDER BY id LIMIT 1').pluck().get({ b: seeded.batchId }) as number;
+    makeJudgment(db, { pairId: stoppedPair, raterId: firstRater, winner: 'a' });
+    const late = await cli(['analyze', '--batch', String(seeded.batchId), '--format', 'json', '--bootstrap', '0'], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    const lateJson = JSON.parse(late.stdout) as { sequential: { comparisons: Record<string, unknown>[] } };
+    expect(lateJson.sequential.comparisons[0]).toMatchObject({ pairs_used: 10, after_stop: { judgments: 1, pairs: 1, a: 1, b: 0, ties: 0 } });
+    const lateShown = await cli(['batches', 'show', String(seeded.batchId)], { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' });
+    expect(lateShown.stdout).toContain('after the stop: 1 judgment on 1 pair promised before it (1 for SCRIPT:blindcheck-model-7b, 0 for the other, 0 ties), not used by the sequential inference');
+    expect(db.prepare('SELECT count(*) FROM sequential_looks').pluck().get()).toBe(1);
   });
 
   it('batches show and the console batch page, for an open sequential batch before its first look, give the plan instead of "0 of 0 looks"', async () => {
