@@ -8,8 +8,11 @@ import type { CellRate, Effect, TwoByTwo, TwoByTwoModel } from './two-by-two.js'
 
 type Section = { title: string; note?: string; table: Table };
 
-const logit = (x: number) => (x >= 0 ? `+${x.toFixed(2)}` : x.toFixed(2));
-const interval = (c: [number, number]) => `[${logit(c[0])}, ${logit(c[1])}]`;
+// A fit on few answers can give a non-finite estimate, which the stored (JSON) report holds as null: shown as '–'.
+const finite = (x: number | null | undefined): x is number => typeof x === 'number' && Number.isFinite(x);
+const logit = (x: number | null) => (!finite(x) ? '–' : x >= 0 ? `+${x.toFixed(2)}` : x.toFixed(2));
+const interval = (c: [number | null, number | null] | null) => (c ? `[${logit(c[0])}, ${logit(c[1])}]` : '–');
+const points = (x: number | null) => (finite(x) ? (x * 100).toFixed(1) : '–');
 
 /** Each condition's naturalness win rate against HUMANS:human (a preference question's report). */
 export function againstHumansTable(report: AnalysisReport): Section | null {
@@ -49,7 +52,7 @@ function pairwiseTable(r: RealismSection): Section | null {
     note: "Difference of error rates (a − b) from one linear probability model with a dummy per condition, two-way clustered by rater and scenario; Holm's correction over the pairs.",
     table: {
       headers: ['a', 'b', 'difference', '95%', 'p', 'p (Holm)'],
-      rows: r.pairwise.map((p) => [p.a, p.b, `${(p.error_difference * 100).toFixed(1)} points`, `[${(p.ci95[0] * 100).toFixed(1)}, ${(p.ci95[1] * 100).toFixed(1)}]`, pValue(p.p), pValue(p.p_holm)]),
+      rows: r.pairwise.map((p) => [p.a, p.b, `${points(p.error_difference)} points`, `[${points(p.ci95[0])}, ${points(p.ci95[1])}]`, pValue(p.p), pValue(p.p_holm)]),
     },
   };
 }

@@ -3,6 +3,7 @@
 // naturalness question gains each condition's win rate against HUMANS:human, and the paper table its two columns.
 import { describe, expect, it } from 'vitest';
 import { computeBatchAnalysis } from '../../src/analysis/analysis-cache.js';
+import type { AnalysisReport } from '../../src/analysis/analysis-report.js';
 import { selectQuestionReport } from '../../src/analysis/question-reports.js';
 import { renderAnalysisHtml } from '../../src/analysis/report-html.js';
 import { renderAnalysisMarkdown } from '../../src/analysis/report-md.js';
@@ -104,5 +105,22 @@ describe('a realism batch analysed from the database', () => {
     expect(html).toContain('Which is real: detection per condition');
     expect(html).toContain('2×2 of writer and knowledge (gpt-test): cells');
     expect(html).toContain('<th scope="col">judged real</th>');
+  });
+
+  it('renderAnalysisMarkdown, for a stored report whose fits on few answers gave non-finite estimates (null in its JSON), shows them as – instead of failing', () => {
+    const stored = JSON.parse(JSON.stringify(report)) as AnalysisReport;
+    const realism = stored.questions?.find((q) => q.realism)?.realism ?? stored.realism;
+    if (!realism || 'reason' in realism.fixed_effects) throw new Error('the fixture fits the fixed effects');
+    const fe = realism.fixed_effects.pairwise[0] as { log_odds_ratio: number | null };
+    fe.log_odds_ratio = null;
+    const diff = realism.pairwise[0] as { error_difference: number | null; ci95: [number | null, number | null] };
+    diff.error_difference = null;
+    diff.ci95 = [null, null];
+    const model = realism.two_by_two[0]?.natural;
+    if (model && !('reason' in model)) (model.effects.knowledge as { estimate: number | null; ci95: [number | null, number | null] }) = { ...model.effects.knowledge, estimate: null, ci95: [null, null] };
+    const md = renderAnalysisMarkdown(stored);
+    expect(md).toContain('### Which is real: rater and scenario effects');
+    expect(md).toMatch(/\| – points \| \[–, –\] \|/);
+    expect(md).toMatch(/\| knowledge: omniscient − own side \| – \[–, –\]/);
   });
 });
