@@ -1,11 +1,9 @@
 import type { BatchRow } from '../batches/batch.queries.js';
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { Db } from '../db/connection.js';
-import { newPublicId } from '../web/ids.js';
-import { judgePseudonym } from '../rating/judge-pseudonym.js';
-import { type Limited, type Returning, findReturningRater } from '../rating/rater-pool.js';
+import { createEnteredRater, type Limited, type Returning, findReturningRater } from '../rating/rater-pool.js';
 import type { EntryIdentity } from '../rating/rater-token.js';
-import { countRatersFromAddress, getRater, insertRater, participantRatedIn, type RaterRow, recordRaterSession } from '../rating/rating.queries.js';
+import { countRatersFromAddress, getRater, participantRatedIn, type RaterRow } from '../rating/rating.queries.js';
 
 // Who may enter a role-play batch: the rating side's identity rules (src/rating/rater-pool.ts), so one person is one
 // participant: one rater per provider identity (a new Prolific session or MTurk assignment continues theirs), nobody
@@ -72,26 +70,7 @@ export function admitPlayer(
     .transaction((): LiveAdmission => {
       const decision = decide(db, batch, settings, entry, input.addressHash, input.now);
       if (decision.kind !== 'open') return decision;
-      const participantId = entry.kind === 'link' ? newPublicId(9) : entry.participantId;
-      const id = insertRater(
-        db,
-        {
-          batchId: batch.id,
-          publicId: input.raterPublicId,
-          provider: entry.kind,
-          participantId,
-          personKey: entry.kind === 'link' ? null : entry.participantId,
-          studyId: entry.kind === 'link' ? null : entry.studyId,
-          sessionId: entry.kind === 'link' ? entry.nonce : entry.sessionId,
-          submitTo: entry.kind === 'mturk' ? entry.submitTo : null,
-          userAgent: input.userAgent ? input.userAgent.slice(0, 300) : null,
-          addressHash: input.addressHash,
-          status: input.agree ? 'instructions' : 'no_consent',
-          judge: judgePseudonym(batch.judge_salt, { provider: entry.kind, participantId, raterPublicId: input.raterPublicId }),
-        },
-        input.now,
-      );
-      if (entry.kind !== 'link') recordRaterSession(db, id, { sessionId: entry.sessionId, studyId: entry.studyId, submitTo: entry.kind === 'mturk' ? entry.submitTo : null }, input.now);
+      const id = createEnteredRater(db, batch, entry, { ...input, promised: null });
       const rater = getRater(db, id);
       if (!rater) throw new Error('rater vanished inside its own transaction');
       return { kind: 'admitted', rater };

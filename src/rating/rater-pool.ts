@@ -224,6 +224,40 @@ export function decideEntry(
     .immediate();
 }
 
+/**
+ * The rater row of someone who answered the consent page (agreed: at the instructions; declined: no consent), with
+ * their platform session: one definition for the rating and the role-play and writing entries.
+ */
+export function createEnteredRater(
+  db: Db,
+  batch: BatchRow,
+  entry: EntryIdentity,
+  input: { agree: boolean; raterPublicId: string; userAgent: string | null; addressHash: string | null; now: Date; promised: number | null },
+): number {
+  const participantId = entry.kind === 'link' ? newPublicId(9) : entry.participantId;
+  const id = insertRater(
+    db,
+    {
+      batchId: batch.id,
+      publicId: input.raterPublicId,
+      provider: entry.kind,
+      participantId,
+      personKey: entry.kind === 'link' ? null : entry.participantId,
+      studyId: entry.kind === 'link' ? null : entry.studyId,
+      sessionId: entry.kind === 'link' ? entry.nonce : entry.sessionId,
+      submitTo: entry.kind === 'mturk' ? entry.submitTo : null,
+      userAgent: input.userAgent ? input.userAgent.slice(0, 300) : null,
+      addressHash: input.addressHash,
+      status: input.agree ? 'instructions' : 'no_consent',
+      promised: input.promised,
+      judge: judgePseudonym(batch.judge_salt, { provider: entry.kind, participantId, raterPublicId: input.raterPublicId }),
+    },
+    input.now,
+  );
+  if (entry.kind !== 'link') recordRaterSession(db, id, { sessionId: entry.sessionId, studyId: entry.studyId, submitTo: entry.kind === 'mturk' ? entry.submitTo : null }, input.now);
+  return id;
+}
+
 export type Admission = Exclude<EntryDecision, { kind: 'open' }> | { kind: 'admitted'; rater: RaterRow };
 
 /**
@@ -250,27 +284,7 @@ export function admitRater(
       if (limited) return limited;
       const pairIds = input.agree ? planPromise(db, batch, settings, now) : [];
       if (input.agree && pairIds.length === 0) return { kind: 'full' };
-      const participantId = entry.kind === 'link' ? newPublicId(9) : entry.participantId;
-      const id = insertRater(
-        db,
-        {
-          batchId: batch.id,
-          publicId: input.raterPublicId,
-          provider: entry.kind,
-          participantId,
-          personKey: entry.kind === 'link' ? null : entry.participantId,
-          studyId: entry.kind === 'link' ? null : entry.studyId,
-          sessionId: entry.kind === 'link' ? entry.nonce : entry.sessionId,
-          submitTo: entry.kind === 'mturk' ? entry.submitTo : null,
-          userAgent: input.userAgent ? input.userAgent.slice(0, 300) : null,
-          addressHash: input.addressHash,
-          status: input.agree ? 'instructions' : 'no_consent',
-          promised: input.agree ? promisedCount(db, batch, settings, pairIds.length) : null,
-          judge: judgePseudonym(batch.judge_salt, { provider: entry.kind, participantId, raterPublicId: input.raterPublicId }),
-        },
-        now,
-      );
-      if (entry.kind !== 'link') recordRaterSession(db, id, { sessionId: entry.sessionId, studyId: entry.studyId, submitTo: entry.kind === 'mturk' ? entry.submitTo : null }, now);
+      const id = createEnteredRater(db, batch, entry, { ...input, promised: input.agree ? promisedCount(db, batch, settings, pairIds.length) : null });
       insertReservations(db, id, batch.id, pairIds, unviewedHoldUntil(now, settings.leaseMinutes));
       const rater = getRater(db, id);
       if (!rater) throw new Error('rater vanished inside its own transaction');
