@@ -12,7 +12,9 @@
 //   3: K = 2, where a third of the pairs tie;
 //   4: reallocation: a decided comparison's unused judgments buy pairs for an undecided one, with and without
 //      binding futility;
-//   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default).
+//   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default);
+//   6: the base world under no preference at 12 and 10 pairs a rater, where the first look of 40 pairs has 10 raters
+//      or more (the look room's known defect: fewer raters behind a look; not run by default).
 import { simulateSequential, type SimulationInput, type SimulationResult } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
@@ -140,6 +142,24 @@ if (tables.has(5)) {
     const [, second] = run(`table 5, reallocation, pocock, ${binding ? 'binding' : 'non-binding'}`, { ...base, reserve: 60, fixedDesign: false, winRates: [0.65, 0.5], rule: { looks: 5, alpha: ALPHA, spending: 'pocock', reallocate: true, futility } }, { studies: more, stream: 900 + j }).comparisons;
     if (!second) continue;
     out.push(`| ${binding ? 'binding' : 'non-binding'} | ${f4(second.rejectRate)} (${f4(second.standardError)}) | ${f4(limitMore)} | ${f4(second.futilityRate)} | ${second.meanJudgments.toFixed(1)} |`);
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(6)) {
+  // Streams of their own (the same whichever tables run), as first measured while writing the docs.
+  out.push('**Fewer pairs a rater** (as table 2, no futility, no preference; the first look of 40 pairs has 10 raters or more):', '');
+  out.push('| pairs a rater | spending | rejected (MC s.e.) | limit | looks with the rater-clustered statistic | raters |');
+  out.push('|---|---|---|---|---|---|');
+  let stream = 700;
+  for (const perRater of [12, 10]) {
+    for (const spending of ['pocock', 'obrien-fleming'] as const) {
+      const batch = run(`table 6, ${perRater} a rater, ${spending}`, { ...base, perRater, fixedDesign: false, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }, { studies, stream: stream++ });
+      const [c] = batch.comparisons;
+      if (!c) continue;
+      out.push(`| ${perRater} | ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} | ${pct(c.clusteredShare)} | ${batch.meanRaters.toFixed(1)} |`);
+    }
   }
   out.push('');
   flush();

@@ -84,7 +84,7 @@ describe('sequential stopping rule, simulated with raters who lean', () => {
 
   it('simulateSequential, served as a sequential batch is served (look room), collects no judgment beyond the pairs the stopping look counted but for those in flight', () => {
     // Before issue 51's look room, raters promised 20 pairs at consent held most of a comparison's pairs by its first
-    // look: judgments after the stop came to about 180 a study here (547 served for 108 pairs at the stop).
+    // look: the judgments beyond the stopping look's pairs came to about 300 a study here (507 served for 68 pairs).
     const k = world.judgmentsPerPair;
     const result = simulateSequential({ ...world, perRater: 20, tieShare: 0.1, winRates: [0.65], rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, studies: 300, random: seededRandom(55), fixedDesign: false });
     const c = result.comparisons[0];
