@@ -4,8 +4,8 @@ import { simulateSequential } from './sequential-simulation.js';
 
 // `simarena plan --sequential` (issues 44 and 51): a sequential design over the fixed design's pairs, simulated as it
 // runs (src/analysis/sequential-simulation.ts: K raters a pair, each with a lean, perRater pairs a rater, ties,
-// answers in flight when a comparison stops) through the rule's own code, seeded so the plan is the same each time:
-// the judgments it is expected to buy (those answered after a stop included) under no preference and under the
+// served as the server serves a sequential batch) through the rule's own code, seeded so the plan is the same each
+// time: the judgments it is expected to pay for (every rater's promise, kept or finished short) under no preference and under the
 // stated effect, its power and type I error with their Monte Carlo standard errors, and the money the unused
 // judgments would have cost.
 
@@ -20,7 +20,10 @@ export type SequentialPlan = {
   /** SD of the raters' leans on the logit scale, simulated. */
   rater_lean: number;
   tie_share: number;
-  /** Judgments expected to be served (answers after a stop included), over K: what the batch pays for, in pairs. */
+  /**
+   * Judgments expected to be paid for, over K, per comparison: the raters' promises (a rater who finds nothing open
+   * before theirs is done is paid all the same), answers after a stop included; what the batch pays for, in pairs.
+   */
   expected_pairs_null: number;
   expected_pairs_effect: number;
   /** Completed pairs at the look that stopped the comparison (what the inference used), under each. */
@@ -83,13 +86,16 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
   };
   // Every comparison of the batch is planned alike; alpha is split over them.
   const winRates = (rate: number) => Array.from({ length: input.comparisons }, () => rate);
-  const underNull = simulateSequential({ ...common, winRates: winRates(0.5), onStudy: (done) => input.onStudy?.('no preference', done) }).comparisons[0];
-  const underEffect = simulateSequential({ ...common, winRates: winRates(effect), onStudy: (done) => input.onStudy?.('the stated effect', done) }).comparisons[0];
+  const batchNull = simulateSequential({ ...common, winRates: winRates(0.5), onStudy: (done) => input.onStudy?.('no preference', done) });
+  const batchEffect = simulateSequential({ ...common, winRates: winRates(effect), onStudy: (done) => input.onStudy?.('the stated effect', done) });
+  const [underNull] = batchNull.comparisons;
+  const [underEffect] = batchEffect.comparisons;
   if (!underNull || !underEffect) throw new RangeError('a plan needs one comparison or more');
   const k = input.judgmentsPerPair;
   const perPair = input.cost ? input.cost.total / input.maxPairs : null;
-  const pairsNull = underNull.meanJudgments / k;
-  const pairsEffect = underEffect.meanJudgments / k;
+  // The comparisons are planned alike, so each pays an equal share of the batch's promises.
+  const pairsNull = batchNull.meanPaidJudgments / input.comparisons / k;
+  const pairsEffect = batchEffect.meanPaidJudgments / input.comparisons / k;
   return {
     looks: input.rule.looks ?? 1,
     spending: input.rule.spending,
