@@ -1,3 +1,5 @@
+import { MIN_CLUSTERS } from './look-statistic.js';
+import { lookSchedule } from './sequential-rule.js';
 import { type BatchSettings, roleplayOf } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
 import { describeMinimum, describeRoleplayTime, roleplaySessionTime, type SessionMinimum } from './minimum-time.js';
@@ -22,7 +24,7 @@ import { PUBLIC_URL_DOCS, publicLinkProblem } from '../web/public-link.js';
 //   MTurk's sandbox switch left on.
 
 export type ChecklistItem = {
-  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl';
+  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl' | 'firstLookRaters';
   label: string;
   ok: boolean;
   /** A failing blocking item refuses `open`; a failing warning does not. */
@@ -257,9 +259,43 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
   ];
   const address = addressLimitsItem(settings);
   if (address) items.push(address);
+  const firstLook = firstLookRatersItem(settings, capacity);
+  if (firstLook) items.push(firstLook);
   const url = providerUrlItem(settings, input.publicUrl);
   if (url) items.push(url);
   return items;
+}
+
+/**
+ * A sequential batch hands out no more of a comparison's pairs than its next look needs (src/rating/look-room.ts), so
+ * the first look's judgments come from the first raters to arrive, each holding up to their share of perRaterCap.
+ * Under MIN_CLUSTERS raters the look cannot use the rater-clustered test and tests pair majorities, whose type I error
+ * runs above alpha with raters who lean (Pocock, 20 pairs a rater: 0.085 for 0.05; docs/researcher/sequential-batches.md).
+ */
+function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult): ChecklistItem | null {
+  const rule = settings.stopping;
+  if (!rule || settings.task !== 'rate' || capacity.pairs === 0) return null;
+  const comparisons = Math.max(1, settings.comparisons.length);
+  const first = lookSchedule(rule, Math.ceil(capacity.pairs / comparisons))[0] ?? 0;
+  const judgments = first * settings.judgmentsPerPair;
+  const raters = Math.ceil(judgments / Math.max(1, settings.perRaterCap / comparisons));
+  const cap = Math.max(1, Math.floor((judgments * comparisons) / MIN_CLUSTERS));
+  const ok = raters >= MIN_CLUSTERS;
+  const base = { key: 'firstLookRaters' as const, label: 'Raters behind the first look', ok, blocking: false, field: 'perRaterCap', setting: 'perRaterCap' };
+  if (judgments < MIN_CLUSTERS) {
+    return {
+      ...base,
+      setting: 'stopping',
+      detail: `The first look has ${judgments} judgments (${first} pairs × ${settings.judgmentsPerPair}), so fewer than the ${MIN_CLUSTERS} raters its rater-clustered test needs: it tests pair majorities, conditional on these raters. Fewer looks, or a larger lookEvery, make the first look later.`,
+    };
+  }
+  if (ok) return { ...base, detail: `The first look (${first} pairs × ${settings.judgmentsPerPair}) is judged by about ${raters} raters or more: enough for its rater-clustered test.` };
+  return {
+    ...base,
+    detail:
+      `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ` +
+      `it would test pair majorities, whose false-positive rate runs above alpha when raters lean (0.085 for 0.05 measured with Pocock at 20 pairs a rater). Set perRaterCap to ${cap} or less.`,
+  };
 }
 
 /** The failing blocking items: `open` is refused while any is left. */

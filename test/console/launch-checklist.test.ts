@@ -109,6 +109,26 @@ describe('launchChecklist', () => {
     expect(blockingFailures(link)).toEqual([]);
   });
 
+  it('launchChecklist, for a sequential batch whose first look would be judged by fewer than 10 raters, warns with the perRaterCap that gives 10; at that cap, or without a rule, says nothing against it', () => {
+    // 200 pairs, 5 looks, K = 3: the first look's 40 pairs take 120 judgments; at 20 a rater that is 6 raters (issue 51).
+    const capacity: CapacityResult = { ...CAPACITY_OK, pairs: 200, judgmentsPerPair: 3, judgmentsNeeded: 600, ratersNeeded: 30, sessionComparisons: 20 };
+    const stopping = { looks: 5, alpha: 0.05, spending: 'pocock' };
+    const item = (settings: Record<string, unknown>, cap = capacity) => check({ judgmentsPerPair: 3, ...settings }, { capacity: cap }).find((i) => i.key === 'firstLookRaters');
+    const few = item({ perRaterCap: 20, stopping });
+    expect(few).toMatchObject({ ok: false, blocking: false, setting: 'perRaterCap' });
+    expect(few?.detail).toContain('would be judged by about 6 raters at perRaterCap 20, fewer than the 10 its rater-clustered test needs');
+    expect(few?.detail).toContain('Set perRaterCap to 12 or less.');
+    expect(item({ perRaterCap: 12, stopping })).toMatchObject({ ok: true });
+    expect(item({ perRaterCap: 20, stopping: null })).toBeUndefined();
+    // Two comparisons share a rater's cap: each look of each has about twice the raters.
+    const two = check({ judgmentsPerPair: 3, perRaterCap: 20, stopping, comparisons: [['SCRIPT:m', 'AGENTS:m'], ['SCRIPT:m', 'MINDREADERS:m']] }, { capacity: { ...capacity, pairs: 400 } }).find((i) => i.key === 'firstLookRaters');
+    expect(two).toMatchObject({ ok: true });
+    // A first look of 3 judgments cannot have 10 raters whatever the cap: the warning says to look later.
+    const early = item({ judgmentsPerPair: 1, perRaterCap: 1, stopping: { lookEvery: 3, alpha: 0.05, spending: 'obrien-fleming' } }, { ...capacity, judgmentsPerPair: 1 });
+    expect(early).toMatchObject({ ok: false, setting: 'stopping' });
+    expect(early?.detail).toContain('The first look has 3 judgments');
+  });
+
   it('payPerHour, for "£3.00", "$4.50", "3 EUR" and words, gives the hourly rate or null', () => {
     expect(payPerHour('£3.00', 12)?.text).toBe('£15.00 per hour');
     expect(payPerHour('$4.50', 30)?.text).toBe('$9.00 per hour');
