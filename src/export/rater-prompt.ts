@@ -1,5 +1,6 @@
 import type { BatchSettings } from '../batches/batch.schema.js';
 import type { CharacterRow } from '../scenarios/scenario.queries.js';
+import { characterFacts } from '../scenarios/character-facts.js';
 import { type ChatMessage, characterName } from './dialogue-text.js';
 import type { DialogueCast } from './export.queries.js';
 
@@ -15,7 +16,7 @@ export const PREFERENCE_PROMPT_DESCRIPTIONS: Record<PreferencePrompt, string> = 
 
 function shownProfile(c: CharacterRow, goal: string | null): string {
   // The fields and their order of the rater page's context (views/rater/partials/context.ejs), without the secret.
-  const facts = [c.age === null ? '' : `${c.age} years old`, c.gender, c.pronouns, c.occupation].filter(Boolean).join(', ');
+  const facts = characterFacts(c);
   const lines = [characterName(c)];
   if (facts) lines.push(facts);
   if (c.public_info) lines.push(c.public_info);

@@ -2,6 +2,7 @@ import type { Db } from '../db/connection.js';
 import { fullName, partnerVisibility, type Visibility } from '../generation/build-messages.js';
 import { type RaterTurn, renderTurnsForRater } from '../generation/render-turns.js';
 import { agentViewer, renderMarkup } from '../scenarios/goal-markup.js';
+import { characterFacts } from '../scenarios/character-facts.js';
 import { type CharacterRow, getCast, getCharacter, getScenario } from '../scenarios/scenario.queries.js';
 import type { LiveTurn } from './live.queries.js';
 
@@ -32,7 +33,7 @@ export type PlayerView = {
 };
 
 function profileOf(c: CharacterRow, visibility: Visibility): ProfileView {
-  const facts = [c.age === null ? '' : `${c.age} years old`, c.gender, c.pronouns, c.occupation].filter(Boolean).join(', ');
+  const facts = characterFacts(c);
   const publicPart = visibility === 'full' || visibility === 'all_but_secret' || visibility === 'public';
   const privatePart = visibility === 'full' || visibility === 'all_but_secret';
   return {

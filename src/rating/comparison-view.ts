@@ -6,6 +6,7 @@ import { listTurns } from '../generation/dialogue.queries.js';
 import { type RaterTurn, renderTurnsForRater } from '../generation/render-turns.js';
 import { getCast, getCharacter, getScenario, type CharacterRow } from '../scenarios/scenario.queries.js';
 import { markupAsPlainText } from '../scenarios/goal-markup.js';
+import { characterFacts } from '../scenarios/character-facts.js';
 import { createTtlMemo } from './ttl-memo.js';
 import { createTemplateCompiler } from '../web/ejs-templates.js';
 import { flatCopy } from '../web/flat-copy.js';
@@ -51,7 +52,7 @@ export type ComparisonView = {
 
 function describeCharacter(c: CharacterRow | undefined, goal: string | null): CharacterView {
   const name = c ? `${c.first_name} ${c.last_name}`.trim() : 'Unknown';
-  const facts = c ? [c.age === null ? '' : `${c.age} years old`, c.gender, c.pronouns, c.occupation].filter(Boolean).join(', ') : '';
+  const facts = c ? characterFacts(c) : '';
   return {
     name,
     facts,
