@@ -19,6 +19,7 @@ import { makeScenario } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp, type TestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
+import { rateTwoPairs } from './rate-collected.js';
 
 const SECRETS = ['E2E-SECRET-OF-ONE', 'E2E-SECRET-OF-TWO'] as const;
 const AGENT_MODEL = 'e2e-fallback-model';
@@ -184,38 +185,12 @@ async function reviewRateAnalyse(): Promise<void> {
   const agentsRun = createRun(t.db, { scenarios: 'e2e-loan', modes: ['agents'], model: 'e2e-agents', baseUrl: fake.baseUrl, maxTurns: 6 }, new Date());
   await executeRun(t.db, agentsRun, { llm: createLlmClient({ baseUrl: fake.baseUrl, apiKey: 'k' }) });
   const agentsName = t.db.prepare('SELECT name FROM runs WHERE id = ?').pluck().get(agentsRun) as string;
-  const ratingFile = join(tempDir('simarena-e2e-rate-'), 'rating.json');
-  writeFileSync(
-    ratingFile,
-    JSON.stringify({
-      name: 'E2E real life vs agents',
-      runs: ['e2e-live', agentsName],
-      comparisons: [['HUMANS:human', 'AGENTS:e2e-agents'], [`HUMAN_AGENT:${AGENT_MODEL}`, 'AGENTS:e2e-agents']],
-      judgmentsPerPair: 1,
-      perRaterCap: 2,
-      allowSameSample: true,
-      consent: 'You compare conversations.',
-      instructions: 'Choose the more natural one.',
-      pay: '£1.00',
-      provider: { kind: 'link', completionCodes: { completed: 'RATE-DONE' } },
-    }),
+  const ratingId = await rateTwoPairs(
+    env,
+    context,
+    { name: 'E2E real life vs agents', runs: ['e2e-live', agentsName], comparisons: [['HUMANS:human', 'AGENTS:e2e-agents'], [`HUMAN_AGENT:${AGENT_MODEL}`, 'AGENTS:e2e-agents']] },
+    (html) => expect(html).not.toMatch(/HUMAN|AGENT|e2e-live|e2e-agents/),
   );
-  const rating = await cli(['batches', 'create', '--from', ratingFile], env);
-  expect(rating.stdout).toContain('with 2 pair(s)');
-  const ratingId = /Created batch (\d+)/.exec(rating.stdout)?.[1] ?? '';
-  await cli(['batches', 'open', ratingId], env);
-  const raterLink = (await cli(['batches', 'link', ratingId], env)).stdout.trim();
-  const rater = await context.newPage();
-  await rater.goto(raterLink);
-  await rater.getByRole('button', { name: 'I agree, continue' }).click();
-  await rater.getByRole('button', { name: 'Start' }).click();
-  for (let i = 0; i < 2; i++) {
-    await rater.waitForURL(/\/c\//);
-    expect(await rater.content()).not.toMatch(/HUMAN|AGENT|e2e-live|e2e-agents/);
-    await rater.locator('#choice-left').check();
-    await rater.getByRole('button', { name: 'Submit answer' }).click();
-  }
-  await rater.locator('.completion-code', { hasText: 'RATE-DONE' }).waitFor();
 
   await page.goto(`${server.url}/console/batches/${ratingId}/analysis`);
   const outcomes = page.getByTestId('roleplay-outcomes');

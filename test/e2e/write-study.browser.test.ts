@@ -17,6 +17,7 @@ import { makeScenario } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp, type TestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
+import { rateTwoPairs } from './rate-collected.js';
 
 const SECRETS = ['E2E-WRITE-SECRET-ONE', 'E2E-WRITE-SECRET-TWO'] as const;
 const GOALS = ['E2E-WRITE-GOAL-ONE borrow', 'E2E-WRITE-GOAL-TWO keep'] as const;
@@ -146,40 +147,10 @@ async function reviewAndRate(): Promise<void> {
   const scriptRun = createRun(t.db, { scenarios: 'e2e-write-loan', modes: ['script'], model: 'e2e-script', baseUrl: fake.baseUrl, maxTurns: 8, samples: 2 }, new Date());
   await executeRun(t.db, scriptRun, { llm: createLlmClient({ baseUrl: fake.baseUrl, apiKey: 'k' }) });
   const scriptName = t.db.prepare('SELECT name FROM runs WHERE id = ?').pluck().get(scriptRun) as string;
-  const ratingFile = join(tempDir('simarena-e2e-write-rate-'), 'rating.json');
-  writeFileSync(
-    ratingFile,
-    JSON.stringify({
-      name: 'E2E written vs script',
-      runs: ['e2e-written', scriptName],
-      comparisons: [['HUMAN_SCRIPT:human', 'SCRIPT:e2e-script']],
-      judgmentsPerPair: 1,
-      perRaterCap: 2,
-      allowSameSample: true,
-      consent: 'You compare conversations.',
-      instructions: 'Choose the more natural one.',
-      pay: '£1.00',
-      provider: { kind: 'link', completionCodes: { completed: 'RATE-DONE' } },
-    }),
-  );
-  const rating = await cli(['batches', 'create', '--from', ratingFile], env);
-  expect(rating.stdout).toContain('with 2 pair(s)');
-  const ratingId = /Created batch (\d+)/.exec(rating.stdout)?.[1] ?? '';
-  await cli(['batches', 'open', ratingId], env);
-  const raterLink = (await cli(['batches', 'link', ratingId], env)).stdout.trim();
-  const rater = await page.context().newPage();
-  await rater.goto(raterLink);
-  await rater.getByRole('button', { name: 'I agree, continue' }).click();
-  await rater.getByRole('button', { name: 'Start' }).click();
-  for (let i = 0; i < 2; i++) {
-    await rater.waitForURL(/\/c\//);
-    const html = await rater.content();
+  const ratingId = await rateTwoPairs(env, page.context(), { name: 'E2E written vs script', runs: ['e2e-written', scriptName], comparisons: [['HUMAN_SCRIPT:human', 'SCRIPT:e2e-script']] }, (html) => {
     expect(html).not.toMatch(/HUMAN|SCRIPT:|e2e-written|e2e-script|E2E writing/);
     expect(html).toMatch(/Desk line 1\.|Phone 1\./);
-    await rater.locator('#choice-left').check();
-    await rater.getByRole('button', { name: 'Submit answer' }).click();
-  }
-  await rater.locator('.completion-code', { hasText: 'RATE-DONE' }).waitFor();
+  });
   expect(
     t.db
       .prepare("SELECT count(*) FROM judgments j JOIN pairs p ON p.id = j.pair_id JOIN dialogues d ON d.id IN (p.dialogue_a_id, p.dialogue_b_id) WHERE p.batch_id = ? AND d.mode = 'HUMAN_SCRIPT'")
