@@ -169,6 +169,15 @@ export function assignmentOf(db: Db, url: string) {
     .get({ publicId });
 }
 
+/** Answers the comparison on the page for condition a or b, wherever it is shown; returns the next page. */
+export async function chooseCondition(db: Db, rater: ReturnType<typeof raterClient>, page: { url: string; res: { text: string } }, condition: 'a' | 'b') {
+  const assignment = assignmentOf(db, page.url);
+  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
+  const res = await rater.submit(page.res.text, { choice: assignment.left_side === condition ? 'left' : 'right' });
+  expect(res.status).toBe(303);
+  return rater.follow(String(res.headers.location));
+}
+
 /** The invariants no interleaving may break. */
 export function checkInvariants(db: Db, batchId: number, k: number) {
   const pairs = db

@@ -1,24 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
-import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
+import { chooseCondition, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with futility stopping, rated through the real rater pages by simulated raters who cannot tell the two
 // conditions apart (their choices alternate): the comparison stops for futility at its first look (no more pairs were
 // handed out than that look needed: issue 51), everyone who consented gets the comparisons they were promised and their
 // code, and the batch closes itself.
 
-type Client = ReturnType<typeof raterClient>;
 type Page = { url: string; res: { text: string } };
 
-/** Answers the comparison on the page for condition a or b, wherever it is shown; returns the next page. */
-async function choose(db: Parameters<typeof assignmentOf>[0], rater: Client, page: Page, condition: 'a' | 'b') {
-  const assignment = assignmentOf(db, page.url);
-  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
-  const res = await rater.submit(page.res.text, { choice: assignment.left_side === condition ? 'left' : 'right' });
-  expect(res.status).toBe(303);
-  return rater.follow(String(res.headers.location));
-}
 
 describe('sequential futility stopping over HTTP', () => {
   it('POST /r/:batch/c/:assignment, when two indistinguishable conditions fall inside the futility bound, stops the comparison for futility, honours every promise and closes the batch', async () => {
@@ -42,7 +33,7 @@ describe('sequential futility stopping over HTTP', () => {
     let answered = 0;
     for (let round = 0; round < 5; round++) {
       for (const [i, rater] of raters.entries()) {
-        pages[i] = await choose(db, rater, pages[i] as Page, answered % 2 === 0 ? 'a' : 'b');
+        pages[i] = await chooseCondition(db, rater, pages[i] as Page, answered % 2 === 0 ? 'a' : 'b');
         answered++;
       }
     }

@@ -4,22 +4,14 @@ import { readBatchSettings } from '../../src/batches/batch-settings.js';
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
-import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
+import { assignmentOf, chooseCondition, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // Frozen inputs of a sequential batch (issue 51): once a look is taken, K and the quality thresholds cannot change (a
 // look stands as taken, and the next must count pairs and raters as it did), and a rater excluded after a look leaves
 // only the later looks, recorded as such.
 
-type Client = ReturnType<typeof raterClient>;
 type Page = { url: string; res: { text: string } };
 
-async function choose(db: Parameters<typeof assignmentOf>[0], rater: Client, page: Page, condition: 'a' | 'b') {
-  const assignment = assignmentOf(db, page.url);
-  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
-  const res = await rater.submit(page.res.text, { choice: assignment.left_side === condition ? 'left' : 'right' });
-  expect(res.status).toBe(303);
-  return rater.follow(String(res.headers.location));
-}
 
 /**
  * Two raters answer two comparisons each (alternating a, b): the first look (at 4 of 40 pairs) is taken, no bound
@@ -33,7 +25,7 @@ async function afterFirstLook() {
   for (const rater of raters) pages.push(await rater.startRating(seeded.publicId));
   let answered = 0;
   for (let round = 0; round < 2; round++) {
-    for (const [i, rater] of raters.entries()) pages[i] = await choose(built.db, rater, pages[i] as Page, answered++ % 2 === 0 ? 'a' : 'b');
+    for (const [i, rater] of raters.entries()) pages[i] = await chooseCondition(built.db, rater, pages[i] as Page, answered++ % 2 === 0 ? 'a' : 'b');
   }
   expect(count(built.db, 'SELECT count(*) FROM sequential_looks')).toBe(1);
   return { ...built, seeded, raters, pages };
@@ -87,11 +79,11 @@ describe('a sequential batch after its first look', () => {
     // served again and their judgments are not in it.
     const other = raterClient(app);
     let page = await other.startRating(seeded.publicId);
-    for (let i = 0; i < 2; i++) page = await choose(db, other, page, 'a');
+    for (let i = 0; i < 2; i++) page = await chooseCondition(db, other, page, 'a');
     while (count(db, 'SELECT count(*) FROM sequential_looks') < 2) {
       const newcomer = raterClient(app);
       let next: Page = await newcomer.startRating(seeded.publicId);
-      while (assignmentOf(db, next.url) && count(db, 'SELECT count(*) FROM sequential_looks') < 2) next = await choose(db, newcomer, next, 'b');
+      while (assignmentOf(db, next.url) && count(db, 'SELECT count(*) FROM sequential_looks') < 2) next = await chooseCondition(db, newcomer, next, 'b');
     }
     const second = db.prepare('SELECT completed_pairs, wins_a, wins_b FROM sequential_looks WHERE look = 2').get() as { completed_pairs: number; wins_a: number; wins_b: number };
     const valid = (winner: string) =>

@@ -3,7 +3,7 @@ import { signIn } from '../auth/session-helpers.js';
 import { cli } from '../helpers/run-cli.js';
 import { makeJudgment } from '../helpers/factories.js';
 import { closeStoppedBatches } from '../../src/rating/sequential-stopping.js';
-import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
+import { assignmentOf, chooseCondition, count, raterClient, seedBatch, testApp } from './rating-fixtures.js';
 
 // A batch with a stopping rule, rated through the real rater pages by simulated raters who all prefer SCRIPT (the
 // comparison's condition a): no more pairs are handed out than the first look needs (issue 51), the comparison stops
@@ -13,13 +13,7 @@ import { assignmentOf, count, raterClient, seedBatch, testApp } from './rating-f
 type Client = ReturnType<typeof raterClient>;
 
 /** Answers the comparison on the page for SCRIPT (dialogue a), wherever it is shown; returns the next page. */
-async function preferScript(db: Parameters<typeof assignmentOf>[0], rater: Client, page: { url: string; res: { text: string } }) {
-  const assignment = assignmentOf(db, page.url);
-  if (!assignment) throw new Error(`not a comparison page: ${page.url}`);
-  const res = await rater.submit(page.res.text, { choice: assignment.left_side === 'a' ? 'left' : 'right' });
-  expect(res.status).toBe(303);
-  return rater.follow(String(res.headers.location));
-}
+const preferScript = (db: Parameters<typeof assignmentOf>[0], rater: Client, page: { url: string; res: { text: string } }) => chooseCondition(db, rater, page, 'a');
 
 describe('sequential stopping over HTTP', () => {
   it('POST /r/:batch/c/:assignment, when a strongly preferred condition crosses the first bound, stops the comparison early, serves nothing after the stop and closes the batch', async () => {
