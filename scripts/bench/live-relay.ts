@@ -2,7 +2,8 @@
 // its own process, the npm start memory flags) on a fresh database, against a same-stack relay skeleton
 // (support/relay-skeleton.ts: Express 5, one event stream per participant, a POST per turn that stores one SQLite row
 // and writes the partner's event; nothing of simarena's relay), both under the same load in alternating windows.
-// Each participant sends its turn `--think` ms (half to one and a half times it) after its partner's arrived; the figure
+// Conversations start at random phases (within one think time), after a warm-up window of 5 s on each server that is
+// not counted. Each participant sends its turn `--think` ms (half to one and a half times it) after its partner's arrived; the figure
 // is the delivery latency from just before a turn's POST to its event on the partner's stream, p50 and p99, with the
 // ratio of simarena's p99 to the skeleton's (goal: within 1.5x and under 150 ms), and the server's RSS. Then the
 // restart check: the server is killed (SIGKILL) in the middle of the load and started again on the same database; the
@@ -22,7 +23,7 @@ const WINDOWS = numberFlag('--windows', 2);
 const RESTART = !process.argv.includes('--no-restart');
 const here = new URL('.', import.meta.url).pathname;
 
-const line = (name: string, xs: number[]) => console.log(`  ${name.padEnd(12)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}`);
+const line = (name: string, xs: number[], more = '') => console.log(`  ${name.padEnd(12)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}${more}`);
 
 /** What the database and the partners' streams hold against what the clients sent and heard answered. */
 function verify(conversations: Conversation[]) {
@@ -75,15 +76,18 @@ async function main(): Promise<void> {
   const real = await simarenaConversations(origin, publicId);
   const bare = skeletonConversations({ url: skeleton.origin });
   console.log(`  ${real.length} conversations matched on the server, ${bare.length} on the skeleton`);
+  // A window each first, not counted, so that neither server's figures hold its JIT warm-up and first connections.
+  await window(bare, 5);
+  await window(real, 5);
   const figures = { simarena: [] as number[], skeleton: [] as number[] };
   const cpu = { simarena: 0, skeleton: 0 };
   for (let w = 0; w < WINDOWS; w++) {
     for (const [name, conversations, pid] of [['skeleton', bare, skeleton.child.pid], ['simarena', real, simarena.child.pid]] as const) {
       const before = cpuMsOf(pid);
-      const latencies = await window(conversations, SECONDS);
+      const { latencies, clientLoopP99Ms } = await window(conversations, SECONDS);
       cpu[name] += cpuMsOf(pid) - before;
       figures[name].push(...latencies);
-      line(`${name} ${w + 1}`, latencies);
+      line(`${name} ${w + 1}`, latencies, `   client loop delay p99 ${ms(clientLoopP99Ms)}`);
     }
   }
   console.log('  delivery latency, send to the partner\'s stream, all windows:');

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { transitionBatch } from '../../../src/batches/batch.commands.js';
 import { createBatch } from '../../../src/batches/create-batch.js';
@@ -148,10 +149,16 @@ export function skeletonConversations(origin: Origin): Conversation[] {
   });
 }
 
-/** Every conversation talks for `seconds`; the latencies of the turns delivered meanwhile. */
-export async function window(conversations: Conversation[], seconds: number): Promise<number[]> {
+/**
+ * Every conversation talks for `seconds`; the latencies of the turns delivered meanwhile, and the p99 of this (the
+ * client's) event-loop delay, which says whether a tail is the servers' or the load generator's own.
+ */
+export async function window(conversations: Conversation[], seconds: number): Promise<{ latencies: number[]; clientLoopP99Ms: number }> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   await Promise.all(conversations.map((c) => converse(c, until, THINK_MS, latencies)));
-  return latencies;
+  loop.disable();
+  return { latencies, clientLoopP99Ms: loop.percentile(99) / 1e6 };
 }

@@ -100,6 +100,9 @@ export type Conversation = { id: number; players: [Participant, Participant]; id
 
 /** Turns of one conversation until `until` (performance.now()), each delivered before the next; latencies pushed. */
 export async function converse(c: Conversation, until: number, thinkMs: number, latencies: number[]): Promise<void> {
+  // Conversations run at their own phases, as people's do. Without this first pause every conversation sent a turn at
+  // the same instant when a window began, and that one burst (200 turns queued on the pool) was the whole p99.
+  await sleep(thinkMs * Math.random());
   while (performance.now() < until) {
     const speaker = c.players[c.idx % 2] as Participant;
     const listener = c.players[(c.idx + 1) % 2] as Participant;
