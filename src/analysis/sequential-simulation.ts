@@ -1,7 +1,7 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
 import { lookStatistic } from '../batches/look-statistic.js';
 import type { PastLook } from '../batches/reallocated-look.js';
-import { evaluateLook, type LookPair } from '../batches/sequential-look.js';
+import { evaluateLook, type LookPair, waitsForRaters } from '../batches/sequential-look.js';
 import { comparisonAlpha } from '../batches/sequential-rule.js';
 import { serveOrders } from '../batches/serve-order.js';
 import { binomialTestP } from '../numbers/binomial-test.js';
@@ -232,6 +232,7 @@ function afterCompletion(input: SimulationInput, batch: Batch, c: Comparison): v
     maxPairs: c.pairs.length,
     completed: completed.length,
     pairs: () => completed.map((p) => ({ entered: p.entered, votes: p.votes })),
+    waitForRaters: () => waitsForRaters({ plannedRaters: null, judgmentsPerPair: k, perRaterCap: input.perRater }, batch.all.length),
   });
   if (!evaluation) return;
   const { decision, statistic } = evaluation;

@@ -269,8 +269,9 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
 /**
  * A sequential batch hands out no more of a comparison's pairs than its next look needs (src/rating/look-room.ts), so
  * the first look's judgments come from the first raters to arrive, each holding up to their share of perRaterCap.
- * Under MIN_CLUSTERS raters the look cannot use the rater-clustered test and tests pair majorities, whose type I error
- * runs above alpha with raters who lean (Pocock, 20 pairs a rater: 0.085 for 0.05; docs/researcher/sequential-batches.md).
+ * Under MIN_CLUSTERS raters the look cannot use the rater-clustered test, whose pair-majority fallback runs above alpha
+ * with raters who lean (Pocock, 20 pairs a rater: 0.085 for 0.05), so such a look waits for its tenth rater
+ * (waitsForRaters, src/batches/sequential-look.ts) and comes later than planned, saving less.
  */
 function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult): ChecklistItem | null {
   const rule = settings.stopping;
@@ -290,11 +291,12 @@ function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult):
     };
   }
   if (ok) return { ...base, detail: `The first look (${first} pairs × ${settings.judgmentsPerPair}) is judged by about ${raters} raters or more: enough for its rater-clustered test.` };
+  const waitedPairs = Math.min(Math.ceil(capacity.pairs / comparisons), Math.ceil((MIN_CLUSTERS * settings.perRaterCap) / comparisons / settings.judgmentsPerPair));
   return {
     ...base,
     detail:
       `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ` +
-      `it would test pair majorities, whose false-positive rate runs above alpha when raters lean (0.085 for 0.05 measured with Pocock at 20 pairs a rater). Set perRaterCap to ${cap} or less.`,
+      `it waits for its tenth rater, at about ${waitedPairs} pairs instead of ${first}, so a stop comes later and saves less. Set perRaterCap to ${cap} or less to look as planned.`,
   };
 }
 

@@ -9,8 +9,9 @@ import { studentTTwoSided } from '../numbers/student-t.js';
 // toward one condition moves every pair they judge: treating pair majorities as independent then rejects far more
 // often than alpha (0.12 at 20 pairs a rater, 0.21 at 40, with leans of SD 0.5 on the logit scale and K = 3). So the
 // look tests the mean pair score with a variance clustered by rater and by pair (src/numbers/clustered-pair-score.ts)
-// against Student's t with (raters - 1) degrees of freedom (Cameron, Gelbach & Miller 2008 and 2011: the t reference
-// with G - 1 degrees of freedom for few clusters). With fewer than MIN_CLUSTERS raters (or pairs) a clustered
+// against Student's t with G* - 1 degrees of freedom, G* the effective number of raters (Cameron, Gelbach & Miller 2008
+// and 2011: the t reference with G - 1 degrees of freedom for few clusters; Carter, Schnepel & Steigerwald 2017: G*
+// for clusters of uneven size, src/numbers/clustered-pair-score.ts). With fewer than MIN_CLUSTERS raters (or pairs) a clustered
 // variance cannot be estimated: the look falls back on the exact test of pair majorities, whose inference is then
 // conditional on the raters who took part (it says what these raters prefer, not what raters like them would).
 
@@ -72,12 +73,13 @@ export function lookStatistic(pairs: readonly ScoredPair[]): LookStatistic {
   const weights = pairs.reduce((total, p) => total + (p.votes.length > 0 ? p.weight : 0), 0);
   const observedInformation = informationOf(pairs, clusters >= MIN_CLUSTERS ? score.variance : score.pairVariance, weights);
   if (clusters >= MIN_CLUSTERS) {
-    const df = clusters - 1;
+    // The effective number of raters, whole (studentTTwoSided takes whole degrees of freedom), at least 2.
+    const df = Math.max(1, Math.floor(Math.min(clusters, score.effectiveRaters + 1e-9)) - 1);
     const t = score.variance > 0 ? score.sum / Math.sqrt(score.variance) : score.sum === 0 ? 0 : Infinity;
     const pValue = studentTTwoSided(t, df);
     return {
       statistic: 'rater-clustered',
-      reason: `${score.raters} raters over ${score.pairs} pairs: the mean pair score with a variance clustered by rater and pair, against t with ${df} degrees of freedom`,
+      reason: `${score.raters} raters over ${score.pairs} pairs: the mean pair score with a variance clustered by rater and pair, against t with ${df} degrees of freedom (${df + 1 < score.raters ? `the effective number of raters, ${score.effectiveRaters.toFixed(1)} of ${score.raters}, as their judgments are unevenly spread, less one` : 'raters less one'})`,
       pValue,
       z: zOf(pValue),
       ...counts,

@@ -9,6 +9,15 @@
 // every pair they judge the same way. The two-way form is not sure to be positive (CGM 2011 say so); when raters'
 // totals cancel it can come out below the pair-clustered form, and is then kept at that one, so clustering by rater
 // never makes a look bolder than treating the pairs as independent.
+//
+// Raters are few and unevenly loaded (the first raters of a sequential batch judge up to their cap, later ones fewer),
+// and then the t reference with G - 1 degrees of freedom is too generous: its rater part is ruled by the few large
+// raters. So the score also carries the effective number of raters of Carter, Schnepel & Steigerwald (2017,
+// "Asymptotic behavior of a t-test robust to cluster heterogeneity", Rev. Econ. Stat. 99: 698-709), G* = G / (1 + Γ),
+// taken with the within-rater correlation at 1 (their conservative choice), where a rater's part of the variance goes
+// as the square of their judgments' weight n_r: G* = (sum_r n_r^2)^2 / sum_r n_r^4. It is G when every rater judged
+// alike and near 1 when one rater judged nearly all. Measured (scripts/sequential-simulation.ts): with 40 pairs a rater
+// and leans of SD 0.5, Pocock's type I error was 0.083 against t(G - 1) and 0.044-0.049 against t(G* - 1).
 
 export type ScoredPair = {
   /** The pair's weight in the statistic (1 for a plain look; fixed inverse-normal weights after a raised maximum). */
@@ -27,6 +36,8 @@ export type ClusteredPairScore = {
   /** Its pair-clustered part alone (pairs independent, raters ignored), for the design effect variance / this. */
   pairVariance: number;
   raters: number;
+  /** The effective number of raters G* (at most `raters`). */
+  effectiveRaters: number;
   pairs: number;
 };
 
@@ -40,6 +51,7 @@ export function clusteredPairScore(pairs: readonly ScoredPair[]): ClusteredPairS
   }
   const mean = weights > 0 ? sum / weights : 0;
   const raterTotals = new Map<number, number>();
+  const raterWeights = new Map<number, number>();
   let pairPart = 0;
   let both = 0;
   let used = 0;
@@ -51,6 +63,7 @@ export function clusteredPairScore(pairs: readonly ScoredPair[]): ClusteredPairS
     for (const v of p.votes) {
       const e = (p.weight * (v.vote - mean)) / k;
       raterTotals.set(v.rater, (raterTotals.get(v.rater) ?? 0) + e);
+      raterWeights.set(v.rater, (raterWeights.get(v.rater) ?? 0) + p.weight / k);
       both += e * e;
     }
   }
@@ -58,11 +71,22 @@ export function clusteredPairScore(pairs: readonly ScoredPair[]): ClusteredPairS
   let raterPart = 0;
   for (const total of raterTotals.values()) raterPart += total * total;
   const twoWay = (g > 1 ? g / (g - 1) : 1) * raterPart + pairPart - both;
-  return { sum, mean, variance: Math.max(twoWay, pairPart), pairVariance: pairPart, raters: g, pairs: used };
+  return { sum, mean, variance: Math.max(twoWay, pairPart), pairVariance: pairPart, raters: g, effectiveRaters: effectiveClusters([...raterWeights.values()]), pairs: used };
 }
 
 function score(p: ScoredPair): number {
   let total = 0;
   for (const v of p.votes) total += v.vote;
   return total / p.votes.length;
+}
+
+/** G* = (sum n^2)^2 / sum n^4 of the clusters' sizes n (0 without clusters). */
+export function effectiveClusters(sizes: readonly number[]): number {
+  let squares = 0;
+  let fourths = 0;
+  for (const n of sizes) {
+    squares += n * n;
+    fourths += n ** 4;
+  }
+  return fourths > 0 ? Math.min(sizes.length, (squares * squares) / fourths) : 0;
 }

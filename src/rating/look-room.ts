@@ -11,7 +11,8 @@ import { listOpenComparisonServing } from './look-room.queries.js';
 
 /**
  * The completed-pair count of a comparison's next look: the first point of its schedule beyond both its last look and
- * what is complete now (a look that was due and could not be taken, e.g. every pair tied, is not waited for), or
+ * what is complete now (a look that was due and could not be taken, e.g. every pair tied or fewer than ten raters
+ * behind it in a batch that waits for them, src/batches/sequential-look.ts, is not waited for here), or
  * null when no look is left (every pair may be handed out).
  */
 export function nextLookAt(rule: Pick<StoppingRule, 'looks' | 'lookEvery'>, pairs: number, completed: number, lastLookAt: number | null): number | null {

@@ -4,13 +4,14 @@ import { getBatchRow, setBatchState } from '../batches/batch.queries.js';
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
 import type { LookStatistic } from '../batches/look-statistic.js';
 import type { PastLook } from '../batches/reallocated-look.js';
-import { evaluateLook, type LookPair } from '../batches/sequential-look.js';
+import { evaluateLook, type LookPair, waitsForRaters } from '../batches/sequential-look.js';
 import type { LookDecision } from '../batches/sequential-rule.js';
 import type { Db } from '../db/connection.js';
 import {
   type CompletedPairJudgment,
   completedPairJudgments,
   countComparisonPairs,
+  countBatchRegularPairs,
   countOutstandingHolds,
   getComparisonStop,
   insertLook,
@@ -45,7 +46,15 @@ function takeLookIfDue(db: Db, batch: BatchRow, settings: BatchSettings, rule: S
   const { pairs: maxPairs, completed } = countComparisonPairs(db, comparisonId, k);
   const earlier = listLooks(db, comparisonId);
   // The pairs' judgments are read only when a look is due (evaluateLook asks for them then).
-  const evaluation = evaluateLook({ rule, comparisons: settings.comparisons.length, earlier: earlier.map(pastLook), maxPairs, completed, pairs: () => lookPairs(completedPairJudgments(db, comparisonId, k)) });
+  const evaluation = evaluateLook({
+    rule,
+    comparisons: settings.comparisons.length,
+    earlier: earlier.map(pastLook),
+    maxPairs,
+    completed,
+    pairs: () => lookPairs(completedPairJudgments(db, comparisonId, k)),
+    waitForRaters: () => waitsForRaters(settings, countBatchRegularPairs(db, batch.id)),
+  });
   if (!evaluation) return;
   const { statistic, decision, plannedLooks, alpha } = evaluation;
   const look = earlier.length + 1;

@@ -33,6 +33,16 @@ export function countComparisonPairs(db: Db, comparisonId: number, k: number): {
   );
 }
 
+/** The batch's regular pairs, those of stopped comparisons included (what it was designed to have judged). */
+export function countBatchRegularPairs(db: Db, batchId: number): number {
+  return (
+    db
+      .prepare<{ batchId: number }, number>("SELECT count(*) FROM pairs WHERE batch_id = :batchId AND kind = 'regular' AND removed_at IS NULL")
+      .pluck()
+      .get({ batchId }) ?? 0
+  );
+}
+
 /**
  * Each completed pair's valid judgments on the first question (excluded and screened-out raters' answers left out),
  * one row each, with the rater and the look the pair first entered (issue 51: the look statistic clusters by rater).

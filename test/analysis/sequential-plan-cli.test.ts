@@ -30,9 +30,10 @@ describe('simarena plan --sequential', () => {
     expect(run.code).toBe(0);
     const plan = sequentialJson.parse(JSON.parse(run.stdout));
     expect(plan.sequential.max_pairs).toBe(plan.majority.pairs_needed);
-    // Raters who lean (SD 0.5, 10 pairs each) give the clustered statistic less power than the pair count says, so
-    // fewer studies stop early than pair-count theory expects (158 of 199 pairs at the stop on average with this seed).
-    expect(plan.sequential.pairs_at_stop_effect).toBeLessThan(plan.sequential.max_pairs * 0.85);
+    // Raters who lean (SD 0.5, 10 pairs each) give the clustered statistic less power than the pair count says, and the
+    // first look waits for its tenth rater (about 100 pairs, not the planned 50: src/batches/sequential-look.ts), so
+    // fewer studies stop early than pair-count theory expects (172 of 199 pairs at the stop on average with this seed).
+    expect(plan.sequential.pairs_at_stop_effect).toBeLessThan(plan.sequential.max_pairs * 0.9);
     // Every pair the stopping look used is paid for, and so are the raters' promises beyond it (a sequential batch hands
     // out no more of a comparison's pairs than its next look needs: src/rating/look-room.ts).
     expect(plan.sequential.expected_pairs_effect).toBeGreaterThanOrEqual(plan.sequential.pairs_at_stop_effect);

@@ -45,19 +45,22 @@ describe('sequential stopping rule, simulated with raters who lean', () => {
     expect(result.comparisons[0]?.rejectRate).toBeLessThanOrEqual(limit(1000));
   });
 
-  // Known defect (issue 51): serving a comparison no more pairs than its next look needs (src/rating/look-room.ts)
-  // puts each early look's pairs in the hands of a few raters (40 pairs of K = 3 at 40 pairs a rater: 3 raters), too
-  // few for the rater-clustered variance, and the test of pair majorities then taken does not hold alpha for raters
-  // who lean. These say so; each fails (and the `.fails` goes) once the rule holds again.
-  it.fails('simulateSequential, with 40 pairs a rater served by the look room, holds the type I error (known defect: it does not)', () => {
-    expect(fortyARater().comparisons[0]?.rejectRate).toBeLessThanOrEqual(limit(1500));
+  // Serving a comparison no more pairs than its next look needs (src/rating/look-room.ts) once put each early look's
+  // pairs in the hands of a few raters (40 pairs of K = 3 at 40 pairs a rater: 3 raters), too few for the
+  // rater-clustered variance, and the test of pair majorities then taken rejected a true null up to 0.245 of the time.
+  // A rater's share of a comparison before its next look (raterShare) keeps ten raters behind every look.
+  it('simulateSequential, with 40 pairs a rater served by the look room, takes every look rater-clustered and holds the type I error', () => {
+    const c = fortyARater().comparisons[0];
+    expect(c?.clusteredShare).toBe(1);
+    expect(c?.rejectRate).toBeLessThanOrEqual(limit(1500));
   });
 
-  it.fails('simulateSequential, with binding Pocock futility, ties and 20 pairs a rater served by the look room, holds the type I error (known defect: it does not)', () => {
+  it('simulateSequential, with binding Pocock futility, ties and 20 pairs a rater served by the look room, holds the type I error', () => {
+    expect(bindingPocock().comparisons[0]?.clusteredShare).toBe(1);
     expect(bindingPocock().comparisons[0]?.rejectRate).toBeLessThanOrEqual(limit(1000));
   });
 
-  it.fails('simulateSequential, when a decided comparison\'s judgments buy pairs for an undecided one served by the look room, holds the receiving comparison\'s type I error (known defect: it does not)', () => {
+  it('simulateSequential, when a decided comparison\'s judgments buy pairs for an undecided one served by the look room, holds the receiving comparison\'s type I error', () => {
     expect(reallocating().comparisons[1]?.rejectRate).toBeLessThanOrEqual(limit(800, 0.025));
   });
 
@@ -79,7 +82,8 @@ describe('sequential stopping rule, simulated with raters who lean', () => {
   it('simulateSequential, when one condition wins 70% of judgments, stops early nearly always', () => {
     const result = simulateSequential({ ...world, winRates: [0.7], rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, studies: 200, random: seededRandom(3), fixedDesign: false });
     expect(result.comparisons[0]?.rejectRate).toBeGreaterThan(0.98);
-    expect(result.comparisons[0]?.meanPairsUsed).toBeLessThan(120);
+    // At 40 pairs a rater the first look waits for its tenth rater (src/batches/sequential-look.ts): 133 pairs of K = 3.
+    expect(result.comparisons[0]?.meanPairsUsed).toBeLessThan(140);
   });
 
   it('simulateSequential, served as a sequential batch is served (look room), collects no judgment beyond the pairs the stopping look counted but for those in flight', () => {
@@ -89,13 +93,16 @@ describe('sequential stopping rule, simulated with raters who lean', () => {
     const result = simulateSequential({ ...world, perRater: 20, tieShare: 0.1, winRates: [0.65], rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, studies: 300, random: seededRandom(55), fixedDesign: false });
     const c = result.comparisons[0];
     expect(c?.rejectRate).toBeGreaterThan(0.9);
-    expect(c?.meanAfterStop).toBeLessThanOrEqual(world.concurrency);
-    expect(c?.meanJudgments).toBeLessThanOrEqual(k * (c?.meanPairsUsed ?? 0) + world.concurrency);
+    // A look that waits for its tenth rater lets the room open to the next planned look meanwhile, so a stop there
+    // leaves more pairs held than the raters at work (twice their number at most) and more pairs part-judged: the
+    // judgments beyond the stopping look's pairs stay under a tenth of those it used (26 of 282 with this seed).
+    expect(c?.meanAfterStop).toBeLessThanOrEqual(2 * world.concurrency);
+    expect(c?.meanJudgments).toBeLessThanOrEqual(1.1 * k * (c?.meanPairsUsed ?? 0));
     // Two comparisons served interleaved: the decided one overruns no more, and the other is served beside it.
     const two = simulateSequential({ ...world, perRater: 20, winRates: [0.75, 0.5], rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, studies: 100, random: seededRandom(56), fixedDesign: false });
     const [decided, other] = two.comparisons;
-    expect(decided?.meanAfterStop).toBeLessThanOrEqual(world.concurrency);
-    expect(decided?.meanJudgments).toBeLessThanOrEqual(k * (decided?.meanPairsUsed ?? 0) + world.concurrency);
+    expect(decided?.meanAfterStop).toBeLessThanOrEqual(2 * world.concurrency);
+    expect(decided?.meanJudgments).toBeLessThanOrEqual(k * (decided?.meanPairsUsed ?? 0) + 2 * world.concurrency);
     expect(other?.meanJudgments).toBeGreaterThan(k * 150);
   });
 });

@@ -117,7 +117,8 @@ describe('launchChecklist', () => {
     const few = item({ perRaterCap: 20, stopping });
     expect(few).toMatchObject({ ok: false, blocking: false, setting: 'perRaterCap' });
     expect(few?.detail).toContain('would be judged by about 6 raters at perRaterCap 20, fewer than the 10 its rater-clustered test needs');
-    expect(few?.detail).toContain('Set perRaterCap to 12 or less.');
+    expect(few?.detail).toContain('it waits for its tenth rater, at about 67 pairs instead of 40');
+    expect(few?.detail).toContain('Set perRaterCap to 12 or less to look as planned.');
     expect(item({ perRaterCap: 12, stopping })).toMatchObject({ ok: true });
     expect(item({ perRaterCap: 20, stopping: null })).toBeUndefined();
     // Two comparisons share a rater's cap: each look of each has about twice the raters.

@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { summariseComparison } from '../../src/analysis/sequential-report.js';
 import { wilsonInterval } from '../../src/analysis/wilson.js';
-import { clusteredPairScore } from '../../src/numbers/clustered-pair-score.js';
+import { clusteredPairScore, effectiveClusters } from '../../src/numbers/clustered-pair-score.js';
 import { alphaSpent, futilityBoundaries, spendingBoundaries, stagewisePValue, twoSidedBoundaries } from '../../src/numbers/group-sequential.js';
 import { normalCdf } from '../../src/numbers/normal.js';
 import { studentTQuantileTwoSided, studentTTwoSided } from '../../src/numbers/student-t.js';
 import type { SequentialLookRow } from '../../src/rating/sequential.queries.js';
+import { lookStatistic } from '../../src/batches/look-statistic.js';
 
 // Issue 51's fixes of the sequential inference, against values computed without simarena's code: R's pt, rpact 3.3.4's
 // designs, mvtnorm's Miwa algorithm for the looks' joint normal law and sandwich's vcovCL
@@ -237,3 +238,27 @@ function nullCrossing(t: readonly number[], c: readonly number[], f: readonly nu
   }
   return crossed;
 }
+
+describe('the effective number of raters (Carter, Schnepel & Steigerwald 2017)', () => {
+  it('effectiveClusters, for clusters of one size, is their number; for one cluster far larger than the rest, near one', () => {
+    expect(effectiveClusters(new Array(12).fill(7))).toBeCloseTo(12, 12);
+    // Ten raters of 40 judgments and fourteen of 14 (a batch whose first raters judged up to their cap): 13.4 of 24.
+    const uneven = [...new Array(10).fill(40), ...new Array(14).fill(14)];
+    expect(effectiveClusters(uneven)).toBeCloseTo(18744 ** 2 / (10 * 40 ** 4 + 14 * 14 ** 4), 10);
+    expect(effectiveClusters([1000, 1, 1, 1])).toBeLessThan(1.01);
+    expect(effectiveClusters([])).toBe(0);
+  });
+
+  it('lookStatistic, when a few raters judged most pairs, tests against t with the effective number of raters less one', () => {
+    // 12 raters over 30 pairs of K = 2: raters 0 and 1 judge 15 pairs each, ten others 3 each. A judgment weighs 1/2
+    // (its pair's K), so the sizes are 7.5, 7.5 and ten of 1.5: G* = 2.9 of 12, df 1 rather than 11.
+    const pairs = Array.from({ length: 30 }, (_, i) => ({ weight: 1, votes: [{ rater: i % 2, vote: (i % 3 === 0 ? -1 : 1) as -1 | 1 }, { rater: 2 + (i % 10), vote: (i % 4 === 0 ? -1 : 1) as -1 | 1 }] }));
+    const s = lookStatistic(pairs);
+    expect(s.statistic).toBe('rater-clustered');
+    expect(s.raters).toBe(12);
+    const sizes = [7.5, 7.5, ...new Array(10).fill(1.5)];
+    expect(s.df).toBe(Math.floor(effectiveClusters(sizes)) - 1);
+    expect(s.df).toBeLessThan(11);
+    expect(s.reason).toContain(`the effective number of raters, ${effectiveClusters(sizes).toFixed(1)} of 12`);
+  });
+});
