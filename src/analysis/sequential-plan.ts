@@ -128,7 +128,10 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export function sequentialPlanLines(plan: SequentialPlan): string[] {
-  const money = (x: number | null) => (x === null ? '' : `, saving about ${formatMoney(x, plan.currency ?? '')} per comparison`);
+  // A small design can pay for more than its maximum (raters promised what is open, paid in full when they find nothing
+  // left): that is a cost, said as one, not a "saving" of a negative amount.
+  const money = (x: number | null) =>
+    x === null ? '' : x >= 0 ? `, saving about ${formatMoney(x, plan.currency ?? '')} per comparison` : `, costing about ${formatMoney(-x, plan.currency ?? '')} more per comparison than the fixed design`;
   return [
     `Sequential design: ${plan.looks} looks, ${plan.spending} alpha spending, alpha ${+plan.alpha_per_comparison.toPrecision(4)} per comparison${plan.comparisons > 1 ? ` (Bonferroni over ${plan.comparisons})` : ''}`,
     `  maximum pairs per comparison: ${plan.max_pairs} (the fixed design's)`,
