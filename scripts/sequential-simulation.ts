@@ -14,7 +14,7 @@
 //      binding futility;
 //   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default);
 //   6: the base world under no preference at 12 and 10 pairs a rater, where the first look of 40 pairs has 10 raters
-//      or more (the look room's known defect: fewer raters behind a look; not run by default).
+//      or more and is taken as planned rather than waiting for them (not run by default).
 import { simulateSequential, type SimulationInput, type SimulationResult } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
