@@ -24,7 +24,7 @@ import { PUBLIC_URL_DOCS, publicLinkProblem } from '../web/public-link.js';
 //   MTurk's sandbox switch left on.
 
 export type ChecklistItem = {
-  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl' | 'firstLookRaters';
+  key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl' | 'firstLookRaters' | 'sequentialRaters';
   label: string;
   ok: boolean;
   /** A failing blocking item refuses `open`; a failing warning does not. */
@@ -261,6 +261,8 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
   if (address) items.push(address);
   const firstLook = firstLookRatersItem(settings, capacity);
   if (firstLook) items.push(firstLook);
+  const fewRaters = sequentialRatersItem(settings, capacity);
+  if (fewRaters) items.push(fewRaters);
   const url = providerUrlItem(settings, input.publicUrl);
   if (url) items.push(url);
   return items;
@@ -297,6 +299,35 @@ function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult):
     detail:
       `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ` +
       `it waits for its tenth rater, at about ${waitedPairs} pairs instead of ${first}, so a stop comes later and saves less. Set perRaterCap to ${cap} or less to look as planned.`,
+  };
+}
+
+/** Below this many raters, O'Brien–Fleming's type I error was measured above alpha (docs/researcher/sequential-batches.md). */
+const SEQUENTIAL_RATERS = 20;
+
+/**
+ * A sequential batch of few raters: with 15 raters (200 pairs, K = 3, 40 pairs a rater) O'Brien–Fleming's type I
+ * error measured 0.056 for 0.05 at 20,000 studies (limit 0.0546), where Pocock held (0.052) and 20 pairs a rater (30
+ * raters) held with both; its fixed design's rater-clustered test already ran at 0.052. A warning with the cap that
+ * gives 20 raters, for O'Brien–Fleming batches that wait for ten raters (waitsForRaters) and have fewer than 20.
+ */
+function sequentialRatersItem(settings: BatchSettings, capacity: CapacityResult): ChecklistItem | null {
+  const rule = settings.stopping;
+  if (!rule || rule.spending !== 'obrien-fleming' || settings.task !== 'rate' || capacity.pairs === 0) return null;
+  const judgments = capacity.pairs * settings.judgmentsPerPair;
+  const raters = settings.plannedRaters ?? Math.ceil(judgments / Math.max(1, settings.perRaterCap));
+  if (raters < MIN_CLUSTERS || raters >= SEQUENTIAL_RATERS) return null;
+  const cap = Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
+  return {
+    key: 'sequentialRaters',
+    label: 'Raters in a sequential batch',
+    ok: false,
+    blocking: false,
+    field: 'perRaterCap',
+    setting: 'perRaterCap',
+    detail:
+      `The batch is designed for ${raters} raters. Below ${SEQUENTIAL_RATERS}, O'Brien–Fleming's false-positive rate was measured a little above alpha (0.056 for 0.05 with 15 raters at 40 pairs a rater) and Pocock's held: ` +
+      `set perRaterCap to ${cap} or less for ${SEQUENTIAL_RATERS} raters, or use Pocock spending.`,
   };
 }
 
