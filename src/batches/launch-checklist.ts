@@ -1,4 +1,5 @@
 import { MIN_CLUSTERS } from './look-statistic.js';
+import { designedRaters, waitsForRaters } from './sequential-look.js';
 import { lookSchedule } from './sequential-rule.js';
 import { type BatchSettings, roleplayOf } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
@@ -272,8 +273,9 @@ export function launchChecklist(input: ChecklistInput): ChecklistItem[] {
  * A sequential batch hands out no more of a comparison's pairs than its next look needs (src/rating/look-room.ts), so
  * the first look's judgments come from the first raters to arrive, each holding up to their share of perRaterCap.
  * Under MIN_CLUSTERS raters the look cannot use the rater-clustered test, whose pair-majority fallback runs above alpha
- * with raters who lean (Pocock, 20 pairs a rater: 0.085 for 0.05), so such a look waits for its tenth rater
- * (waitsForRaters, src/batches/sequential-look.ts) and comes later than planned, saving less.
+ * with raters who lean (Pocock, 20 pairs a rater: 0.085 for 0.05), so in a batch designed for MIN_CLUSTERS raters
+ * or more such a look waits for its tenth rater (waitsForRaters, src/batches/sequential-look.ts) and comes later than
+ * planned, saving less; in a smaller batch it is taken as planned and tests pair majorities.
  */
 function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult): ChecklistItem | null {
   const rule = settings.stopping;
@@ -284,15 +286,22 @@ function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult):
   const raters = Math.ceil(judgments / Math.max(1, settings.perRaterCap / comparisons));
   const cap = Math.max(1, Math.floor((judgments * comparisons) / MIN_CLUSTERS));
   const ok = raters >= MIN_CLUSTERS;
+  const waits = waitsForRaters(settings, capacity.pairs);
   const base = { key: 'firstLookRaters' as const, label: 'Raters behind the first look', ok, blocking: false, field: 'perRaterCap', setting: 'perRaterCap' };
+  const asPlanned = `the batch is designed for ${designedRaters(settings, capacity.pairs)} raters, fewer than ${MIN_CLUSTERS}, so the look is taken as planned and tests pair majorities, conditional on these raters.`;
   if (judgments < MIN_CLUSTERS) {
     return {
       ...base,
       setting: 'stopping',
-      detail: `The first look has ${judgments} judgments (${first} pairs × ${settings.judgmentsPerPair}), so fewer than the ${MIN_CLUSTERS} raters its rater-clustered test needs: it tests pair majorities, conditional on these raters. Fewer looks, or a larger lookEvery, make the first look later.`,
+      detail:
+        `The first look has ${judgments} judgments (${first} pairs × ${settings.judgmentsPerPair}), so fewer than the ${MIN_CLUSTERS} raters its rater-clustered test needs: ` +
+        (waits ? `it waits until ${MIN_CLUSTERS} pairs are complete and ${MIN_CLUSTERS} raters have judged them.` : `${asPlanned} Fewer looks, or a larger lookEvery, make the first look later.`),
     };
   }
   if (ok) return { ...base, detail: `The first look (${first} pairs × ${settings.judgmentsPerPair}) is judged by about ${raters} raters or more: enough for its rater-clustered test.` };
+  if (!waits) {
+    return { ...base, detail: `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ${asPlanned}` };
+  }
   const waitedPairs = Math.min(Math.ceil(capacity.pairs / comparisons), Math.ceil((MIN_CLUSTERS * settings.perRaterCap) / comparisons / settings.judgmentsPerPair));
   return {
     ...base,
@@ -314,10 +323,9 @@ const SEQUENTIAL_RATERS = 20;
 function sequentialRatersItem(settings: BatchSettings, capacity: CapacityResult): ChecklistItem | null {
   const rule = settings.stopping;
   if (!rule || rule.spending !== 'obrien-fleming' || settings.task !== 'rate' || capacity.pairs === 0) return null;
-  const judgments = capacity.pairs * settings.judgmentsPerPair;
-  const raters = settings.plannedRaters ?? Math.ceil(judgments / Math.max(1, settings.perRaterCap));
-  if (raters < MIN_CLUSTERS || raters >= SEQUENTIAL_RATERS) return null;
-  const cap = Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
+  const raters = designedRaters(settings, capacity.pairs);
+  if (!waitsForRaters(settings, capacity.pairs) || raters >= SEQUENTIAL_RATERS) return null;
+  const cap = Math.max(1, Math.floor((capacity.pairs * settings.judgmentsPerPair) / SEQUENTIAL_RATERS));
   return {
     key: 'sequentialRaters',
     label: 'Raters in a sequential batch',

@@ -40,9 +40,15 @@ export type LookRequest = {
  * planned look (src/rating/look-room.ts). A batch designed for fewer raters looks as planned: its looks test pair
  * majorities, conditional on its raters, and waiting would only put them off to the end.
  */
-export function waitsForRaters(settings: Pick<BatchSettings, 'plannedRaters' | 'judgmentsPerPair' | 'perRaterCap'>, regularPairs: number): boolean {
-  const designed = settings.plannedRaters ?? Math.ceil((regularPairs * settings.judgmentsPerPair) / Math.max(1, settings.perRaterCap));
-  return designed >= MIN_CLUSTERS;
+export function waitsForRaters(settings: DesignSettings, regularPairs: number): boolean {
+  return designedRaters(settings, regularPairs) >= MIN_CLUSTERS;
+}
+
+type DesignSettings = Pick<BatchSettings, 'plannedRaters' | 'judgmentsPerPair' | 'perRaterCap'>;
+
+/** The raters a batch is designed for: plannedRaters, or else its regular pairs' judgments over perRaterCap. */
+export function designedRaters(settings: DesignSettings, regularPairs: number): number {
+  return settings.plannedRaters ?? Math.ceil((regularPairs * settings.judgmentsPerPair) / Math.max(1, settings.perRaterCap));
 }
 
 /** Whether a look is due: a scheduled count of completed pairs reached beyond the last look's. */

@@ -128,6 +128,12 @@ describe('launchChecklist', () => {
     const early = item({ judgmentsPerPair: 1, perRaterCap: 1, stopping: { lookEvery: 3, alpha: 0.05, spending: 'obrien-fleming' } }, { ...capacity, judgmentsPerPair: 1 });
     expect(early).toMatchObject({ ok: false, setting: 'stopping' });
     expect(early?.detail).toContain('The first look has 3 judgments');
+    expect(early?.detail).toContain('it waits until 10 pairs are complete and 10 raters have judged them.');
+    // A batch designed for fewer than 10 raters takes the look as planned, on pair majorities: it says so, not that it waits.
+    const small = item({ perRaterCap: 100, stopping }, { ...capacity, pairs: 200 });
+    expect(small).toMatchObject({ ok: false, setting: 'perRaterCap' });
+    expect(small?.detail).toContain('the batch is designed for 6 raters, fewer than 10, so the look is taken as planned and tests pair majorities');
+    expect(small?.detail).not.toContain('waits');
   });
 
   it('launchChecklist, for an O\'Brien–Fleming batch designed for 10 to 19 raters, warns with the perRaterCap that gives 20; at 20 raters, with Pocock, or under 10 raters, says nothing', () => {
