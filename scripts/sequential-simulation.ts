@@ -14,7 +14,8 @@
 //      binding futility;
 //   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default);
 //   6: the base world under no preference at 12 and 10 pairs a rater, where the first look of 40 pairs has 10 raters
-//      or more and is taken as planned rather than waiting for them (not run by default).
+//      or more and is taken as planned rather than waiting for them (not run by default);
+//   7: table 1's world at 30 pairs a rater (20 raters), what the launch checklist advises below 20 (not run by default).
 import { simulateSequential, type SimulationInput, type SimulationResult } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
@@ -160,6 +161,22 @@ if (tables.has(6)) {
       if (!c) continue;
       out.push(`| ${perRater} | ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} | ${pct(c.clusteredShare)} | ${batch.meanRaters.toFixed(1)} |`);
     }
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(7)) {
+  // The launch checklist's advice for a batch designed for under 20 raters (sequentialRaters): 20 raters, here 30
+  // pairs a rater in table 1's world. Streams of their own (the same whichever tables run); not run by default.
+  out.push('**Twenty raters** (as table 1: 200 pairs, K = 3, leans SD 0.5, no ties; 5 looks; 30 pairs a rater):', '');
+  out.push('| spending | raters | fixed design: rater-clustered | sequential rule (MC s.e.) | limit |');
+  out.push('|---|---|---|---|---|');
+  for (const [j, spending] of spendings.entries()) {
+    const batch = run(`table 7, 30 a rater, ${spending}`, { ...base, tieShare: 0, perRater: 30, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }, { studies, stream: 800 + j });
+    const [c] = batch.comparisons;
+    if (!c) continue;
+    out.push(`| ${spending} | ${batch.meanRaters.toFixed(1)} | ${f4(c.fixedClusteredRate)} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} |`);
   }
   out.push('');
   flush();
