@@ -1,8 +1,8 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
-import { lookStatistic } from '../batches/look-statistic.js';
+import { type LookStatistic, lookStatistic } from '../batches/look-statistic.js';
 import type { PastLook } from '../batches/reallocated-look.js';
 import { evaluateLook, type LookPair, waitsForRaters } from '../batches/sequential-look.js';
-import { comparisonAlpha } from '../batches/sequential-rule.js';
+import { comparisonAlpha, type LookDecision } from '../batches/sequential-rule.js';
 import { serveOrders } from '../batches/serve-order.js';
 import { binomialTestP } from '../numbers/binomial-test.js';
 import { heldBackComparisons, nextLookAt, takeRoom } from '../rating/look-room.js';
@@ -43,6 +43,8 @@ export type SimulationInput = {
   fixedDesign?: boolean;
   /** Called after each study (progress of a long run). */
   onStudy?: (done: number) => void;
+  /** Called at each look taken (before the study's onStudy), with the comparison's index, the statistic and the decision. */
+  onLook?: (look: { comparison: number; statistic: LookStatistic; decision: LookDecision }) => void;
 };
 
 export type ComparisonResult = {
@@ -236,6 +238,7 @@ function afterCompletion(input: SimulationInput, batch: Batch, c: Comparison): v
   });
   if (!evaluation) return;
   const { decision, statistic } = evaluation;
+  input.onLook?.({ comparison: batch.comparisons.indexOf(c), statistic, decision });
   c.looks.push({ fraction: decision.fraction, information: decision.information, maxPairs: c.pairs.length, completed: statistic.completed, observedInformation: statistic.observedInformation });
   if (statistic.statistic === 'rater-clustered') c.clusteredLooks++;
   for (const p of completed) p.entered ??= c.looks.length;

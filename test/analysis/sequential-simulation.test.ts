@@ -39,6 +39,18 @@ describe('sequential stopping rule, simulated with raters who lean', () => {
     expect(c?.fixedClusteredRate).toBeLessThanOrEqual(limit(1500));
   });
 
+  it('simulateSequential reports every look taken to onLook, before its study is counted: at 40 pairs a rater with no stop, three looks from 12 raters to 15', () => {
+    const studies: { fraction: number; raters: number; decision: string }[][] = [[]];
+    simulateSequential({ ...world, winRates: [0.5], rule: { looks: 5, alpha: 1e-9, spending: 'obrien-fleming' }, studies: 20, random: seededRandom(53), fixedDesign: false, onLook: ({ statistic, decision }) => studies.at(-1)?.push({ fraction: decision.fraction, raters: statistic.raters, decision: decision.decision }), onStudy: () => studies.push([]) });
+    studies.pop();
+    expect(studies).toHaveLength(20);
+    for (const looks of studies) {
+      expect(looks.map((l) => l.decision)).toEqual(['continue', 'continue', 'final']);
+      expect(looks[0]?.raters).toBeGreaterThanOrEqual(10);
+      expect(looks.at(-1)).toMatchObject({ fraction: 1, raters: 15 });
+    }
+  });
+
   it('simulateSequential, with 5 pairs a rater (some 24 raters behind each look), holds the Pocock rule\'s type I error', () => {
     const result = simulateSequential({ ...world, perRater: 5, tieShare: 0.1, winRates: [0.5], rule: { looks: 5, alpha: 0.05, spending: 'pocock' }, studies: 1000, random: seededRandom(54), fixedDesign: false });
     expect(result.comparisons[0]?.clusteredShare).toBe(1);
