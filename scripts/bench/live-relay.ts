@@ -10,17 +10,25 @@
 // streams reconnect with Last-Event-ID, unanswered turns are sent again with their keys, and every conversation is
 // checked for lost and doubled turns, in the database and on the partners' streams. The client is this process; each
 // server is a child process (the machine's 2 cores are shared: the load average is printed beside the figures).
-//   npx tsx scripts/bench/live-relay.ts [--conversations 200] [--seconds 20] [--windows 2] [--think 1000] [--no-restart]
+// --profile: the server runs under node --cpu-prof and, after the windows (no restart check), its profile is summarised
+// (--profile-out FILE keeps it).
+//   npx tsx scripts/bench/live-relay.ts [--conversations 200] [--seconds 20] [--windows 2] [--think 1000] [--no-restart] [--profile [--profile-out FILE]] [--sql-trace FILE]
 import type { ChildProcess } from 'node:child_process';
+import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/connection.js';
 import { type Conversation, converse, type Origin, receivedCounts, sleep } from './support/live-clients.js';
 import { CONVERSATIONS, cpuMsOf, dbPath, dir, load, ms, quantile, rssOf, seed, simarenaConversations, skeletonConversations, start, startSimarena, THINK_MS, window } from './support/live-bench-setup.js';
+import { summarizeCpuProfile } from './support/cpu-profile.js';
 import { numberFlag } from './support/number-flag.js';
 
 const SECONDS = numberFlag('--seconds', 20);
 const WINDOWS = numberFlag('--windows', 2);
-const RESTART = !process.argv.includes('--no-restart');
+const PROFILE = process.argv.includes('--profile');
+// --sql-trace FILE: the server counts and times each SQL statement it runs (support/sql-trace.ts), written at its exit.
+const SQL_TRACE = process.argv.includes('--sql-trace') ? process.argv[process.argv.indexOf('--sql-trace') + 1] : undefined;
+const RESTART = !process.argv.includes('--no-restart') && !PROFILE && !SQL_TRACE;
+const profileDir = join(dir, 'profile');
 const here = new URL('.', import.meta.url).pathname;
 
 const line = (name: string, xs: number[], more = '') => console.log(`  ${name.padEnd(12)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}${more}`);
@@ -70,7 +78,8 @@ async function main(): Promise<void> {
   console.log(`live relay: ${CONVERSATIONS} conversations (${2 * CONVERSATIONS} participants), think ${THINK_MS} ms, ${WINDOWS} windows of ${SECONDS} s each`);
   console.log(`  load average before: ${load()}`);
   const publicId = seed();
-  const simarena = await startSimarena();
+  if (SQL_TRACE) process.env.BENCH_SQL_TRACE = SQL_TRACE;
+  const simarena = await startSimarena([...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(SQL_TRACE ? ['--import', join(here, 'support/sql-trace.ts')] : [])]);
   const skeleton = await start(join(here, 'support/relay-skeleton.ts'), [join(dir, 'skeleton.db')], {});
   const origin: Origin = { url: simarena.origin };
   const real = await simarenaConversations(origin, publicId);
@@ -106,7 +115,16 @@ async function main(): Promise<void> {
     console.log(`  SIGKILL and restart: back after ${(check.backAfterMs / 1000).toFixed(1)} s; ${JSON.stringify(check.tally)}`);
     line('restart', check.latencies);
     check.again.child.kill('SIGTERM');
-  } else simarena.child.kill('SIGTERM');
+  } else {
+    // The profile is written as the process exits: wait for it.
+    const exited = new Promise((resolve) => simarena.child.once('exit', resolve));
+    simarena.child.kill('SIGTERM');
+    await exited;
+    const file = PROFILE ? readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile')) : undefined;
+    if (file) for (const l of summarizeCpuProfile(join(profileDir, file))) console.log(`  ${l}`);
+    const keep = process.argv[process.argv.indexOf('--profile-out') + 1];
+    if (file && process.argv.includes('--profile-out') && keep) copyFileSync(join(profileDir, file), keep);
+  }
   skeleton.child.kill('SIGTERM');
   console.log(`  load average after: ${load()}`);
   process.exit(0);

@@ -18,8 +18,10 @@ import {
   insertLiveTurn,
   lastTurnsMissed,
   type LiveDialogueRow,
+  type LiveTurn,
   markLiveDialogueEnded,
   type NewLiveTurn,
+  nextTurnIdx,
   type PlayerOutcome,
   setNextTurn,
   setPlayerPlaying,
@@ -123,7 +125,14 @@ export function tryStartLiveDialogue(db: Db, input: StartInput): number | null {
 export type TurnInput = { action: Action; text: string; raterId: number | null; clientKey: string | null; callId: number | null; timedOut: boolean; signals: NewLiveTurn['signals'] };
 
 /** What a stored turn led to: the next turn, or the end of the dialogue. */
-export type TurnOutcome = { idx: number; next: { speaker: 1 | 2; deadline: Date } | null; ended: { reason: EndReason; culprit: number | null } | null };
+export type TurnOutcome = {
+  idx: number;
+  next: { speaker: 1 | 2; deadline: Date } | null;
+  ended: { reason: EndReason; culprit: number | null } | null;
+  /** The turn as stored, and the dialogue's row after it when it goes on: what the pages are sent, without reading them again. */
+  turn: LiveTurn;
+  after: LiveDialogueRow | null;
+};
 
 /**
  * Stores the turn of the speaker whose turn it is and moves on: to the partner's turn, or to the end (a leave, the
@@ -131,22 +140,23 @@ export type TurnOutcome = { idx: number; next: { speaker: 1 | 2; deadline: Date 
  */
 export function storeTurn(db: Db, live: LiveDialogueRow, roleplay: RoleplaySettings, turn: TurnInput, now: Date): TurnOutcome {
   const speaker = live.next_speaker;
-  const { turns } = countTurns(db, live.dialogue_id);
-  const idx = turns;
+  const idx = nextTurnIdx(db, live.dialogue_id);
   insertLiveTurn(db, { dialogueId: live.dialogue_id, idx, speaker, ...turn, turnStartedAt: live.turn_started_at }, now);
   const culprit = playerOf(live, speaker);
   let reason: EndReason | null = null;
   if (turn.action === 'leave') reason = countTurns(db, live.dialogue_id).spoken >= roleplay.turns.min ? 'left' : 'left_early';
   else if (turn.timedOut && lastTurnsMissed(db, live.dialogue_id, speaker, 2)) reason = 'timed_out';
   else if (idx + 1 >= roleplay.turns.max) reason = 'max_turns';
+  const stored: LiveTurn = { idx, speaker, action: turn.action, text: turn.text };
   if (reason) {
     endLiveDialogue(db, live.dialogue_id, roleplay, { reason, culprit }, now);
-    return { idx, next: null, ended: { reason, culprit } };
+    return { idx, next: null, ended: { reason, culprit }, turn: stored, after: null };
   }
   const nextSpeaker: 1 | 2 = speaker === 1 ? 2 : 1;
   const deadline = new Date(now.getTime() + roleplay.turns.turnSeconds * 1000);
   setNextTurn(db, live.dialogue_id, { speaker: nextSpeaker, startedAt: now, deadline });
-  return { idx, next: { speaker: nextSpeaker, deadline }, ended: null };
+  const after: LiveDialogueRow = { ...live, next_speaker: nextSpeaker, turn_started_at: now.toISOString(), turn_deadline_at: deadline.toISOString() };
+  return { idx, next: { speaker: nextSpeaker, deadline }, ended: null, turn: stored, after };
 }
 
 /**

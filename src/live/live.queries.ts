@@ -176,6 +176,14 @@ export function countTurns(db: Db, dialogueId: number): { turns: number; spoken:
     .get({ dialogueId }) ?? { turns: 0, spoken: 0 };
 }
 
+/**
+ * The index the dialogue's next turn takes: its turns so far (their indexes run from 0 without a gap), read from the
+ * (dialogue_id, idx) index rather than counted, as every turn asks it (the live relay benchmark).
+ */
+export function nextTurnIdx(db: Db, dialogueId: number): number {
+  return db.prepare<{ dialogueId: number }, { next: number }>('SELECT coalesce(max(idx) + 1, 0) AS next FROM turns WHERE dialogue_id = :dialogueId').get({ dialogueId })?.next ?? 0;
+}
+
 export type NewLiveTurn = LiveTurn & {
   dialogueId: number;
   raterId: number | null;

@@ -141,9 +141,23 @@ function openEvents(lp: LivePages, hub: LiveHub): RequestHandler {
     // A page that loses its stream (a restart, a network change) asks again after a second, with Last-Event-ID.
     res.write('retry: 1000\n\n');
     res.socket?.setNoDelay(true);
+    // A turn sends each page two events (the turn, then whose turn is next): what one tick sends goes out in one write,
+    // half the socket writes per turn (the live relay benchmark, docs/contributor/benchmarks.md).
+    let pending = '';
+    const flush = () => {
+      const chunk = pending;
+      pending = '';
+      if (chunk !== '' && !res.writableEnded) res.write(chunk);
+    };
     const sink: Sink = {
-      send: (event, id) => void res.write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(event)}\n\n`),
-      close: () => res.end(),
+      send: (event, id) => {
+        if (pending === '') queueMicrotask(flush);
+        pending += `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(event)}\n\n`;
+      },
+      close: () => {
+        flush();
+        res.end();
+      },
     };
     // A comment line every 15 s keeps proxies from closing an idle stream (Caddy and nginx close idle upstreams).
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);

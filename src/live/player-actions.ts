@@ -1,3 +1,5 @@
+import type { Transaction } from 'better-sqlite3';
+import type { Db } from '../db/connection.js';
 import { getRater, setRaterStatus } from '../rating/rating.queries.js';
 import { withdrawRater } from '../rating/rater-flow.js';
 import { contactRefusal, findContactDetails } from './contact-details.js';
@@ -55,25 +57,37 @@ export function takeTurn(ctx: RelayContext, raterId: number, request: TurnReques
     countRefusedMessage(db, raterId);
     return { kind: 'refused', status: 422, message: contactRefusal(contact) };
   }
-  const result = db
-    .transaction((): TurnReply | { kind: 'stored'; idx: number; dialogueId: number; outcome: TurnOutcome } => {
-      const earlier = turnByKey(db, raterId, request.key);
-      if (earlier) return { kind: 'duplicate', idx: earlier.idx };
-      const player = getPlayer(db, raterId);
-      const live = player?.dialogue_id ? getLiveDialogue(db, player.dialogue_id) : undefined;
-      const rb = live ? roleplayBatch(db, live.batch_id) : null;
-      if (!player || player.state !== 'playing' || !live || live.state !== 'active' || !rb) return { kind: 'refused', status: 409, message: 'This conversation has ended; your message was not sent.' };
-      if (live.next_speaker !== player.character) return { kind: 'refused', status: 409, message: 'It is not your turn yet: please wait for your partner.' };
-      const text = request.action === 'leave' ? '' : request.text;
-      const outcome = storeTurn(db, live, rb.roleplay, { action: request.action, text, raterId, clientKey: request.key, callId: null, timedOut: false, signals: request.signals }, clock());
-      // A turn taken ends a run of missed ones; most turns follow a turn taken, and need no write.
-      if (player.missed_turns !== 0) setMissedTurns(db, raterId, 0);
-      return { kind: 'stored', idx: outcome.idx, dialogueId: live.dialogue_id, outcome };
-    })
-    .immediate();
+  const result = turnTransaction(db).immediate(raterId, request, clock());
   if (result.kind !== 'stored' || !('outcome' in result)) return result;
   afterTurn(ctx, result.dialogueId, result.outcome);
   return { kind: 'stored', idx: result.idx };
+}
+
+type StoredTurn = { kind: 'stored'; idx: number; dialogueId: number; outcome: TurnOutcome };
+
+// One transaction function per database handle, made once: better-sqlite3 builds a wrapper (and its four modes) each
+// time db.transaction is called, and this one runs on every turn.
+const turnTransactions = new WeakMap<Db, Transaction<(raterId: number, request: TurnRequest, now: Date) => TurnReply | StoredTurn>>();
+
+function turnTransaction(db: Db): Transaction<(raterId: number, request: TurnRequest, now: Date) => TurnReply | StoredTurn> {
+  const known = turnTransactions.get(db);
+  if (known) return known;
+  const made = db.transaction((raterId: number, request: TurnRequest, now: Date): TurnReply | StoredTurn => {
+    const earlier = turnByKey(db, raterId, request.key);
+    if (earlier) return { kind: 'duplicate', idx: earlier.idx };
+    const player = getPlayer(db, raterId);
+    const live = player?.dialogue_id ? getLiveDialogue(db, player.dialogue_id) : undefined;
+    const rb = live ? roleplayBatch(db, live.batch_id) : null;
+    if (!player || player.state !== 'playing' || !live || live.state !== 'active' || !rb) return { kind: 'refused', status: 409, message: 'This conversation has ended; your message was not sent.' };
+    if (live.next_speaker !== player.character) return { kind: 'refused', status: 409, message: 'It is not your turn yet: please wait for your partner.' };
+    const text = request.action === 'leave' ? '' : request.text;
+    const outcome = storeTurn(db, live, rb.roleplay, { action: request.action, text, raterId, clientKey: request.key, callId: null, timedOut: false, signals: request.signals }, now);
+    // A turn taken ends a run of missed ones; most turns follow a turn taken, and need no write.
+    if (player.missed_turns !== 0) setMissedTurns(db, raterId, 0);
+    return { kind: 'stored', idx: outcome.idx, dialogueId: live.dialogue_id, outcome };
+  });
+  turnTransactions.set(db, made);
+  return made;
 }
 
 /** The player reports their partner: the dialogue ends, flagged for the researchers. False when it had ended. */

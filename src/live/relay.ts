@@ -108,13 +108,13 @@ function publishEnd(ctx: RelayContext, live: LiveDialogueRow): void {
 
 /** After a turn was stored: the turn to both pages, then whose turn it is, or the end. */
 export function afterTurn(ctx: RelayContext, dialogueId: number, outcome: TurnOutcome): void {
-  const live = getLiveDialogue(ctx.deps.db, dialogueId);
+  // The dialogue as the turn left it, and the turn as stored, come with the outcome: this runs on every turn (the live
+  // relay benchmark, docs/contributor/benchmarks.md); the turns taken are its index + 1.
+  const live = outcome.after ?? getLiveDialogue(ctx.deps.db, dialogueId);
   const rb = live ? roleplayBatch(ctx.deps.db, live.batch_id) : null;
   if (!live || !rb) return;
-  // The turn is read once for both pages, and the turns taken are its index + 1: this runs on every turn (the
-  // live relay benchmark, docs/contributor/benchmarks.md).
-  const [turn] = listTurnsAfter(ctx.deps.db, dialogueId, outcome.idx - 1);
-  if (turn) toPlayers(ctx, live, (character) => turnEvent(ctx, dialogueId, turn, character));
+  const { turn } = outcome;
+  toPlayers(ctx, live, (character) => turnEvent(ctx, dialogueId, turn, character));
   if (outcome.ended) {
     publishEnd(ctx, live);
     return;

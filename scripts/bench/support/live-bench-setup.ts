@@ -38,8 +38,8 @@ export function memoryFlags(): string[] {
   return start.split(/\s+/).filter((word) => /^--(max-[a-z-]+|v8-pool-size)=\d+$/.test(word));
 }
 
-export async function start(script: string, args: string[], env: Record<string, string>): Promise<{ origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...memoryFlags(), script, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function start(script: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): Promise<{ origin: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...memoryFlags(), ...nodeFlags, script, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const origin = await new Promise<string>((resolve, reject) => {
@@ -55,7 +55,7 @@ export async function start(script: string, args: string[], env: Record<string, 
   return { origin, child };
 }
 
-export const startSimarena = () => start(join(root, 'src/server.ts'), [], { PORT: '0', DATABASE_PATH: dbPath, SEED_DEMO: 'false', LOG_LEVEL: 'warn', SESSION_SECRET: 'live-relay-bench-session-secret-0123456789abcdef' });
+export const startSimarena = (nodeFlags: string[] = []) => start(join(root, 'src/server.ts'), [], { PORT: '0', DATABASE_PATH: dbPath, SEED_DEMO: 'false', LOG_LEVEL: 'warn', SESSION_SECRET: 'live-relay-bench-session-secret-0123456789abcdef' }, nodeFlags);
 
 /** CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat, clock ticks of 10 ms). */
 export function cpuMsOf(pid: number | undefined): number {
