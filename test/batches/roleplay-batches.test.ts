@@ -8,6 +8,9 @@ import { endCollected, getCollected, insertCollected } from '../../src/batches/c
 import { reviewCollectedDialogue } from '../../src/batches/collection.js';
 import { insertDialogue, replaceTurns } from '../../src/generation/dialogue.queries.js';
 import { markInterruptedRuns } from '../../src/generation/run.queries.js';
+import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
+import { hitTypeRequest } from '../../src/recruiting/mturk-plan.js';
+import { prolificStudyRequest } from '../../src/recruiting/prolific-plan.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns, type MadeScenario } from '../helpers/factories.js';
 import { createTestDb } from '../helpers/test-db.js';
 import type { Db } from '../../src/db/connection.js';
@@ -32,6 +35,13 @@ function collected(db: Db, batchId: number, runId: number, scenario: MadeScenari
 }
 
 describe('role-play batches', () => {
+  it('hitTypeRequest and prolificStudyRequest, for a role-play batch, say the worker chats live (never the rating title or the conditions)', () => {
+    const mturk = batchSettingsSchema.parse(roleplay({ provider: { kind: 'mturk' }, pay: '$3.00' }));
+    expect(hitTypeRequest({ settings: mturk }, '3.00', null).Title).toBe('Chat live with a partner in a short role-play');
+    const prolific = batchSettingsSchema.parse(roleplay({ provider: { kind: 'prolific', completionCodes: { completed: 'C', screenedOut: 'S', noConsent: 'N', noPartner: 'P' } } }));
+    expect(prolificStudyRequest({ publicId: 'p1', settings: prolific }, { studyUrl: 'https://study.example.org/r/p1', places: 10, minutes: 20, rewardMinor: 300 }).name).toBe('Chat live with a partner in a short role-play');
+  });
+
   it('createBatch, for "task": "roleplay", makes the collection run, links it, fills in partner and turns, and forms no pairs', () => {
     const { db } = createTestDb();
     makeScenario(db);
