@@ -6,6 +6,7 @@ import { resolveBatchRef } from '../batches/batch-ref.js';
 import { checkBatchCapacity } from '../batches/batch-capacity.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { describeCapacity } from '../batches/capacity-check.js';
+import { countCollected } from '../batches/collected.queries.js';
 import { createBatch } from '../batches/create-batch.js';
 import { blockingFailures, type ChecklistItem, describeAddressLimits, describeFailures, payPerHour } from '../batches/launch-checklist.js';
 import { describeMinimum } from '../batches/minimum-time.js';
@@ -171,16 +172,24 @@ function printBatch(ctx: CliContext, ref: string, options: JsonOption): void {
   const reallocations = batch.settings.stopping?.reallocate ? listReallocations(db, batch.id) : [];
   const time = timeAndPay(ctx, batch);
   if (options.json) {
-    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, time: time.json, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations, exclusions });
+    printJson(ctx, { id: batch.id, name: batch.name, state: batch.state, closedBySequentialStopping: closedBySequence, counts: batch.counts, ...(batch.settings.task === 'rate' ? {} : { collected: countCollected(db, batch.id) }), time: time.json, stopping: batch.settings.stopping, plans: readComparisonPlans(db, batch.settings, stops), comparisons: sequential, reallocations, exclusions });
     return;
   }
   ctx.out(`Batch ${batch.id} "${batch.name}": ${batch.state}${closedBySequence ? ' (closed itself: every comparison stopped under its sequential rule)' : ''}`);
-  ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
+  // A role-play or writing batch has no pairs: it collects dialogues, which are reviewed before any is rated.
+  if (batch.settings.task === 'rate') ctx.out(`  ${batch.counts.completedPairs} of ${batch.counts.pairs} pairs complete, ${batch.counts.judgments} judgments, ${batch.counts.raters} raters`);
+  else ctx.out(`  ${collectedLine(countCollected(db, batch.id))}, ${batch.counts.raters} participants`);
   for (const line of time.lines) ctx.out(`  ${line}`);
   if (batch.settings.provider.kind === 'link') ctx.out(`  per address: ${describeAddressLimits(batch.settings)}`);
   for (const line of comparisonStandingLines(db, batch.settings, stops)) ctx.out(`  ${line}`);
   for (const line of reallocationLines(reallocations)) ctx.out(`  ${line}`);
   for (const line of exclusions) ctx.out(`  ${line}`);
+}
+
+/** What a collecting batch holds: dialogues under way, ended by outcome, and their review. */
+function collectedLine(c: ReturnType<typeof countCollected>): string {
+  const ended = c.complete + c.incomplete + c.reported;
+  return `${c.collecting} dialogue${c.collecting === 1 ? '' : 's'} under way; ${ended} collected (${c.complete} complete, ${c.incomplete} incomplete, ${c.reported} reported): ${c.accepted} accepted, ${c.rejected} rejected, ${c.pending} to review`;
 }
 
 /** batches link: the rater entry URL (and MTurk's ExternalQuestion), with the address it was built from. */

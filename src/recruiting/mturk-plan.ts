@@ -3,7 +3,7 @@ import type { BatchSettings, MturkSettings } from '../batches/batch.schema.js';
 import { mturkSchema } from '../batches/batch.schema.js';
 import { parsePay } from '../batches/pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
-import { majorText, participantBonusMinor, PROLIFIC_WRITE_TITLE } from './prolific-plan.js';
+import { majorText, participantBonusMinor, PROLIFIC_ROLEPLAY_TITLE, PROLIFIC_WRITE_TITLE } from './prolific-plan.js';
 
 // What `mturk publish` asks MTurk for and what `mturk settle` does, computed from simarena's data and MTurk's
 // assignments without touching either: printed by --dry-run and shown on the console before its button.
@@ -71,13 +71,15 @@ export function qualificationRequirements(m: MturkSettings, tookPartBefore: stri
  */
 export const MTURK_HIT_TITLE = 'Compare pairs of short conversations';
 
+const HIT_TITLES = { rate: MTURK_HIT_TITLE, roleplay: PROLIFIC_ROLEPLAY_TITLE, write: PROLIFIC_WRITE_TITLE } as const;
+
 /** The HIT type of a batch (CreateHITType's body). */
 export function hitTypeRequest(batch: { settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
   const m = mturkSettingsOf(batch.settings);
   const s = batch.settings;
   return {
-    // A writing batch's HIT says what the worker does, in the Prolific study's words (issue 53).
-    Title: m.title ?? (s.task === 'write' ? PROLIFIC_WRITE_TITLE : MTURK_HIT_TITLE),
+    // A role-play or writing batch's HIT says what the worker does, in the Prolific study's words (issues 52 and 53).
+    Title: m.title ?? HIT_TITLES[s.task],
     Description: m.description ?? (s.instructions.trim() || s.question).slice(0, 2000),
     Keywords: m.keywords.join(', '),
     Reward: reward,

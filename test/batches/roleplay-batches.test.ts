@@ -8,7 +8,11 @@ import { endCollected, getCollected, insertCollected } from '../../src/batches/c
 import { reviewCollectedDialogue } from '../../src/batches/collection.js';
 import { insertDialogue, replaceTurns } from '../../src/generation/dialogue.queries.js';
 import { markInterruptedRuns } from '../../src/generation/run.queries.js';
+import { batchSettingsSchema } from '../../src/batches/batch.schema.js';
+import { hitTypeRequest } from '../../src/recruiting/mturk-plan.js';
+import { prolificStudyRequest } from '../../src/recruiting/prolific-plan.js';
 import { launchReady, makeDialogue, makeRun, makeScenario, makeTurns, type MadeScenario } from '../helpers/factories.js';
+import { cli } from '../helpers/run-cli.js';
 import { createTestDb } from '../helpers/test-db.js';
 import type { Db } from '../../src/db/connection.js';
 
@@ -32,6 +36,13 @@ function collected(db: Db, batchId: number, runId: number, scenario: MadeScenari
 }
 
 describe('role-play batches', () => {
+  it('hitTypeRequest and prolificStudyRequest, for a role-play batch, say the worker chats live (never the rating title or the conditions)', () => {
+    const mturk = batchSettingsSchema.parse(roleplay({ provider: { kind: 'mturk' }, pay: '$3.00' }));
+    expect(hitTypeRequest({ settings: mturk }, '3.00', null).Title).toBe('Chat live with a partner in a short role-play');
+    const prolific = batchSettingsSchema.parse(roleplay({ provider: { kind: 'prolific', completionCodes: { completed: 'C', screenedOut: 'S', noConsent: 'N', noPartner: 'P' } } }));
+    expect(prolificStudyRequest({ publicId: 'p1', settings: prolific }, { studyUrl: 'https://study.example.org/r/p1', places: 10, minutes: 20, rewardMinor: 300 }).name).toBe('Chat live with a partner in a short role-play');
+  });
+
   it('createBatch, for "task": "roleplay", makes the collection run, links it, fills in partner and turns, and forms no pairs', () => {
     const { db } = createTestDb();
     makeScenario(db);
@@ -123,6 +134,22 @@ describe('role-play batches', () => {
 });
 
 describe('review before rating', () => {
+  it('batches show, for a role-play batch, counts the dialogues collected and their review rather than pairs', async () => {
+    const { db, path } = createTestDb();
+    const scenarios = [makeScenario(db), makeScenario(db), makeScenario(db)];
+    const { batchId, run } = createBatch(db, roleplay(), deps);
+    const ids = scenarios.map((scenario, i) => collected(db, batchId, run?.id ?? 0, scenario as MadeScenario, { sampleIndex: i }));
+    endCollected(db, ids[0] as number, { outcome: 'complete', reason: null }, NOW);
+    endCollected(db, ids[1] as number, { outcome: 'reported', reason: 'reported' }, NOW);
+    reviewCollectedDialogue(db, ids[0] as number, 'accepted', { actor: 'r@x', note: null, now: NOW });
+    const shown = await cli(['batches', 'show', String(batchId)], { DATABASE_PATH: path });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('1 dialogue under way; 2 collected (1 complete, 0 incomplete, 1 reported): 1 accepted, 0 rejected, 1 to review, 0 participants');
+    expect(shown.stdout).not.toContain('pairs complete');
+    const json = JSON.parse((await cli(['batches', 'show', String(batchId), '--json'], { DATABASE_PATH: path })).stdout) as { collected: Record<string, number> };
+    expect(json.collected).toMatchObject({ collecting: 1, complete: 1, reported: 1, accepted: 1, pending: 1 });
+  });
+
   it('a rating batch over the collection run pairs only the accepted collected dialogues with the AGENTS ones of the same sample', () => {
     const { db } = createTestDb();
     const scenarios = [makeScenario(db), makeScenario(db)];
