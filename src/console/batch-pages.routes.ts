@@ -23,6 +23,7 @@ import type { SessionUser } from '../auth/session-user.js';
 import type { Db } from '../db/connection.js';
 import type { FieldErrors } from '../web/field-errors.js';
 import { HttpError } from '../web/http-error.js';
+import { seeOther } from '../web/see-other.js';
 import { parseInput } from '../web/validate.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
 import { type BatchFormValues, conditionsMissingFromRuns, formToSettings, MORE_QUESTION_ROWS, readBatchForm, settingsToForm } from './batch-form.js';
@@ -159,6 +160,16 @@ function editableBatch(deps: ConsoleDeps, req: Request, user: SessionUser) {
   return { batch, frozen: frozenKeys(deps.db, batch), actor: user.email };
 }
 
+/**
+ * This form is the rating batches': a role-play batch has its own (roleplay-form.routes.ts) and a writing batch is
+ * edited with `batches edit`. Saving the rating form's fields over theirs would mix two kinds of settings.
+ */
+function collectingEditRefusal(batch: BatchView): { message: string; to: string | null } | null {
+  if (batch.settings.task === 'roleplay') return { message: `Batch ${batch.id} is a role-play batch: edit it at /console/batches/${batch.id}/edit/roleplay.`, to: `/console/batches/${batch.id}/edit/roleplay` };
+  if (batch.settings.task === 'write') return { message: `Batch ${batch.id} is a writing batch: edit its settings with simarena batches edit while it is a draft.`, to: null };
+  return null;
+}
+
 function showBatchList(deps: ConsoleDeps): RouteHandler {
   const { db } = deps;
   return (req, res) => {
@@ -269,6 +280,12 @@ function showEditForm(deps: ConsoleDeps): RouteHandler {
   const { db } = deps;
   return (req, res, user) => {
     const { batch, frozen } = editableBatch(deps, req, user);
+    const refusal = collectingEditRefusal(batch);
+    if (refusal?.to) {
+      seeOther(res, refusal.to);
+      return;
+    }
+    if (refusal) throw new UserFacingError(refusal.message, 409);
     renderForm(db, res, { title: `Edit ${batch.name}`, form: settingsToForm(batch.settings), action: `/console/batches/${batch.id}/edit`, mode: 'edit', batch, frozen });
   };
 }
@@ -287,6 +304,8 @@ function submitEdit(deps: ConsoleDeps): RouteHandler {
   const { db, clock } = deps;
   return (req, res, user) => {
     const { batch, frozen } = editableBatch(deps, req, user);
+    const refusal = collectingEditRefusal(batch);
+    if (refusal) throw new UserFacingError(refusal.message, 409);
     const form = readBatchForm(req.body as Record<string, unknown>);
     const errors = batchFormErrors(formToSettings(form));
     if (errors) {

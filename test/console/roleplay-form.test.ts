@@ -202,5 +202,18 @@ describe('the console form of a role-play batch, editing', () => {
     expect(settingsOf(t.db, id)).toEqual(before);
     expect((await admin.agent.get(`/console/batches/${id}`).expect(200)).text).not.toContain('/edit/roleplay');
   });
+
+  it('GET /console/batches/:id/edit, for a role-play draft, goes to its own form; POST there refuses and changes nothing', async () => {
+    const t = buildTestApp();
+    const id = draft(t.db);
+    const before = settingsOf(t.db, id);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const shown = await admin.agent.get(`/console/batches/${id}/edit`).expect(303);
+    expect(shown.headers.location).toBe(`/console/batches/${id}/edit/roleplay`);
+    const posted = await admin.agent.post(`/console/batches/${id}/edit`).type('form').send({ _csrf: admin.csrf, name: 'Renamed', judgmentsPerPair: '3' });
+    expect(posted.status).toBe(409);
+    expect(posted.text).toContain(`Batch ${id} is a role-play batch: edit it at /console/batches/${id}/edit/roleplay.`);
+    expect(settingsOf(t.db, id)).toEqual(before);
+  });
 });
 
