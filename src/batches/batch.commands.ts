@@ -1,5 +1,6 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
+import { findRun } from '../generation/run.queries.js';
 import { requireLaunchChecklist } from './batch-launch.js';
 import { BatchError } from './batch-error.js';
 import { freeCopyName, requireFreeBatchName } from './batch-name.js';
@@ -20,6 +21,7 @@ import {
 } from './batch.queries.js';
 import type { BatchSettings, BatchState } from './batch.schema.js';
 import { readBatchSettings } from './batch-settings.js';
+import { fitCollectionRun } from './collection.js';
 import {
   type BatchDeps,
   type CreateBatchResult,
@@ -177,6 +179,8 @@ export function updateBatchSettings(db: Db, batchId: number, settingsInput: unkn
     // Any question's text or rules, not only the first's (`question` mirrors the first of `questions`).
     const questionVersion = changed.includes('question') || changed.includes('questions') ? row.question_version + 1 : row.question_version;
     updateBatchSettingsRow(db, batchId, next.name, JSON.stringify(next), questionVersion);
+    const collectionRun = next.task === 'rate' || !next.run ? undefined : findRun(db, next.run);
+    if (collectionRun?.kind === 'collection') fitCollectionRun(db, collectionRun, next);
     recordAudit(db, { actor: deps.actor, action: 'batch.update', targetType: 'batch', targetId: batchId, details: { changed } }, deps.now);
     return toBatchView(db, requireBatch(db, batchId));
   }).immediate();

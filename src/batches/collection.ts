@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.queries.js';
 import type { Db } from '../db/connection.js';
-import { findRun, insertSimpleRun, type RunRow } from '../generation/run.queries.js';
+import { findRun, insertSimpleRun, type RunRow, setCollectionRunModes } from '../generation/run.queries.js';
 import { HUMAN_MODEL } from '../generation/mode.js';
 import { newPublicId } from '../web/ids.js';
 import { BatchError } from './batch-error.js';
@@ -47,6 +47,25 @@ export function collectingCapacity(settings: BatchSettings, slots: number): Capa
   return { ok: !problems.some((p) => p.level === 'error'), pairs: 0, samples: slots, judgmentsPerPair: 0, judgmentsNeeded: 0, perRater: 0, ratersNeeded: 0, stoppedPairs: 0, sessionComparisons: 0, problems };
 }
 
+/** The modes a collecting batch's dialogues take, and the run's model: the fallback agent's, else `human`. */
+function collectionModes(settings: BatchSettings): { modes: string[]; model: string } {
+  const fallback = roleplayOf(settings)?.partner.fallback ?? null;
+  return { modes: settings.task === 'roleplay' ? (fallback ? ['HUMANS', 'HUMAN_AGENT'] : ['HUMANS']) : ['HUMAN_SCRIPT'], model: fallback?.model ?? HUMAN_MODEL };
+}
+
+/**
+ * A collection run holds every mode its batches collect: a fallback agent added to a draft (or a second round's batch
+ * that has one) adds HUMAN_AGENT and, where the run had none, the agent's model. Modes are never taken away: the run
+ * may hold dialogues of them already.
+ */
+export function fitCollectionRun(db: Db, run: RunRow, settings: BatchSettings): void {
+  const wanted = collectionModes(settings);
+  const had = JSON.parse(run.modes) as string[];
+  const modes = [...had, ...wanted.modes.filter((m) => !had.includes(m))];
+  const model = run.model === HUMAN_MODEL || run.model === null ? wanted.model : run.model;
+  if (modes.length !== had.length || model !== run.model) setCollectionRunModes(db, run.id, { modes, model });
+}
+
 /** The run a collecting batch writes into: made now, or an earlier collection run of that name (a second round). */
 function collectionRunFor(db: Db, settings: BatchSettings, actor: string, now: Date): RunRow {
   const name = settings.run ?? '';
@@ -54,12 +73,14 @@ function collectionRunFor(db: Db, settings: BatchSettings, actor: string, now: D
   if (existing && existing.kind !== 'collection') {
     throw new BatchError(`run: "${name}" already names a run of kind ${existing.kind}; give the new batch's collection run a name of its own.`);
   }
-  if (existing) return existing;
-  const fallback = roleplayOf(settings)?.partner.fallback ?? null;
-  const modes = settings.task === 'roleplay' ? (fallback ? ['HUMANS', 'HUMAN_AGENT'] : ['HUMANS']) : ['HUMAN_SCRIPT'];
+  if (existing) {
+    fitCollectionRun(db, existing, settings);
+    return existing;
+  }
+  const { modes, model } = collectionModes(settings);
   // A collection is under way as long as its batch takes participants: "running", never generated (markInterruptedRuns
   // leaves collection runs alone).
-  const id = insertSimpleRun(db, { name, kind: 'collection', state: 'running', model: fallback?.model ?? HUMAN_MODEL, modes, createdBy: actor }, now);
+  const id = insertSimpleRun(db, { name, kind: 'collection', state: 'running', model, modes, createdBy: actor }, now);
   const run = findRun(db, String(id));
   if (!run) throw new Error('collection run vanished inside its own transaction');
   return run;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BatchError } from '../../src/batches/batch-error.js';
 import { checkBatchCapacity } from '../../src/batches/batch-capacity.js';
-import { transitionBatch, updateBatchSettings, getBatch } from '../../src/batches/batch.commands.js';
+import { editDraftBatch, transitionBatch, updateBatchSettings, getBatch } from '../../src/batches/batch.commands.js';
 import { batchLaunchChecklist } from '../../src/batches/batch-launch.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { endCollected, getCollected, insertCollected } from '../../src/batches/collected.queries.js';
@@ -134,6 +134,25 @@ describe('role-play batches', () => {
 });
 
 describe('review before rating', () => {
+  it('a fallback agent added to a draft, or brought by a second round, adds HUMAN_AGENT and its model to the collection run', () => {
+    const { db } = createTestDb();
+    makeScenario(db);
+    const runOf = () => db.prepare("SELECT model, modes FROM runs WHERE name = 'live-1'").get() as { model: string; modes: string };
+    const { batchId } = createBatch(db, roleplay({ name: 'Alone' }), deps);
+    expect(runOf()).toEqual({ model: 'human', modes: '["HUMANS"]' });
+    const settings = getBatch(db, batchId)?.settings as { partner: Record<string, unknown> };
+    editDraftBatch(db, batchId, { partner: { ...settings.partner, fallback: { model: M } } }, deps);
+    expect(runOf()).toEqual({ model: M, modes: '["HUMANS","HUMAN_AGENT"]' });
+    editDraftBatch(db, batchId, { partner: { ...settings.partner, fallback: null } }, deps);
+    expect(runOf()).toEqual({ model: M, modes: '["HUMANS","HUMAN_AGENT"]' });
+
+    const second = createTestDb().db;
+    makeScenario(second);
+    createBatch(second, roleplay({ name: 'Round 1' }), deps);
+    createBatch(second, roleplay({ name: 'Round 2', partner: { waitSeconds: 30, fallback: { model: M } } }), deps);
+    expect(second.prepare("SELECT model, modes FROM runs WHERE name = 'live-1'").get()).toEqual({ model: M, modes: '["HUMANS","HUMAN_AGENT"]' });
+  });
+
   it('batches show, for a role-play batch, counts the dialogues collected and their review rather than pairs', async () => {
     const { db, path } = createTestDb();
     const scenarios = [makeScenario(db), makeScenario(db), makeScenario(db)];
