@@ -20,13 +20,14 @@ import { openDatabase } from '../../src/db/connection.js';
 import { type Conversation, converse, type Origin, receivedCounts, sleep } from './support/live-clients.js';
 import { CONVERSATIONS, cpuMsOf, dbPath, dir, load, ms, quantile, rssOf, seed, simarenaConversations, skeletonConversations, start, startSimarena, THINK_MS, window } from './support/live-bench-setup.js';
 import { summarizeCpuProfile } from './support/cpu-profile.js';
-import { numberFlag } from './support/number-flag.js';
+import { numberFlag, stringFlag } from './support/number-flag.js';
 
 const SECONDS = numberFlag('--seconds', 20);
 const WINDOWS = numberFlag('--windows', 2);
 const PROFILE = process.argv.includes('--profile');
 // --sql-trace FILE: the server counts and times each SQL statement it runs (support/sql-trace.ts), written at its exit.
-const SQL_TRACE = process.argv.includes('--sql-trace') ? process.argv[process.argv.indexOf('--sql-trace') + 1] : undefined;
+const SQL_TRACE = stringFlag('--sql-trace');
+const PROFILE_OUT = stringFlag('--profile-out');
 const RESTART = !process.argv.includes('--no-restart') && !PROFILE && !SQL_TRACE;
 const profileDir = join(dir, 'profile');
 const here = new URL('.', import.meta.url).pathname;
@@ -78,8 +79,10 @@ async function main(): Promise<void> {
   console.log(`live relay: ${CONVERSATIONS} conversations (${2 * CONVERSATIONS} participants), think ${THINK_MS} ms, ${WINDOWS} windows of ${SECONDS} s each`);
   console.log(`  load average before: ${load()}`);
   const publicId = seed();
-  if (SQL_TRACE) process.env.BENCH_SQL_TRACE = SQL_TRACE;
-  const simarena = await startSimarena([...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(SQL_TRACE ? ['--import', join(here, 'support/sql-trace.ts')] : [])]);
+  const simarena = await startSimarena(
+    [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(SQL_TRACE ? ['--import', join(here, 'support/sql-trace.ts')] : [])],
+    SQL_TRACE ? { BENCH_SQL_TRACE: SQL_TRACE } : {},
+  );
   const skeleton = await start(join(here, 'support/relay-skeleton.ts'), [join(dir, 'skeleton.db')], {});
   const origin: Origin = { url: simarena.origin };
   const real = await simarenaConversations(origin, publicId);
@@ -122,8 +125,7 @@ async function main(): Promise<void> {
     await exited;
     const file = PROFILE ? readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile')) : undefined;
     if (file) for (const l of summarizeCpuProfile(join(profileDir, file))) console.log(`  ${l}`);
-    const keep = process.argv[process.argv.indexOf('--profile-out') + 1];
-    if (file && process.argv.includes('--profile-out') && keep) copyFileSync(join(profileDir, file), keep);
+    if (file && PROFILE_OUT) copyFileSync(join(profileDir, file), PROFILE_OUT);
   }
   skeleton.child.kill('SIGTERM');
   console.log(`  load average after: ${load()}`);

@@ -61,12 +61,12 @@ export function insertSimpleRun(
   return Number(result.lastInsertRowid);
 }
 
-/** A run named on the command line: its numeric id or its name. */
 /** A collection run's modes and model, as the batches writing into it now need them (batches/collection.ts). */
 export function setCollectionRunModes(db: Db, id: number, change: { modes: string[]; model: string }): void {
   db.prepare("UPDATE runs SET modes = :modes, model = :model WHERE id = :id AND kind = 'collection'").run({ id, modes: JSON.stringify(change.modes), model: change.model });
 }
 
+/** A run named on the command line: its numeric id or its name. */
 export function findRun(db: Db, idOrName: string): RunRow | undefined {
   const byName = db.prepare<{ name: string }, RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE name = :name`).get({ name: idOrName });
   if (byName) return byName;

@@ -126,12 +126,10 @@ export type TurnInput = { action: Action; text: string; raterId: number | null; 
 
 /** What a stored turn led to: the next turn, or the end of the dialogue. */
 export type TurnOutcome = {
-  idx: number;
-  next: { speaker: 1 | 2; deadline: Date } | null;
-  ended: { reason: EndReason; culprit: number | null } | null;
-  /** The turn as stored, and the dialogue's row after it when it goes on: what the pages are sent, without reading them again. */
+  /** The turn as stored, and the dialogue's row after it when it goes on (its next speaker and deadline): what the pages are sent, without reading them again. */
   turn: LiveTurn;
   after: LiveDialogueRow | null;
+  ended: { reason: EndReason; culprit: number | null } | null;
 };
 
 /**
@@ -150,13 +148,13 @@ export function storeTurn(db: Db, live: LiveDialogueRow, roleplay: RoleplaySetti
   const stored: LiveTurn = { idx, speaker, action: turn.action, text: turn.text };
   if (reason) {
     endLiveDialogue(db, live.dialogue_id, roleplay, { reason, culprit }, now);
-    return { idx, next: null, ended: { reason, culprit }, turn: stored, after: null };
+    return { turn: stored, after: null, ended: { reason, culprit } };
   }
   const nextSpeaker: 1 | 2 = speaker === 1 ? 2 : 1;
   const deadline = new Date(now.getTime() + roleplay.turns.turnSeconds * 1000);
   setNextTurn(db, live.dialogue_id, { speaker: nextSpeaker, startedAt: now, deadline });
   const after: LiveDialogueRow = { ...live, next_speaker: nextSpeaker, turn_started_at: now.toISOString(), turn_deadline_at: deadline.toISOString() };
-  return { idx, next: { speaker: nextSpeaker, deadline }, ended: null, turn: stored, after };
+  return { turn: stored, after, ended: null };
 }
 
 /**

@@ -84,7 +84,7 @@ function turnTransaction(db: Db): Transaction<(raterId: number, request: TurnReq
     const outcome = storeTurn(db, live, rb.roleplay, { action: request.action, text, raterId, clientKey: request.key, callId: null, timedOut: false, signals: request.signals }, now);
     // A turn taken ends a run of missed ones; most turns follow a turn taken, and need no write.
     if (player.missed_turns !== 0) setMissedTurns(db, raterId, 0);
-    return { kind: 'stored', idx: outcome.idx, dialogueId: live.dialogue_id, outcome };
+    return { kind: 'stored', idx: outcome.turn.idx, dialogueId: live.dialogue_id, outcome };
   });
   turnTransactions.set(db, made);
   return made;

@@ -119,7 +119,7 @@ export function afterTurn(ctx: RelayContext, dialogueId: number, outcome: TurnOu
     publishEnd(ctx, live);
     return;
   }
-  const state = stateEvent(ctx, live, rb.roleplay, outcome.idx + 1);
+  const state = stateEvent(ctx, live, rb.roleplay, turn.idx + 1);
   toPlayers(ctx, live, () => ({ event: state }));
   if (playerOf(live, live.next_speaker) === null) scheduleAgent(ctx, live, rb.roleplay);
 }

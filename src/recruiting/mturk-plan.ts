@@ -3,7 +3,7 @@ import type { BatchSettings, MturkSettings } from '../batches/batch.schema.js';
 import { mturkSchema } from '../batches/batch.schema.js';
 import { parsePay } from '../batches/pay.js';
 import type { DecidedParticipant } from './decided-participants.js';
-import { majorText, participantBonusMinor, PROLIFIC_ROLEPLAY_TITLE, PROLIFIC_WRITE_TITLE } from './prolific-plan.js';
+import { majorText, participantBonusMinor, STUDY_TITLES } from './prolific-plan.js';
 
 // What `mturk publish` asks MTurk for and what `mturk settle` does, computed from simarena's data and MTurk's
 // assignments without touching either: printed by --dry-run and shown on the console before its button.
@@ -64,22 +64,14 @@ export function qualificationRequirements(m: MturkSettings, tookPartBefore: stri
   return out;
 }
 
-/**
- * The HIT's title when the batch sets none. Not the batch's name: workers read the title in MTurk's list of HITs, and
- * a batch's name often names the conditions or models compared (blinding: nothing a rater sees may reveal them); the
- * same neutral title as the Prolific study's.
- */
-export const MTURK_HIT_TITLE = 'Compare pairs of short conversations';
-
-const HIT_TITLES = { rate: MTURK_HIT_TITLE, roleplay: PROLIFIC_ROLEPLAY_TITLE, write: PROLIFIC_WRITE_TITLE } as const;
-
 /** The HIT type of a batch (CreateHITType's body). */
 export function hitTypeRequest(batch: { settings: BatchSettings }, reward: string, tookPartBefore: string | null) {
   const m = mturkSettingsOf(batch.settings);
   const s = batch.settings;
   return {
-    // A role-play or writing batch's HIT says what the worker does, in the Prolific study's words (issues 52 and 53).
-    Title: m.title ?? HIT_TITLES[s.task],
+    // When the batch sets none, the Prolific study's title for its task. Never the batch's name: workers read the title
+    // in MTurk's list of HITs, and a batch's name often names the conditions or models compared (blinding).
+    Title: m.title ?? STUDY_TITLES[s.task],
     Description: m.description ?? (s.instructions.trim() || s.question).slice(0, 2000),
     Keywords: m.keywords.join(', '),
     Reward: reward,
@@ -115,7 +107,7 @@ export function bonusTokenIn(reason: string): string | null {
 
 /**
  * The bonus's Reason, which the worker reads (the SendBonus reference) and MTurk emails them: neutral, never the
- * batch's name (see MTURK_HIT_TITLE), with the token that lets ListBonusPayments show the bonus was paid.
+ * batch's name (see hitTypeRequest's title), with the token that lets ListBonusPayments show the bonus was paid.
  */
 export function bonusReason(token: string): string {
   return `Bonus for your careful work in this study. Thank you! (ref ${token})`;

@@ -50,7 +50,8 @@ export const RATER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tabl
 /** The writing page is one column of turns, tested at a phone's width (test/e2e/write-study.browser.test.ts). */
 export const WRITER_DEVICES: NewStudy['device_compatibility'] = ['desktop', 'tablet', 'mobile'];
 
-const STUDY_TITLES = { rate: PROLIFIC_STUDY_TITLE, roleplay: PROLIFIC_ROLEPLAY_TITLE, write: PROLIFIC_WRITE_TITLE } as const;
+/** A batch's public title by its task: its Prolific study's name and its MTurk HIT's title (mturk-plan.ts). */
+export const STUDY_TITLES = { rate: PROLIFIC_STUDY_TITLE, roleplay: PROLIFIC_ROLEPLAY_TITLE, write: PROLIFIC_WRITE_TITLE } as const;
 
 /** The study Prolific is asked to create for a batch. */
 export function prolificStudyRequest(

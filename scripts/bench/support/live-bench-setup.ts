@@ -55,7 +55,8 @@ export async function start(script: string, args: string[], env: Record<string, 
   return { origin, child };
 }
 
-export const startSimarena = (nodeFlags: string[] = []) => start(join(root, 'src/server.ts'), [], { PORT: '0', DATABASE_PATH: dbPath, SEED_DEMO: 'false', LOG_LEVEL: 'warn', SESSION_SECRET: 'live-relay-bench-session-secret-0123456789abcdef' }, nodeFlags);
+export const startSimarena = (nodeFlags: string[] = [], env: Record<string, string> = {}) =>
+  start(join(root, 'src/server.ts'), [], { PORT: '0', DATABASE_PATH: dbPath, SEED_DEMO: 'false', LOG_LEVEL: 'warn', SESSION_SECRET: 'live-relay-bench-session-secret-0123456789abcdef', ...env }, nodeFlags);
 
 /** CPU time (user + system) a process has used so far, in milliseconds (/proc/<pid>/stat, clock ticks of 10 ms). */
 export function cpuMsOf(pid: number | undefined): number {
