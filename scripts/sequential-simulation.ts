@@ -15,7 +15,9 @@
 //   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default);
 //   6: the base world under no preference at 12 and 10 pairs a rater, where the first look of 40 pairs has 10 raters
 //      or more and is taken as planned rather than waiting for them (not run by default);
-//   7: table 1's world at 30 pairs a rater (20 raters), what the launch checklist advises below 20 (not run by default).
+//   7: table 1's world at 30 pairs a rater (20 raters), what the launch checklist advises below 20 (not run by default);
+//   8: table 1's world at 35, 50 and 60 pairs a rater, where the checklist warns for O'Brien-Fleming (not run by
+//      default).
 import { simulateSequential, type SimulationInput, type SimulationResult } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
 
@@ -177,6 +179,24 @@ if (tables.has(7)) {
     const [c] = batch.comparisons;
     if (!c) continue;
     out.push(`| ${spending} | ${batch.meanRaters.toFixed(1)} | ${f4(c.fixedClusteredRate)} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} |`);
+  }
+  out.push('');
+  flush();
+}
+
+if (tables.has(8)) {
+  // Below 20 raters, where the checklist warns for O'Brien-Fleming (sequentialRaters): table 1's world at 35, 50 and
+  // 60 pairs a rater, beside table 1's 40. Streams of their own; not run by default.
+  out.push('**Fewer raters** (as table 1: 200 pairs, K = 3, leans SD 0.5, no ties; 5 looks):', '');
+  out.push('| pairs a rater | spending | raters | fixed design: rater-clustered | sequential rule (MC s.e.) | limit |');
+  out.push('|---|---|---|---|---|---|');
+  for (const [i, perRater] of [35, 50, 60].entries()) {
+    for (const [j, spending] of spendings.entries()) {
+      const batch = run(`table 8, ${perRater} a rater, ${spending}`, { ...base, tieShare: 0, perRater, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }, { studies, stream: 900 + 2 * i + j });
+      const [c] = batch.comparisons;
+      if (!c) continue;
+      out.push(`| ${perRater} | ${spending} | ${batch.meanRaters.toFixed(1)} | ${f4(c.fixedClusteredRate)} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} |`);
+    }
   }
   out.push('');
   flush();
