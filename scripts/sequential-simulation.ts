@@ -59,6 +59,9 @@ function run(label: string, input: Omit<SimulationInput, 'random' | 'studies' | 
 const raters = (r: SimulationResult) => `${r.meanRaters.toFixed(1)} (${r.meanShortRaters.toFixed(1)})`;
 
 const spendings = ['obrien-fleming', 'pocock'] as const;
+
+/** Table 1's world (tables 7 and 8 too): no ties, no preference, 5 looks, at `perRater` pairs a rater. */
+const sharedRaters = (perRater: number, spending: (typeof spendings)[number]) => ({ ...base, tieShare: 0, perRater, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } });
 const out: string[] = [`${studies} studies a line, seed ${seed}; a type I error must be at most alpha + 3 Monte Carlo standard errors (${f4(limit(ALPHA))} at alpha ${ALPHA}).`, ''];
 
 if (tables.has(1)) {
@@ -67,7 +70,7 @@ if (tables.has(1)) {
   out.push('|---|---|---|---|---|---|');
   for (const perRater of [5, 20, 40]) {
     for (const spending of spendings) {
-      const [c] = run(`table 1, ${perRater} a rater, ${spending}`, { ...base, tieShare: 0, perRater, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }).comparisons;
+      const [c] = run(`table 1, ${perRater} a rater, ${spending}`, sharedRaters(perRater, spending)).comparisons;
       if (!c) continue;
       out.push(`| ${perRater} | ${(600 / perRater).toFixed(0)} | ${f4(c.fixedExactRate)} | ${f4(c.fixedClusteredRate)} | ${spending} | ${f4(c.rejectRate)} (${f4(c.standardError)}) |`);
     }
@@ -175,7 +178,7 @@ if (tables.has(7)) {
   out.push('| spending | raters | fixed design: rater-clustered | sequential rule (MC s.e.) | limit |');
   out.push('|---|---|---|---|---|');
   for (const [j, spending] of spendings.entries()) {
-    const batch = run(`table 7, 30 a rater, ${spending}`, { ...base, tieShare: 0, perRater: 30, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }, { studies, stream: 800 + j });
+    const batch = run(`table 7, 30 a rater, ${spending}`, sharedRaters(30, spending), { studies, stream: 800 + j });
     const [c] = batch.comparisons;
     if (!c) continue;
     out.push(`| ${spending} | ${batch.meanRaters.toFixed(1)} | ${f4(c.fixedClusteredRate)} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} |`);
@@ -192,7 +195,7 @@ if (tables.has(8)) {
   out.push('|---|---|---|---|---|---|');
   for (const [i, perRater] of [35, 50, 60].entries()) {
     for (const [j, spending] of spendings.entries()) {
-      const batch = run(`table 8, ${perRater} a rater, ${spending}`, { ...base, tieShare: 0, perRater, winRates: [0.5], rule: { looks: 5, alpha: ALPHA, spending } }, { studies, stream: 900 + 2 * i + j });
+      const batch = run(`table 8, ${perRater} a rater, ${spending}`, sharedRaters(perRater, spending), { studies, stream: 900 + 2 * i + j });
       const [c] = batch.comparisons;
       if (!c) continue;
       out.push(`| ${perRater} | ${spending} | ${batch.meanRaters.toFixed(1)} | ${f4(c.fixedClusteredRate)} | ${f4(c.rejectRate)} (${f4(c.standardError)}) | ${f4(limit(ALPHA))} |`);
