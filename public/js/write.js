@@ -1,7 +1,10 @@
 // The writing page (views/write/write.ejs): turns added, removed and renumbered; the whole draft saved as the writer
 // types (a second after they stop, and when the page is hidden), with a counter the server uses to drop older saves;
-// a copy kept in this tab until the server has it, so a save lost to the network comes back on reload. Pasting into a
-// turn is refused (as on the role-play page); keys pressed and the time spent typing each turn are kept with it.
+// a copy kept in this tab until the server has it, so a save lost to the network comes back on reload. The page names
+// itself and sends the stored version it started from: when another tab or window changed the draft since, the server
+// refuses the save (409) and the page asks its writer which version to keep, saving nothing until they choose.
+// Pasting into a turn is refused (as on the role-play page); keys pressed and the time spent typing each turn are kept
+// with it.
 (function () {
   'use strict';
   var main = document.querySelector('main.write');
@@ -18,6 +21,13 @@
   var draftField = document.getElementById('draft-field');
   var draftUrl = main.getAttribute('data-draft-url');
   var version = Number(main.getAttribute('data-version')) || 0;
+  // The stored version this page knows (what it was given, then what it saved), and the page that saved it last.
+  var base = version;
+  var storedTab = main.getAttribute('data-tab') || '';
+  var tab = newTabName();
+  var conflict = document.getElementById('save-conflict');
+  // While the writer has not chosen after a refused save: the version stored by the other page, else null.
+  var otherVersion = null;
   var min = Number(main.getAttribute('data-min')) || 1;
   var max = Number(main.getAttribute('data-max')) || 100;
   var csrf = document.querySelector('input[name="_csrf"]');
@@ -32,6 +42,16 @@
   var saveTimer = null;
   // Per turn: when this page first saw a key in it, and the typing time it had before (from the saved draft).
   var typingStart = new WeakMap();
+
+  function newTabName() {
+    var bytes = new Uint8Array(12);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map
+      .call(bytes, function (b) {
+        return ('0' + b.toString(16)).slice(-2);
+      })
+      .join('');
+  }
 
   function turns() {
     return Array.prototype.slice.call(list.querySelectorAll('li.write-turn'));
@@ -78,12 +98,41 @@
     return li;
   }
 
-  function snapshot() {
-    version += 1;
-    var draft = { version: version, turns: turns().map(read) };
+  function keep(draft) {
     if (store) store.setItem(storeKey, JSON.stringify(draft));
     return draft;
   }
+
+  function snapshot() {
+    version += 1;
+    return keep({ version: version, tab: tab, base: base, turns: turns().map(read) });
+  }
+
+  function showConflict(stored) {
+    otherVersion = stored;
+    saveStatus.textContent = '';
+    conflict.hidden = false;
+  }
+
+  function settle(keepThis) {
+    if (!keepThis) {
+      if (store) store.removeItem(storeKey);
+      window.location.reload();
+      return;
+    }
+    // This page's turns replace the other version: saved as based on it.
+    base = otherVersion;
+    version = Math.max(version, otherVersion);
+    otherVersion = null;
+    conflict.hidden = true;
+    save();
+  }
+  document.getElementById('keep-this').addEventListener('click', function () {
+    settle(true);
+  });
+  document.getElementById('show-other').addEventListener('click', function () {
+    settle(false);
+  });
 
   function body(draft) {
     var params = new URLSearchParams();
@@ -96,14 +145,23 @@
   function save() {
     clearTimeout(saveTimer);
     saveTimer = null;
+    if (otherVersion !== null) {
+      keep({ version: version, tab: tab, base: base, turns: turns().map(read) });
+      return Promise.resolve();
+    }
     var draft = snapshot();
     saveStatus.textContent = 'Saving…';
     return fetch(draftUrl, { method: 'POST', body: body(draft), credentials: 'same-origin' })
       .then(function (response) {
         return response.json().then(function (answer) {
+          if (response.status === 409 && answer && answer.conflict) {
+            showConflict(Number(answer.version) || 0);
+            return;
+          }
           if (!response.ok) throw new Error(answer && answer.error ? answer.error : 'The draft could not be saved.');
+          base = Math.max(base, Number(answer.version) || 0);
           if (store && draft.version >= version) store.removeItem(storeKey);
-          saveStatus.textContent = 'Saved.';
+          if (otherVersion === null) saveStatus.textContent = 'Saved.';
         });
       })
       .catch(function (error) {
@@ -151,7 +209,7 @@
     saveSoon();
   });
   document.addEventListener('visibilitychange', function () {
-    if (document.visibilityState === 'hidden' && saveTimer !== null && navigator.sendBeacon) {
+    if (document.visibilityState === 'hidden' && saveTimer !== null && otherVersion === null && navigator.sendBeacon) {
       clearTimeout(saveTimer);
       saveTimer = null;
       navigator.sendBeacon(draftUrl, body(snapshot()));
@@ -162,21 +220,25 @@
     draftField.value = JSON.stringify(snapshot());
   });
 
-  // A copy this tab kept of a save the server never confirmed, newer than what the server rendered, comes back.
+  // A copy this tab kept of a save the server never confirmed comes back. It is saved again when nothing else changed
+  // the draft since the copy's page last knew it (the stored version is the one it started from, or its page saved
+  // it); otherwise the writer is asked which version to keep. A copy the page already shows is dropped.
   var kept;
   try {
     kept = store ? JSON.parse(store.getItem(storeKey) || 'null') : null;
   } catch {
     kept = null;
   }
-  if (kept && kept.version > version && Array.isArray(kept.turns)) {
+  var shown = JSON.stringify(turns().map(read));
+  if (kept && Array.isArray(kept.turns) && JSON.stringify(kept.turns) !== shown) {
     turns().forEach(function (li) {
       li.remove();
     });
     kept.turns.forEach(addTurn);
-    version = kept.version - 1;
-    save();
-  }
+    var safe = kept.base === undefined ? kept.version > version : kept.base === version || (kept.tab && kept.tab === storedTab);
+    if (safe) save();
+    else showConflict(version);
+  } else if (kept && store) store.removeItem(storeKey);
   if (turns().length === 0) addTurn(null);
   refresh();
 })();

@@ -11,6 +11,7 @@ import type { DraftRow } from './write.queries.js';
 import { draftTurns } from './write.queries.js';
 import { spokenTurns } from './written-turns.js';
 import { WRITTEN_ACTIONS } from './write.schema.js';
+import { DRAFT_CONFLICT } from './write-session.js';
 
 // The writer's page (views/write/write.ejs): the scenario, both characters with their goals and secrets, and the
 // conversation as written so far, rendered by the server (every text escaped) so that a reload shows what was saved.
@@ -37,6 +38,8 @@ export function writePage(lp: LivePages, res: Response, b: BatchRow, rater: Rate
     view,
     turns,
     version: draft.version,
+    tab: draft.tab ?? '',
+    conflictMessage: DRAFT_CONFLICT,
     writing: write.writing,
     spoken: spokenTurns(turns),
     actions: WRITTEN_ACTIONS.map((value) => ({ value, label: ACTION_LABELS[value] })),

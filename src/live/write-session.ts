@@ -50,9 +50,26 @@ export function startWriting(db: Db, batch: BatchRow, settings: BatchSettings, r
     .immediate();
 }
 
-export type SaveReply = { kind: 'saved' | 'stale'; version: number } | { kind: 'refused'; status: number; message: string };
+export type SaveReply = { kind: 'saved' | 'stale' | 'conflict'; version: number } | { kind: 'refused'; status: number; message: string };
 
-/** Stores a save of the page (the whole draft); an older save than the stored one (out of order, another tab) is stale. */
+/** What a page is told when another tab or window changed the draft after it last knew the stored version. */
+export const DRAFT_CONFLICT = 'This conversation was changed in another tab or window after this page last saved it.';
+
+/** What the page says when a hand-in came from such a page: nothing is handed in, and its turns come back. */
+export const HAND_IN_CONFLICT = `${DRAFT_CONFLICT.replace(/\.$/, '')}, so nothing was handed in. This page shows its own turns again: hand them in to keep them (they replace the other version), or reload the page to see the other version.`;
+
+/**
+ * Whether a save comes from a page that knows the stored draft: the page that saved it last (its own saves may arrive
+ * out of order, and an older one is only stale), or a page that started from the stored version. Any other page's
+ * save would overwrite turns it never showed its writer: a conflict, for the writer to settle. A page loaded before
+ * pages named themselves (no tab) is ordered by its counter alone, as before.
+ */
+function conflicts(row: DraftRow, input: DraftInput): boolean {
+  if (input.tab === undefined || input.tab === row.tab) return false;
+  return input.base !== row.version;
+}
+
+/** Stores a save of the page (the whole draft); an older save of the same page (out of order) is stale. */
 export function saveWriting(db: Db, settings: BatchSettings, raterId: number, input: DraftInput, now: Date): SaveReply {
   return db
     .transaction((): SaveReply => {
@@ -61,8 +78,9 @@ export function saveWriting(db: Db, settings: BatchSettings, raterId: number, in
       if (!row || !writing) return { kind: 'refused', status: 404, message: 'There is no conversation of yours to save: reload the page.' };
       if (row.state !== 'writing') return { kind: 'refused', status: 409, message: 'This conversation was already handed in.' };
       if (input.turns.length > writing.maxTurns) return { kind: 'refused', status: 400, message: `A conversation may have at most ${writing.maxTurns} turns.` };
+      if (conflicts(row, input)) return { kind: 'conflict', version: row.version };
       if (input.version <= row.version) return { kind: 'stale', version: row.version };
-      saveDraft(db, raterId, { version: input.version, turns: mergeDraft(draftTurns(row), input.turns, now) }, now);
+      saveDraft(db, raterId, { version: input.version, tab: input.tab ?? null, turns: mergeDraft(draftTurns(row), input.turns, now) }, now);
       return { kind: 'saved', version: input.version };
     })
     .immediate();

@@ -15,13 +15,15 @@ export type DraftRow = {
   state: WriteState;
   draft: string;
   version: number;
+  /** The name of the page that saved the draft last (migration 076); null before its first save. */
+  tab: string | null;
   started_at: string;
   saved_at: string | null;
   submitted_at: string | null;
   dialogue_id: number | null;
 };
 
-const COLUMNS = 'rater_id, batch_id, scenario_id, cast_id, state, draft, version, started_at, saved_at, submitted_at, dialogue_id';
+const COLUMNS = 'rater_id, batch_id, scenario_id, cast_id, state, draft, version, tab, started_at, saved_at, submitted_at, dialogue_id';
 
 const storedTurnSchema = z.object({
   speaker: z.union([z.literal(1), z.literal(2)]),
@@ -51,11 +53,11 @@ export function insertDraft(db: Db, row: { raterId: number; batchId: number; sce
 }
 
 /** Stores a save when it is newer than the stored one and the draft is still being written; false when it was not. */
-export function saveDraft(db: Db, raterId: number, draft: { version: number; turns: DraftTurn[] }, now: Date): boolean {
+export function saveDraft(db: Db, raterId: number, draft: { version: number; tab: string | null; turns: DraftTurn[] }, now: Date): boolean {
   return (
     db
-      .prepare(`UPDATE write_drafts SET draft = :draft, version = :version, saved_at = :now WHERE rater_id = :raterId AND state = 'writing' AND version < :version`)
-      .run({ raterId, draft: JSON.stringify(draft.turns), version: draft.version, now: now.toISOString() }).changes > 0
+      .prepare(`UPDATE write_drafts SET draft = :draft, version = :version, tab = :tab, saved_at = :now WHERE rater_id = :raterId AND state = 'writing' AND version < :version`)
+      .run({ raterId, draft: JSON.stringify(draft.turns), version: draft.version, tab: draft.tab, now: now.toISOString() }).changes > 0
   );
 }
 

@@ -10,9 +10,10 @@ import { describeIssues } from '../web/validate.js';
 import { livePages, type LivePages } from './live-pages.js';
 import { collectingBatchOnly, liveCsrf, showDone, showEntry, showInstructions, submitConsent } from './live.routes.js';
 import { buildWriterView } from './player-view.js';
-import { getDraft } from './write.queries.js';
+import { draftTurns, getDraft } from './write.queries.js';
+import { mergeDraft } from './written-turns.js';
 import { draftFormSchema } from './write.schema.js';
-import { saveWriting, startWriting, submitWriting, withdrawWriting } from './write-session.js';
+import { DRAFT_CONFLICT, HAND_IN_CONFLICT, saveWriting, startWriting, submitWriting, withdrawWriting } from './write-session.js';
 import { writePage } from './write-pages.js';
 
 // The participant's pages of a writing batch (issue 53), under the same /r/<batch> link as every batch: entry,
@@ -58,6 +59,7 @@ function saveDraftRoute(lp: LivePages): RequestHandler {
     }
     const reply = saveWriting(db, settings, rater.id, parsed.data, clock());
     if (reply.kind === 'refused') res.status(reply.status).json({ error: reply.message });
+    else if (reply.kind === 'conflict') res.status(409).json({ error: DRAFT_CONFLICT, conflict: true, version: reply.version });
     else res.json({ ok: true, version: reply.version, stale: reply.kind === 'stale' });
   };
 }
@@ -76,6 +78,14 @@ function submitWrite(lp: LivePages): RequestHandler {
     const parsed = draftFormSchema.safeParse(req.body);
     if (!parsed.success) throw new UserFacingError(`${refusal(parsed.error)}. Go back and try again.`, 400);
     const saved = saveWriting(db, settings, rater.id, parsed.data, clock());
+    if (saved.kind === 'conflict') {
+      // Nothing handed in: the page comes back with its own turns (so nothing its writer sees is lost), now based on the
+      // stored version, so that handing it in again keeps it.
+      const stored = getDraft(db, rater.id) ?? draft;
+      const own = { ...stored, draft: JSON.stringify(mergeDraft(draftTurns(stored), parsed.data.turns, clock())) };
+      writePage(lp, res, b, rater, own, { status: 409, message: HAND_IN_CONFLICT });
+      return;
+    }
     const names = buildWriterView(db, draft)?.names ?? ['Character 1', 'Character 2'];
     const reply = saved.kind === 'refused' ? saved : submitWriting(db, b, settings, rater, names, clock());
     if (reply.kind === 'submitted') seeOther(res, lp.placeAfterChange(b, rater));

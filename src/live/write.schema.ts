@@ -23,6 +23,11 @@ export const DRAFT_TURNS_MAX = 100;
 
 const draftSchema = z.strictObject({
   version: z.number().int().min(1).max(1_000_000_000),
+  // The page's own name (random, made when it loads) and the stored version it last knew: a save from another page than
+  // the one that saved last is taken only when it started from what is stored (src/live/write-session.ts). A page
+  // loaded before these existed sends neither and is ordered by its counter alone.
+  tab: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'the page sent a name that cannot be read: reload the page').optional(),
+  base: z.number().int().min(0).max(1_000_000_000).optional(),
   turns: z.array(draftTurnSchema).max(DRAFT_TURNS_MAX, `a conversation may have at most ${DRAFT_TURNS_MAX} turns`),
 });
 export type DraftInput = z.infer<typeof draftSchema>;

@@ -1,6 +1,6 @@
 // Issue 53's "done means" for the writing task, in real Chromium against the real app: a writing batch made, opened and
 // linked with the CLI; a participant on a desktop writes an eight-turn conversation for both characters (reloading
-// half-way, trying to paste once) and gets their code; another does the same on a phone's screen. Both conversations
+// half-way, trying to paste once, settling a second tab's edit) and gets their code; another does the same on a phone's screen. Both conversations
 // are accepted in the console and rated in a rating batch beside SCRIPT dialogues of the same samples.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,6 +96,36 @@ async function handIn(page: Page): Promise<string> {
   return (await page.locator('.completion-code strong').textContent()) ?? '';
 }
 
+const storedTexts = () => (JSON.parse(t.db.prepare('SELECT draft FROM write_drafts ORDER BY rater_id DESC').pluck().get() as string) as { text: string }[]).map((x) => x.text);
+
+/**
+ * The same writer in a second tab changes a turn; the first tab's next save is refused and the page asks which version
+ * to keep (it never says "Saved." over the other's turns). The first keeps its own; the second, now behind, is refused
+ * in turn and shows the other version when asked, with nothing of either lost before its writer chose.
+ */
+async function twoTabs(page: Page): Promise<void> {
+  const other = await page.context().newPage();
+  await other.goto(page.url());
+  await turn(other, 3).locator('.turn-text').press('End');
+  await turn(other, 3).locator('.turn-text').pressSequentially(' From the other tab.');
+  await waitSaved(other);
+  await writeTurn(page, 4, 'Desk line 5.');
+  await page.locator('#save-conflict').waitFor({ timeout: 10_000 });
+  expect(await page.locator('#save-status').textContent()).not.toContain('Saved.');
+  expect(storedTexts()).toEqual(['Desk line 1.', 'Desk line 2.', 'Desk line 3.', 'Desk line 4. From the other tab.']);
+  await page.getByRole('button', { name: "Keep this page's version" }).click();
+  await waitSaved(page);
+  expect(await page.locator('#save-conflict').isHidden()).toBe(true);
+  expect(storedTexts()).toEqual(['Desk line 1.', 'Desk line 2.', 'Desk line 3.', 'Desk line 4.', 'Desk line 5.']);
+  await turn(other, 0).locator('.turn-text').press('End');
+  await turn(other, 0).locator('.turn-text').pressSequentially(' Again.');
+  await other.locator('#save-conflict').waitFor({ timeout: 10_000 });
+  await other.getByRole('button', { name: 'Show the other version' }).click();
+  await other.locator('li.write-turn').nth(4).waitFor();
+  expect(await other.locator('li.write-turn .turn-text').evaluateAll((boxes) => boxes.map((b) => (b as HTMLTextAreaElement).value))).toEqual(storedTexts());
+  await other.close();
+}
+
 /** On a desktop: both characters' secrets shown; four turns, a reload that loses nothing, four more; a paste refused. */
 async function desktopWriter(): Promise<void> {
   const page = await writer({ viewport: RATER_VIEWPORTS.desktop });
@@ -107,7 +137,8 @@ async function desktopWriter(): Promise<void> {
   await waitSaved(page);
   await page.reload();
   expect(await page.locator('li.write-turn .turn-text').evaluateAll((boxes) => boxes.map((b) => (b as HTMLTextAreaElement).value))).toEqual(['Desk line 1.', 'Desk line 2.', 'Desk line 3.', 'Desk line 4.']);
-  for (let i = 4; i < 8; i++) await writeTurn(page, i, `Desk line ${i + 1}.`);
+  await twoTabs(page);
+  for (let i = 5; i < 8; i++) await writeTurn(page, i, `Desk line ${i + 1}.`);
   await turn(page, 5).locator('.turn-action').selectOption('non-verbal');
   expect(await turn(page, 7).locator('.turn-speaker').inputValue()).toBe('2');
   expect(await handIn(page)).toBe('E2E-WROTE');
@@ -119,6 +150,34 @@ async function desktopWriter(): Promise<void> {
   expect(turns.map((x) => x.paste_attempts)).toEqual([0, 0, 1, 0, 0, 0, 0, 0]);
 }
 
+/**
+ * A save lost to the network while another tab saved: the reload brings the lost turns back and asks which version to
+ * keep (the copy is not saved over the other tab's in silence); kept, they are stored.
+ */
+async function lostSaveAfterAnotherTab(page: Page): Promise<void> {
+  await waitSaved(page);
+  const other = await page.context().newPage();
+  await other.goto(page.url());
+  await turn(other, 7).locator('.turn-text').press('End');
+  await turn(other, 7).locator('.turn-text').pressSequentially(' (other)');
+  await waitSaved(other);
+  await page.route('**/write/draft', (route) => route.abort());
+  await turn(page, 0).locator('.turn-text').press('End');
+  await turn(page, 0).locator('.turn-text').pressSequentially(' (lost)');
+  await page.locator('#save-status', { hasText: 'It is kept in this tab' }).waitFor({ timeout: 10_000 });
+  await page.unroute('**/write/draft');
+  await page.reload();
+  await page.locator('#save-conflict').waitFor({ timeout: 10_000 });
+  expect(await turn(page, 0).locator('.turn-text').inputValue()).toBe('Phone 1. (lost)');
+  expect(storedTexts()[0]).toBe('Phone 1.');
+  expect(storedTexts()[7]).toBe('Phone 8. (other)');
+  await page.getByRole('button', { name: "Keep this page's version" }).click();
+  await waitSaved(page);
+  expect(storedTexts()[0]).toBe('Phone 1. (lost)');
+  expect(storedTexts()[7]).toBe('Phone 8.');
+  await other.close();
+}
+
 /** On a phone's screen: nothing wider than the screen, eight turns written and handed in. */
 async function phoneWriter(): Promise<void> {
   const page = await writer({ viewport: RATER_VIEWPORTS.phone, isMobile: true, hasTouch: true });
@@ -127,6 +186,7 @@ async function phoneWriter(): Promise<void> {
   expect(widths.scroll).toBeLessThanOrEqual(widths.client);
   const box = await turn(page, 7).locator('.turn-text').boundingBox();
   expect(box?.width ?? 0).toBeGreaterThan(250);
+  await lostSaveAfterAnotherTab(page);
   expect(await handIn(page)).toBe('E2E-WROTE');
   expect(t.db.prepare("SELECT sample_index FROM dialogues WHERE mode = 'HUMAN_SCRIPT' ORDER BY id").pluck().all()).toEqual([0, 1]);
 }

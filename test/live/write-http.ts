@@ -3,6 +3,9 @@ import { hidden } from './live-http.js';
 // A writer of a writing batch over HTTP, as the page's script talks to the server: the entry link, the consent and
 // instruction forms, saves of the draft and the hand-in.
 
+/** Which page a save comes from (public/js/write.js): its name, and the stored version it started from or last saved. */
+export type PageName = { tab?: string; base?: number };
+
 export type DraftTurn = { speaker: 1 | 2; action: string; text: string; keys?: number; typing_ms?: number; pastes?: number };
 
 async function form(url: string, fields: Record<string, string>): Promise<Response> {
@@ -30,11 +33,12 @@ export async function enterWriter(base: string, publicId: string) {
     writeUrl,
     consent,
     page: async () => (await fetch(writeUrl)).text(),
-    async save(version: number, turns: DraftTurn[], fields: Record<string, string> = {}) {
-      const res = await form(`${base}/r/${publicId}/write/draft`, { rt, _csrf: csrf, draft: JSON.stringify({ version, turns }), ...fields });
+    /** A save as a page sends it; `from` names the page and the stored version it knows (a page before migration 076 sends neither). */
+    async save(version: number, turns: DraftTurn[], fields: Record<string, string> = {}, from: PageName = {}) {
+      const res = await form(`${base}/r/${publicId}/write/draft`, { rt, _csrf: csrf, draft: JSON.stringify({ version, ...from, turns }), ...fields });
       const text = await res.text();
       return { status: res.status, body: (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : { page: text }) as Record<string, unknown> };
     },
-    submit: (version: number, turns: DraftTurn[]) => form(`${base}/r/${publicId}/write/submit`, { rt, _csrf: csrf, draft: JSON.stringify({ version, turns }) }),
+    submit: (version: number, turns: DraftTurn[], from: PageName = {}) => form(`${base}/r/${publicId}/write/submit`, { rt, _csrf: csrf, draft: JSON.stringify({ version, ...from, turns }) }),
   };
 }

@@ -7,6 +7,7 @@ import { signIn } from '../auth/session-helpers.js';
 import { serve } from '../helpers/browser.js';
 import { launchReady, makeScenario } from '../helpers/factories.js';
 import { buildTestApp } from '../helpers/test-app.js';
+import { DRAFT_CONFLICT, HAND_IN_CONFLICT } from '../../src/live/write-session.js';
 import { eightTurns, enterWriter } from './write-http.js';
 
 // The writing pages of issue 53 over real HTTP: what the writer is shown, saves, the hand-in, and what is stored.
@@ -65,6 +66,43 @@ describe('writing pages', () => {
       ['Line 3 of the talk.', 22],
     ]);
     expect((await writer.save(3, eightTurns().concat(eightTurns()))).status).toBe(400);
+  });
+
+  it('a save from a second tab that did not see the stored draft is refused (409), saved once its writer keeps it, and a hand-in from it hands in nothing', async () => {
+    const env = await writeApp();
+    const writer = await enterWriter(env.base, env.publicId);
+    await writer.page();
+    const stored = () => env.db.prepare('SELECT version, tab, draft FROM write_drafts').get() as { version: number; tab: string | null; draft: string };
+    const texts = () => (JSON.parse(stored().draft) as { text: string }[]).map((t) => t.text);
+    const [a, b] = ['tab-aaaaaaaa', 'tab-bbbbbbbb'];
+    // Both pages were loaded at version 0; the second saves first.
+    expect(await writer.save(1, eightTurns('B').slice(0, 2), {}, { tab: b, base: 0 })).toEqual({ status: 200, body: { ok: true, version: 1, stale: false } });
+    const refused = await writer.save(1, eightTurns('A').slice(0, 3), {}, { tab: a, base: 0 });
+    expect(refused).toEqual({ status: 409, body: { error: DRAFT_CONFLICT, conflict: true, version: 1 } });
+    expect(stored()).toMatchObject({ version: 1, tab: b });
+    expect(texts()).toEqual(['B 1 of the talk.', 'B 2 of the talk.']);
+    // Its writer keeps the first page's turns: saved as based on the stored version, its counter past it.
+    expect((await writer.save(2, eightTurns('A').slice(0, 3), {}, { tab: a, base: 1 })).body).toEqual({ ok: true, version: 2, stale: false });
+    expect(await writer.save(4, eightTurns('A').slice(0, 4), {}, { tab: a, base: 2 })).toMatchObject({ status: 200, body: { version: 4, stale: false } });
+    // Its own older save arriving late is only stale, whatever base it carries.
+    expect(await writer.save(3, eightTurns('A').slice(0, 1), {}, { tab: a, base: 1 })).toEqual({ status: 200, body: { ok: true, version: 4, stale: true } });
+    expect(stored()).toMatchObject({ version: 4, tab: a });
+    expect(texts()).toHaveLength(4);
+    // The second page, behind now, can neither save nor hand in over it.
+    expect((await writer.save(2, eightTurns('B'), {}, { tab: b, base: 1 })).status).toBe(409);
+    const handIn = await writer.submit(3, eightTurns('B'), { tab: b, base: 1 });
+    expect(handIn.status).toBe(409);
+    const page = await handIn.text();
+    expect(page).toContain(HAND_IN_CONFLICT.replace(/'/g, '&#39;'));
+    expect(page).toContain('B 8 of the talk.');
+    expect(page).toContain('data-version="4"');
+    expect(env.db.prepare("SELECT count(*) FROM dialogues WHERE mode = 'HUMAN_SCRIPT'").pluck().get()).toBe(0);
+    expect(texts()).toEqual(['A 1 of the talk.', 'A 2 of the talk.', 'A 3 of the talk.', 'A 4 of the talk.']);
+    // The page that came back, based on version 4, hands its turns in.
+    const again = await writer.submit(5, eightTurns('B'), { tab: 'tab-cccccccc', base: 4 });
+    expect(again.status).toBe(303);
+    const dialogue = env.db.prepare("SELECT id FROM dialogues WHERE mode = 'HUMAN_SCRIPT'").pluck().get() as number;
+    expect(env.db.prepare('SELECT text FROM turns WHERE dialogue_id = ? ORDER BY idx').pluck().all(dialogue)).toEqual(eightTurns('B').map((t) => t.text));
   });
 
   it('POST /r/:batch/write/draft without the form token saves nothing and refuses', async () => {
