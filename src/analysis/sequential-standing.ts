@@ -1,5 +1,6 @@
 import type { BatchSettings, StoppingRule } from '../batches/batch.schema.js';
 import { comparisonAlpha, lookSchedule } from '../batches/sequential-rule.js';
+import { firstLookRaters } from '../batches/sequential-look.js';
 import type { Db } from '../db/connection.js';
 import { type ComparisonStopRow, countComparisonPairs, judgmentsAfterStop, listLooks } from '../rating/sequential.queries.js';
 import { sequentialLines, summariseComparison } from './sequential-report.js';
@@ -9,10 +10,19 @@ import { sequentialLines, summariseComparison } from './sequential-report.js';
 // it says its plan instead: when the looks fall, how many pairs at most, at what alpha, and how far it has come.
 
 /** A comparison's plan: the completed-pair counts its looks are due at (the last: every pair), its pairs now. */
-export type ComparisonPlan = { comparison: string; looksAt: number[]; maxPairs: number; completedPairs: number; alpha: number };
+export type ComparisonPlan = {
+  comparison: string;
+  looksAt: number[];
+  maxPairs: number;
+  completedPairs: number;
+  alpha: number;
+  /** About where the first look is taken when it waits for its tenth rater (src/batches/sequential-look.ts); else absent. */
+  firstLookWaitsUntil?: number;
+};
 
-export function comparisonPlan(comparison: string, rule: StoppingRule, comparisons: number, pairs: { pairs: number; completed: number }): ComparisonPlan {
-  return { comparison, looksAt: lookSchedule(rule, pairs.pairs), maxPairs: pairs.pairs, completedPairs: pairs.completed, alpha: +comparisonAlpha(rule, comparisons).toPrecision(4) };
+export function comparisonPlan(comparison: string, rule: StoppingRule, comparisons: number, pairs: { pairs: number; completed: number }, waitsUntil: number | null = null): ComparisonPlan {
+  const plan = { comparison, looksAt: lookSchedule(rule, pairs.pairs), maxPairs: pairs.pairs, completedPairs: pairs.completed, alpha: +comparisonAlpha(rule, comparisons).toPrecision(4) };
+  return waitsUntil === null ? plan : { ...plan, firstLookWaitsUntil: waitsUntil };
 }
 
 /** A list of counts as prose: "10, 20, 30 and 40". */
@@ -24,9 +34,11 @@ function counts(points: readonly number[]): string {
 export function plannedLookLine(plan: ComparisonPlan, rule: StoppingRule): string {
   const n = plan.looksAt.length;
   const futility = rule.futility ? `, futility beta ${rule.futility.beta} ${rule.futility.binding ? 'binding' : 'non-binding'}` : '';
+  const waits =
+    plan.firstLookWaitsUntil === undefined ? '' : `; the first waits for its tenth rater, at about ${plan.firstLookWaitsUntil} completed pairs instead of ${plan.looksAt[0] ?? 0}`;
   return (
     `${plan.comparison}: running, no look yet; ${n} look${n === 1 ? '' : 's'} planned at ${counts(plan.looksAt)} completed pairs ` +
-    `(${rule.spending} spending, alpha ${plan.alpha} for this comparison${futility}); at most ${plan.maxPairs} pairs, ${plan.completedPairs} completed so far`
+    `(${rule.spending} spending, alpha ${plan.alpha} for this comparison${futility})${waits}; at most ${plan.maxPairs} pairs, ${plan.completedPairs} completed so far`
   );
 }
 
@@ -34,7 +46,14 @@ export function plannedLookLine(plan: ComparisonPlan, rule: StoppingRule): strin
 export function readComparisonPlans(db: Db, settings: BatchSettings, stops: readonly ComparisonStopRow[]): ComparisonPlan[] {
   const rule = settings.stopping;
   if (!rule) return [];
-  return stops.map((c) => comparisonPlan(`${c.condition_a} vs ${c.condition_b}`, rule, settings.comparisons.length, countComparisonPairs(db, c.id, settings.judgmentsPerPair)));
+  const pairs = stops.map((c) => countComparisonPairs(db, c.id, settings.judgmentsPerPair));
+  const regularPairs = pairs.reduce((sum, p) => sum + p.pairs, 0);
+  const comparisons = Math.max(1, settings.comparisons.length);
+  return stops.map((c, i) => {
+    const own = pairs[i] as { pairs: number; completed: number };
+    const { waitsUntil } = firstLookRaters(settings, regularPairs, comparisons, lookSchedule(rule, own.pairs)[0] ?? 0);
+    return comparisonPlan(`${c.condition_a} vs ${c.condition_b}`, rule, settings.comparisons.length, own, waitsUntil);
+  });
 }
 
 /** The lines of each comparison of a sequential batch: its looks' summary, or its plan before the first look. */

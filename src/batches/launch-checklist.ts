@@ -1,5 +1,5 @@
 import { MIN_CLUSTERS } from './look-statistic.js';
-import { designedRaters, waitsForRaters } from './sequential-look.js';
+import { designedRaters, firstLookRaters, waitsForRaters } from './sequential-look.js';
 import { lookSchedule } from './sequential-rule.js';
 import { type BatchSettings, roleplayOf } from './batch.schema.js';
 import type { CapacityResult } from './capacity-check.js';
@@ -283,7 +283,7 @@ function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult):
   const comparisons = Math.max(1, settings.comparisons.length);
   const first = lookSchedule(rule, Math.ceil(capacity.pairs / comparisons))[0] ?? 0;
   const judgments = first * settings.judgmentsPerPair;
-  const raters = Math.ceil(judgments / Math.max(1, settings.perRaterCap / comparisons));
+  const { raters, waitsUntil } = firstLookRaters(settings, capacity.pairs, comparisons, first);
   const cap = Math.max(1, Math.floor((judgments * comparisons) / MIN_CLUSTERS));
   const ok = raters >= MIN_CLUSTERS;
   const waits = waitsForRaters(settings, capacity.pairs);
@@ -302,12 +302,11 @@ function firstLookRatersItem(settings: BatchSettings, capacity: CapacityResult):
   if (!waits) {
     return { ...base, detail: `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ${asPlanned}` };
   }
-  const waitedPairs = Math.min(Math.ceil(capacity.pairs / comparisons), Math.ceil((MIN_CLUSTERS * settings.perRaterCap) / comparisons / settings.judgmentsPerPair));
   return {
     ...base,
     detail:
       `The first look (${first} pairs × ${settings.judgmentsPerPair} judgments) would be judged by about ${raters} raters at perRaterCap ${settings.perRaterCap}, fewer than the ${MIN_CLUSTERS} its rater-clustered test needs: ` +
-      `it waits for its tenth rater, at about ${waitedPairs} pairs instead of ${first}, so a stop comes later and saves less. Set perRaterCap to ${cap} or less to look as planned.`,
+      `it waits for its tenth rater, at about ${waitsUntil ?? first} pairs instead of ${first}, so a stop comes later and saves less. Set perRaterCap to ${cap} or less to look as planned.`,
   };
 }
 

@@ -51,6 +51,18 @@ export function designedRaters(settings: DesignSettings, regularPairs: number): 
   return settings.plannedRaters ?? Math.ceil((regularPairs * settings.judgmentsPerPair) / Math.max(1, settings.perRaterCap));
 }
 
+/**
+ * The raters behind a comparison's first look (`first` completed pairs), each holding up to their share of
+ * perRaterCap, and, when the batch's looks wait for MIN_CLUSTERS raters and this one would have fewer, about where it
+ * is taken instead: the completed pairs that MIN_CLUSTERS raters' shares fill, or every pair of the comparison.
+ */
+export function firstLookRaters(settings: DesignSettings, regularPairs: number, comparisons: number, first: number): { raters: number; waitsUntil: number | null } {
+  const raters = Math.ceil((first * settings.judgmentsPerPair) / Math.max(1, settings.perRaterCap / comparisons));
+  if (raters >= MIN_CLUSTERS || !waitsForRaters(settings, regularPairs)) return { raters, waitsUntil: null };
+  const perComparison = Math.ceil(regularPairs / comparisons);
+  return { raters, waitsUntil: Math.min(perComparison, Math.ceil((MIN_CLUSTERS * settings.perRaterCap) / comparisons / settings.judgmentsPerPair)) };
+}
+
 /** Whether a look is due: a scheduled count of completed pairs reached beyond the last look's. */
 export function lookIsDue(rule: Pick<StoppingRule, 'looks' | 'lookEvery'>, earlier: readonly PastLook[], maxPairs: number, completed: number): boolean {
   return maxPairs > 0 && lookDue(lookSchedule(rule, maxPairs), completed, earlier[earlier.length - 1]?.completed ?? 0);

@@ -145,6 +145,17 @@ describe('sequential stopping over HTTP', () => {
     expect(page).not.toContain('0 of 0');
   });
 
+  it('batches show says when the first look of a batch designed for ten raters or more will wait for its tenth rater, and about where', async () => {
+    const { db, dbPath } = testApp();
+    // 40 pairs × 1 judgment at 2 a rater: 20 raters in all, but the first look's 10 pairs would have only 5.
+    const seeded = seedBatch(db, { samples: 40, settings: { judgmentsPerPair: 1, perRaterCap: 2, stopping: { lookEvery: 10, alpha: 0.05, spending: 'pocock' } } });
+    const env = { DATABASE_PATH: dbPath, PUBLIC_URL: 'https://rate.example.org' };
+    const shown = await cli(['batches', 'show', String(seeded.batchId)], env);
+    expect(shown.stdout).toContain('4 looks planned at 10, 20, 30 and 40 completed pairs (pocock spending, alpha 0.05 for this comparison); the first waits for its tenth rater, at about 20 completed pairs instead of 10; at most 40 pairs, 0 completed so far');
+    const json = JSON.parse((await cli(['batches', 'show', String(seeded.batchId), '--json'], env)).stdout);
+    expect(json.plans).toEqual([{ comparison: 'SCRIPT:blindcheck-model-7b vs AGENTS:blindcheck-model-7b', looksAt: [10, 20, 30, 40], maxPairs: 40, completedPairs: 0, alpha: 0.05, firstLookWaitsUntil: 20 }]);
+  });
+
   /**
    * With nothing handed out beyond the first look, a comparison can still stop with a pair held, through a late
    * answer: a rater whose lease lapsed answers it after its place went to someone else. The first rater leaves their
