@@ -1,5 +1,6 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
 import { formatMoney } from '../batches/pay.js';
+import { SEQUENTIAL_RATERS, tooFewRatersFor, tooFewRatersWords } from '../batches/launch-checklist.js';
 import { simulateSequential } from './sequential-simulation.js';
 
 // `simarena plan --sequential` (issues 44 and 51): a sequential design over the fixed design's pairs, simulated as it
@@ -43,6 +44,8 @@ export type SequentialPlan = {
   expected_saving_null: number | null;
   expected_saving_effect: number | null;
   currency: string | null;
+  /** Why `batches open` would refuse this design, or null (the launch checklist's rule, said with the plan). */
+  refused: string | null;
 };
 
 export type SequentialPlanInput = {
@@ -122,10 +125,23 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
     expected_saving_null: perPair === null ? null : perPair * (input.maxPairs - pairsNull),
     expected_saving_effect: perPair === null ? null : perPair * (input.maxPairs - pairsEffect),
     currency: input.cost?.currency ?? null,
+    refused: refusalOf(input),
   };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/**
+ * Why the launch checklist would refuse to open this design (src/batches/launch-checklist.ts), with what to plan
+ * instead; null when it opens. Its raters: every comparison's pairs × K over the pairs a rater judges.
+ */
+function refusalOf(input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'perRater' | 'rule'>): string | null {
+  const judgments = input.maxPairs * input.comparisons * input.judgmentsPerPair;
+  const raters = Math.ceil(judgments / Math.max(1, input.perRater));
+  if (!tooFewRatersFor(input.rule.spending, raters)) return null;
+  const perRater = Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
+  return `${tooFewRatersWords(raters)}; plan it with --per-rater ${perRater} or less (${SEQUENTIAL_RATERS} raters), or --spending pocock`;
+}
 
 export function sequentialPlanLines(plan: SequentialPlan): string[] {
   // A small design can pay for more than its maximum (raters promised what is open, paid in full when they find nothing
@@ -144,5 +160,6 @@ export function sequentialPlanLines(plan: SequentialPlan): string[] {
     `  pairs the stopping look used: ${plan.pairs_at_stop_null.toFixed(1)} under no preference, ${plan.pairs_at_stop_effect.toFixed(1)} under the effect (the rest of what is paid for was promised before the stop and answered after it)`,
     `  power at the stated effect: ${pct(plan.power)} (Monte Carlo s.e. ${pct(plan.power_se)}; spending alpha at looks and clustering by rater cost power at the same maximum)`,
     `  simulated type I error: ${(100 * plan.type_one_error).toFixed(2)}% (s.e. ${(100 * plan.type_one_error_se).toFixed(2)}%; ${plan.studies} simulated studies per line, seeded)`,
+    ...(plan.refused ? [`  not offered: ${plan.refused}`] : []),
   ];
 }

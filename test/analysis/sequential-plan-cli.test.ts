@@ -73,6 +73,20 @@ describe('simarena plan --sequential', () => {
     expect(leaning.power).toBeLessThan(flat.power);
   });
 
+  it('simarena plan --sequential, for an O\'Brien–Fleming design of 10 to 19 raters, says that batches open refuses it and what to plan instead; not for Pocock or 20 raters', async () => {
+    // 42 pairs × 3 judgments: 14 raters at 9 pairs a rater.
+    const args = ['plan', '--effect', '0.65', '--k', '3', '--sequential', '--looks', '3', '--studies', '100'];
+    const text = await cli([...args, '--per-rater', '9']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      "  not offered: With 14 raters, fewer than 20, O'Brien–Fleming's false-positive rate was measured above alpha (0.056 for 0.05 with 15 raters at 40 pairs a rater), where Pocock's held, so such a batch does not open; plan it with --per-rater 6 or less (20 raters), or --spending pocock",
+    );
+    const refused = async (extra: string[]) => z.object({ sequential: z.object({ max_pairs: z.number(), refused: z.string().nullable() }) }).parse(JSON.parse((await cli([...args, ...extra, '--json'])).stdout)).sequential;
+    expect((await refused(['--per-rater', '9'])).refused).toContain('With 14 raters');
+    expect(await refused(['--per-rater', '6'])).toEqual({ max_pairs: 42, refused: null });
+    expect((await refused(['--per-rater', '9', '--spending', 'pocock'])).refused).toBeNull();
+  });
+
   it('simarena plan --sequential --rater-lean -1, refuses it in one line', async () => {
     const run = await cli(['plan', '--effect', '0.7', '--sequential', '--rater-lean', '-1']);
     expect(run.code).toBe(1);

@@ -136,14 +136,16 @@ describe('launchChecklist', () => {
     expect(small?.detail).not.toContain('waits');
   });
 
-  it('launchChecklist, for an O\'Brien–Fleming batch designed for 10 to 19 raters, warns with the perRaterCap that gives 20; at 20 raters, with Pocock, or under 10 raters, says nothing', () => {
+  it('launchChecklist, for an O\'Brien–Fleming batch designed for 10 to 19 raters, refuses to open it, naming the perRaterCap that gives 20; at 20 raters, with Pocock, or under 10 raters, says nothing', () => {
     // 200 pairs, K = 3, 40 pairs a rater: 15 raters, where the simulation measured 0.056 for 0.05 (issue 51).
     const capacity: CapacityResult = { ...CAPACITY_OK, pairs: 200, judgmentsPerPair: 3, judgmentsNeeded: 600, ratersNeeded: 15, sessionComparisons: 40 };
     const item = (settings: Record<string, unknown>) => check({ judgmentsPerPair: 3, ...settings }, { capacity }).find((i) => i.key === 'sequentialRaters');
     const of = { looks: 5, alpha: 0.05, spending: 'obrien-fleming' };
     const few = item({ perRaterCap: 40, stopping: of });
-    expect(few).toMatchObject({ ok: false, blocking: false, setting: 'perRaterCap' });
+    expect(few).toMatchObject({ ok: false, blocking: true, setting: 'perRaterCap' });
     expect(few?.detail).toContain('The batch is designed for 15 raters.');
+    expect(few?.detail).toContain('so such a batch does not open');
+    expect(item({ perRaterCap: 60, stopping: of })?.detail).toContain('The batch is designed for 10 raters.');
     expect(few?.detail).toContain('set perRaterCap to 30 or less for 20 raters, or use Pocock spending.');
     expect(item({ perRaterCap: 30, stopping: of })).toBeUndefined();
     expect(item({ perRaterCap: 40, stopping: { ...of, spending: 'pocock' } })).toBeUndefined();
