@@ -15,8 +15,9 @@
 //   5: table 4's Pocock line with futility again, twice the studies, binding and non-binding (not run by default);
 //   6: the base world under no preference at 12 and 10 pairs a rater, where the first look of 40 pairs has 10 raters
 //      or more and is taken as planned rather than waiting for them (not run by default);
-//   7: table 1's world at 30 pairs a rater (20 raters), what the launch checklist advises below 20 (not run by default);
-//   8: table 1's world at 35, 50 and 60 pairs a rater, where the checklist warns for O'Brien-Fleming (not run by
+//   7: table 1's world at 30 pairs a rater (20 raters), what the launch checklist requires of O'Brien-Fleming (not run
+//      by default);
+//   8: table 1's world at 35, 50 and 60 pairs a rater, where `open` refuses O'Brien-Fleming below 20 raters (not run by
 //      default).
 import { simulateSequential, type SimulationInput, type SimulationResult } from '../src/analysis/sequential-simulation.js';
 import { seededRandom } from '../src/scenarios/seeded-random.js';
@@ -172,7 +173,7 @@ if (tables.has(6)) {
 }
 
 if (tables.has(7)) {
-  // The launch checklist's advice for a batch designed for under 20 raters (sequentialRaters): 20 raters, here 30
+  // What the launch checklist requires of an O'Brien-Fleming batch (sequentialRaters): 20 raters, here 30
   // pairs a rater in table 1's world. Streams of their own (the same whichever tables run); not run by default.
   out.push('**Twenty raters** (as table 1: 200 pairs, K = 3, leans SD 0.5, no ties; 5 looks; 30 pairs a rater):', '');
   out.push('| spending | raters | fixed design: rater-clustered | sequential rule (MC s.e.) | limit |');
@@ -188,7 +189,7 @@ if (tables.has(7)) {
 }
 
 if (tables.has(8)) {
-  // Below 20 raters, where the checklist warns for O'Brien-Fleming (sequentialRaters): table 1's world at 35, 50 and
+  // Below 20 raters, where `open` refuses O'Brien-Fleming (sequentialRaters): table 1's world at 35, 50 and
   // 60 pairs a rater, beside table 1's 40. Streams of their own; not run by default.
   out.push('**Fewer raters** (as table 1: 200 pairs, K = 3, leans SD 0.5, no ties; 5 looks):', '');
   out.push('| pairs a rater | spending | raters | fixed design: rater-clustered | sequential rule (MC s.e.) | limit |');

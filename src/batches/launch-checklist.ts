@@ -17,13 +17,14 @@ import type { SpendingFamily } from '../numbers/group-sequential.js';
 //   and noConsent, or its participants cannot be paid or returned); pay given and readable for Prolific and MTurk, and
 //   per hour at least the platform's minimum for the time promised (batches/platform-pay-floor.ts); the capacity
 //   check; Prolific's three URL parameter names distinct; a Prolific batch that screens raters out (onboarding,
-//   attention checks) sets a screen-out payment below its reward (Prolific pays screen-outs).
+//   attention checks) sets a screen-out payment below its reward (Prolific pays screen-outs); an O'Brien–Fleming
+//   sequential batch designed for 10 to 19 raters (its type I error measured above alpha: sequentialRatersItem).
 // - warning: a plain link's completion code and pay (volunteer or in-lab studies may have neither); `estimatedMinutes`
 //   below the least time a full session takes, or below what a role-play session can take (the promise is raised to
 //   it, and the platform's floor judged at it: batches/minimum-time.ts); pay per hour
 //   below the configured floor; a public URL participants outside cannot open (http, localhost, a loopback or private
 //   address) for Prolific or MTurk (fine for a local pilot; publishing refuses it);
-//   MTurk's sandbox switch left on.
+//   MTurk's sandbox switch left on; a sequential batch's first look with fewer than ten raters behind it.
 
 export type ChecklistItem = {
   key: 'consent' | 'instructions' | 'completionCodes' | 'pay' | 'minimumTime' | 'platformPay' | 'payPerHour' | 'screenOutPay' | 'capacity' | 'addressLimits' | 'providerUrl' | 'firstLookRaters' | 'sequentialRaters';
