@@ -1,6 +1,7 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
 import { formatMoney } from '../batches/pay.js';
 import { SEQUENTIAL_RATERS, tooFewRatersFor, tooFewRatersWords } from '../batches/launch-checklist.js';
+import { MIN_CLUSTERS } from '../batches/look-statistic.js';
 import { simulateSequential } from './sequential-simulation.js';
 
 // `simarena plan --sequential` (issues 44 and 51): a sequential design over the fixed design's pairs, simulated as it
@@ -46,6 +47,10 @@ export type SequentialPlan = {
   currency: string | null;
   /** Why `batches open` would refuse this design, or null (the launch checklist's rule, said with the plan). */
   refused: string | null;
+  /** The raters the design is for: every comparison's pairs × K over the pairs a rater judges. */
+  raters: number;
+  /** Under MIN_CLUSTERS raters its looks test pair majorities, whose inference holds only for these raters. */
+  conditional_on_raters: boolean;
 };
 
 export type SequentialPlanInput = {
@@ -126,18 +131,32 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
     expected_saving_effect: perPair === null ? null : perPair * (input.maxPairs - pairsEffect),
     currency: input.cost?.currency ?? null,
     refused: refusalOf(input),
+    raters: designRaters(input),
+    conditional_on_raters: designRaters(input) < MIN_CLUSTERS,
   };
+}
+
+const designRaters = (input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'perRater'>) =>
+  Math.ceil((input.maxPairs * input.comparisons * input.judgmentsPerPair) / Math.max(1, input.perRater));
+
+/**
+ * A design for fewer than MIN_CLUSTERS raters looks as planned on pair majorities (src/batches/sequential-look.ts):
+ * the simulation draws raters and their leans afresh for every study, which such a test counts as preferences, so its
+ * type I error over raters is not what the test controls. Said beside the figure.
+ */
+function conditionalWords(raters: number): string {
+  return `  conditional on these raters: with ${raters} raters, fewer than ${MIN_CLUSTERS}, each look tests pair majorities, which says what these raters prefer; the type I error above is over raters drawn afresh, whose leans such a test counts as preferences, so it can run above alpha (docs/researcher/sequential-batches.md, "Too few raters")`;
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /**
  * Why the launch checklist would refuse to open this design (src/batches/launch-checklist.ts), with what to plan
- * instead; null when it opens. Its raters: every comparison's pairs × K over the pairs a rater judges.
+ * instead; null when it opens.
  */
 function refusalOf(input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'perRater' | 'rule'>): string | null {
   const judgments = input.maxPairs * input.comparisons * input.judgmentsPerPair;
-  const raters = Math.ceil(judgments / Math.max(1, input.perRater));
+  const raters = designRaters(input);
   if (!tooFewRatersFor(input.rule.spending, raters)) return null;
   const perRater = Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
   return `${tooFewRatersWords(raters)}; plan it with --per-rater ${perRater} or less (${SEQUENTIAL_RATERS} raters), or --spending pocock`;
@@ -161,5 +180,6 @@ export function sequentialPlanLines(plan: SequentialPlan): string[] {
     `  power at the stated effect: ${pct(plan.power)} (Monte Carlo s.e. ${pct(plan.power_se)}; spending alpha at looks and clustering by rater cost power at the same maximum)`,
     `  simulated type I error: ${(100 * plan.type_one_error).toFixed(2)}% (s.e. ${(100 * plan.type_one_error_se).toFixed(2)}%; ${plan.studies} simulated studies per line, seeded)`,
     ...(plan.refused ? [`  not offered: ${plan.refused}`] : []),
+    ...(plan.conditional_on_raters ? [conditionalWords(plan.raters)] : []),
   ];
 }

@@ -87,6 +87,17 @@ describe('simarena plan --sequential', () => {
     expect((await refused(['--per-rater', '9', '--spending', 'pocock'])).refused).toBeNull();
   });
 
+  it('simarena plan --sequential, for a design of fewer than 10 raters, says beside its type I error that its looks hold only for these raters', async () => {
+    const args = ['plan', '--effect', '0.65', '--k', '3', '--sequential', '--looks', '3', '--studies', '100'];
+    const few = await cli([...args, '--per-rater', '20']);
+    expect(few.stdout).toContain('  conditional on these raters: with 7 raters, fewer than 10, each look tests pair majorities, which says what these raters prefer;');
+    expect(few.stdout).not.toContain('not offered');
+    const design = async (perRater: string) => z.object({ sequential: z.object({ raters: z.number(), conditional_on_raters: z.boolean() }) }).parse(JSON.parse((await cli([...args, '--per-rater', perRater, '--json'])).stdout)).sequential;
+    expect(await design('20')).toEqual({ raters: 7, conditional_on_raters: true });
+    expect(await design('6')).toEqual({ raters: 21, conditional_on_raters: false });
+    expect((await cli([...args, '--per-rater', '6'])).stdout).not.toContain('conditional on these raters');
+  });
+
   it('simarena plan --sequential --rater-lean -1, refuses it in one line', async () => {
     const run = await cli(['plan', '--effect', '0.7', '--sequential', '--rater-lean', '-1']);
     expect(run.code).toBe(1);
