@@ -103,9 +103,13 @@
     return draft;
   }
 
+  function draftNow() {
+    return { version: version, tab: tab, base: base, turns: turns().map(read) };
+  }
+
   function snapshot() {
     version += 1;
-    return keep({ version: version, tab: tab, base: base, turns: turns().map(read) });
+    return keep(draftNow());
   }
 
   function showConflict(stored) {
@@ -146,7 +150,7 @@
     clearTimeout(saveTimer);
     saveTimer = null;
     if (otherVersion !== null) {
-      keep({ version: version, tab: tab, base: base, turns: turns().map(read) });
+      keep(draftNow());
       return Promise.resolve();
     }
     var draft = snapshot();

@@ -1,7 +1,8 @@
 import type { StoppingRule } from '../batches/batch.schema.js';
 import { formatMoney } from '../batches/pay.js';
-import { SEQUENTIAL_RATERS, tooFewRatersFor, tooFewRatersWords } from '../batches/launch-checklist.js';
+import { perRaterForSequentialRaters, SEQUENTIAL_RATERS, tooFewRatersFor, tooFewRatersWords } from '../batches/launch-checklist.js';
 import { MIN_CLUSTERS } from '../batches/look-statistic.js';
+import { designedRaters } from '../batches/sequential-look.js';
 import { simulateSequential } from './sequential-simulation.js';
 
 // `simarena plan --sequential` (issues 44 and 51): a sequential design over the fixed design's pairs, simulated as it
@@ -104,6 +105,7 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
   // The comparisons are planned alike, so each pays an equal share of the batch's promises.
   const pairsNull = batchNull.meanPaidJudgments / input.comparisons / k;
   const pairsEffect = batchEffect.meanPaidJudgments / input.comparisons / k;
+  const raters = designRaters(input);
   return {
     looks: input.rule.looks ?? 1,
     spending: input.rule.spending,
@@ -130,14 +132,15 @@ export function planSequential(input: SequentialPlanInput): SequentialPlan {
     expected_saving_null: perPair === null ? null : perPair * (input.maxPairs - pairsNull),
     expected_saving_effect: perPair === null ? null : perPair * (input.maxPairs - pairsEffect),
     currency: input.cost?.currency ?? null,
-    refused: refusalOf(input),
-    raters: designRaters(input),
-    conditional_on_raters: designRaters(input) < MIN_CLUSTERS,
+    refused: refusalOf(input, raters),
+    raters,
+    conditional_on_raters: raters < MIN_CLUSTERS,
   };
 }
 
+/** The raters the design is for, as a batch counts them (designedRaters): every comparison's pairs × K over perRater. */
 const designRaters = (input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'perRater'>) =>
-  Math.ceil((input.maxPairs * input.comparisons * input.judgmentsPerPair) / Math.max(1, input.perRater));
+  designedRaters({ plannedRaters: null, judgmentsPerPair: input.judgmentsPerPair, perRaterCap: input.perRater }, input.maxPairs * input.comparisons);
 
 /**
  * A design for fewer than MIN_CLUSTERS raters looks as planned on pair majorities (src/batches/sequential-look.ts):
@@ -154,11 +157,9 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
  * Why the launch checklist would refuse to open this design (src/batches/launch-checklist.ts), with what to plan
  * instead; null when it opens.
  */
-function refusalOf(input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'perRater' | 'rule'>): string | null {
-  const judgments = input.maxPairs * input.comparisons * input.judgmentsPerPair;
-  const raters = designRaters(input);
+function refusalOf(input: Pick<SequentialPlanInput, 'maxPairs' | 'comparisons' | 'judgmentsPerPair' | 'rule'>, raters: number): string | null {
   if (!tooFewRatersFor(input.rule.spending, raters)) return null;
-  const perRater = Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
+  const perRater = perRaterForSequentialRaters(input.maxPairs * input.comparisons * input.judgmentsPerPair);
   return `${tooFewRatersWords(raters)}; plan it with --per-rater ${perRater} or less (${SEQUENTIAL_RATERS} raters), or --spending pocock`;
 }
 

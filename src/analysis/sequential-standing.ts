@@ -20,9 +20,8 @@ export type ComparisonPlan = {
   firstLookWaitsUntil?: number;
 };
 
-export function comparisonPlan(comparison: string, rule: StoppingRule, comparisons: number, pairs: { pairs: number; completed: number }, waitsUntil: number | null = null): ComparisonPlan {
-  const plan = { comparison, looksAt: lookSchedule(rule, pairs.pairs), maxPairs: pairs.pairs, completedPairs: pairs.completed, alpha: +comparisonAlpha(rule, comparisons).toPrecision(4) };
-  return waitsUntil === null ? plan : { ...plan, firstLookWaitsUntil: waitsUntil };
+export function comparisonPlan(comparison: string, rule: StoppingRule, comparisons: number, pairs: { pairs: number; completed: number }): ComparisonPlan {
+  return { comparison, looksAt: lookSchedule(rule, pairs.pairs), maxPairs: pairs.pairs, completedPairs: pairs.completed, alpha: +comparisonAlpha(rule, comparisons).toPrecision(4) };
 }
 
 /** A list of counts as prose: "10, 20, 30 and 40". */
@@ -50,9 +49,9 @@ export function readComparisonPlans(db: Db, settings: BatchSettings, stops: read
   const regularPairs = pairs.reduce((sum, p) => sum + p.pairs, 0);
   const comparisons = Math.max(1, settings.comparisons.length);
   return stops.map((c, i) => {
-    const own = pairs[i] as { pairs: number; completed: number };
-    const { waitsUntil } = firstLookRaters(settings, regularPairs, comparisons, lookSchedule(rule, own.pairs)[0] ?? 0);
-    return comparisonPlan(`${c.condition_a} vs ${c.condition_b}`, rule, settings.comparisons.length, own, waitsUntil);
+    const plan = comparisonPlan(`${c.condition_a} vs ${c.condition_b}`, rule, settings.comparisons.length, pairs[i] as { pairs: number; completed: number });
+    const { waitsUntil } = firstLookRaters(settings, regularPairs, comparisons, plan.looksAt[0] ?? 0);
+    return waitsUntil === null ? plan : { ...plan, firstLookWaitsUntil: waitsUntil };
   });
 }
 

@@ -327,7 +327,7 @@ function sequentialRatersItem(settings: BatchSettings, capacity: CapacityResult)
   if (!rule || settings.task !== 'rate' || capacity.pairs === 0) return null;
   const raters = designedRaters(settings, capacity.pairs);
   if (!tooFewRatersFor(rule.spending, raters)) return null;
-  const cap = Math.max(1, Math.floor((capacity.pairs * settings.judgmentsPerPair) / SEQUENTIAL_RATERS));
+  const cap = perRaterForSequentialRaters(capacity.pairs * settings.judgmentsPerPair);
   return {
     key: 'sequentialRaters',
     label: 'Raters in a sequential batch',
@@ -345,6 +345,11 @@ export const SEQUENTIAL_RATERS = 20;
 /** Whether a design with this spending and this many designed raters (ten or more) is one `open` refuses. */
 export function tooFewRatersFor(spending: SpendingFamily, raters: number): boolean {
   return spending === 'obrien-fleming' && raters >= MIN_CLUSTERS && raters < SEQUENTIAL_RATERS;
+}
+
+/** The most pairs a rater may judge for a design of `judgments` to have SEQUENTIAL_RATERS raters. */
+export function perRaterForSequentialRaters(judgments: number): number {
+  return Math.max(1, Math.floor(judgments / SEQUENTIAL_RATERS));
 }
 
 /** Why, in the words of the checklist and of `plan --sequential`. */
