@@ -42,17 +42,16 @@ export function getPlayer(db: Db, raterId: number): PlayerRow | undefined {
 /** A player in a lobby, with what matching needs of their rater row. */
 export type LobbyPlayer = PlayerRow & { address_hash: string | null; person_key: string | null };
 
+/** Read twice a tick: by the lobby index alone (migration 077), never every player the server ever had. */
+export const LOBBY_SQL = `SELECT ${PLAYER_COLUMNS
+  .split(', ')
+  .map((c) => `p.${c}`)
+  .join(', ')}, r.address_hash, r.person_key
+  FROM live_players p JOIN raters r ON r.id = p.rater_id WHERE p.state = 'lobby' ORDER BY p.lobby_at, p.rater_id`;
+
 /** Every player waiting in a lobby (of any batch), longest waiting first. */
 export function listLobby(db: Db): LobbyPlayer[] {
-  return db
-    .prepare<[], LobbyPlayer>(
-      `SELECT ${PLAYER_COLUMNS
-        .split(', ')
-        .map((c) => `p.${c}`)
-        .join(', ')}, r.address_hash, r.person_key
-       FROM live_players p JOIN raters r ON r.id = p.rater_id WHERE p.state = 'lobby' ORDER BY p.lobby_at, p.rater_id`,
-    )
-    .all();
+  return db.prepare<[], LobbyPlayer>(LOBBY_SQL).all();
 }
 
 export function setPlayerPlaying(db: Db, raterId: number, match: { dialogueId: number; character: 1 | 2; waitedMs: number }, now: Date): boolean {
