@@ -11,10 +11,11 @@
 // checked for lost and doubled turns, in the database and on the partners' streams. The client is this process; each
 // server is a child process (the machine's 2 cores are shared: the load average is printed beside the figures).
 // --profile: the server runs under node --cpu-prof and, after the windows (no restart check), its profile is summarised
-// (--profile-out FILE keeps it).
-//   npx tsx scripts/bench/live-relay.ts [--conversations 200] [--seconds 20] [--windows 2] [--think 1000] [--no-restart] [--profile [--profile-out FILE]] [--sql-trace FILE]
+// (--profile-out FILE keeps it). --loop-trace: each window's line adds each server's own event-loop delay and garbage
+// collector pauses (support/loop-trace.ts).
+//   npx tsx scripts/bench/live-relay.ts [--conversations 200] [--seconds 20] [--windows 2] [--think 1000] [--no-restart] [--profile [--profile-out FILE]] [--sql-trace FILE] [--loop-trace]
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/connection.js';
 import { type Conversation, converse, type Origin, receivedCounts, sleep } from './support/live-clients.js';
@@ -29,10 +30,35 @@ const PROFILE = process.argv.includes('--profile');
 const SQL_TRACE = stringFlag('--sql-trace');
 const PROFILE_OUT = stringFlag('--profile-out');
 const RESTART = !process.argv.includes('--no-restart') && !PROFILE && !SQL_TRACE;
+// --loop-trace: both servers report their own event loop's delay and the garbage collector's pauses by window.
+const LOOP_TRACE = process.argv.includes('--loop-trace');
 const profileDir = join(dir, 'profile');
 const here = new URL('.', import.meta.url).pathname;
 
 const line = (name: string, xs: number[], more = '') => console.log(`  ${name.padEnd(12)} ${String(xs.length).padStart(7)} turns   p50 ${ms(quantile(xs, 0.5)).padStart(9)}   p99 ${ms(quantile(xs, 0.99)).padStart(9)}${more}`);
+
+const loopTraceFile = (name: string) => join(dir, `loop-${name}.jsonl`);
+const loopTraceFlags = LOOP_TRACE ? ['--import', join(here, 'support/loop-trace.ts')] : [];
+const loopTraceEnv = (name: string): Record<string, string> => (LOOP_TRACE ? { BENCH_LOOP_TRACE: loopTraceFile(name) } : {});
+type LoopTrace = { loopP99Ms: number; loopMaxMs: number; gcPauses: number; gcMs: number; gcOver5Ms: number; gcMaxMs: number };
+
+/** Asks a server for its loop trace since the last ask (support/loop-trace.ts) and waits for its line. */
+async function loopTrace(pid: number | undefined, name: string): Promise<LoopTrace | null> {
+  const file = loopTraceFile(name);
+  const lines = () => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : []);
+  const before = lines().length;
+  if (pid === undefined) return null;
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 2_000; waited += 10) {
+    const now = lines();
+    if (now.length > before) return JSON.parse(now[now.length - 1] as string) as LoopTrace;
+    await sleep(10);
+  }
+  return null;
+}
+
+const describeTrace = (t: LoopTrace | null) =>
+  t ? `; server loop p99 ${ms(t.loopP99Ms)}, longest ${ms(t.loopMaxMs)}; GC ${t.gcPauses} pauses, ${t.gcMs.toFixed(0)} ms, ${t.gcOver5Ms} over 5 ms, longest ${ms(t.gcMaxMs)}` : '';
 
 /** What the database and the partners' streams hold against what the clients sent and heard answered. */
 function verify(conversations: Conversation[]) {
@@ -80,10 +106,10 @@ async function main(): Promise<void> {
   console.log(`  load average before: ${load()}`);
   const publicId = seed();
   const simarena = await startSimarena(
-    [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(SQL_TRACE ? ['--import', join(here, 'support/sql-trace.ts')] : [])],
-    SQL_TRACE ? { BENCH_SQL_TRACE: SQL_TRACE } : {},
+    [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(SQL_TRACE ? ['--import', join(here, 'support/sql-trace.ts')] : []), ...loopTraceFlags],
+    { ...(SQL_TRACE ? { BENCH_SQL_TRACE: SQL_TRACE } : {}), ...loopTraceEnv('simarena') },
   );
-  const skeleton = await start(join(here, 'support/relay-skeleton.ts'), [join(dir, 'skeleton.db')], {});
+  const skeleton = await start(join(here, 'support/relay-skeleton.ts'), [join(dir, 'skeleton.db')], loopTraceEnv('skeleton'), loopTraceFlags);
   const origin: Origin = { url: simarena.origin };
   const real = await simarenaConversations(origin, publicId);
   const bare = skeletonConversations({ url: skeleton.origin });
@@ -95,11 +121,13 @@ async function main(): Promise<void> {
   const cpu = { simarena: 0, skeleton: 0 };
   for (let w = 0; w < WINDOWS; w++) {
     for (const [name, conversations, pid] of [['skeleton', bare, skeleton.child.pid], ['simarena', real, simarena.child.pid]] as const) {
+      if (LOOP_TRACE) await loopTrace(pid, name);
       const before = cpuMsOf(pid);
       const { latencies, clientLoopP99Ms } = await window(conversations, SECONDS);
       cpu[name] += cpuMsOf(pid) - before;
+      const trace = LOOP_TRACE ? await loopTrace(pid, name) : null;
       figures[name].push(...latencies);
-      line(`${name} ${w + 1}`, latencies, `   client loop delay p99 ${ms(clientLoopP99Ms)}`);
+      line(`${name} ${w + 1}`, latencies, `   client loop delay p99 ${ms(clientLoopP99Ms)}${describeTrace(trace)}`);
     }
   }
   console.log('  delivery latency, send to the partner\'s stream, all windows:');
