@@ -40,7 +40,7 @@ const line = (name: string, xs: number[], more = '') => console.log(`  ${name.pa
 const loopTraceFile = (name: string) => join(dir, `loop-${name}.jsonl`);
 const loopTraceFlags = LOOP_TRACE ? ['--import', join(here, 'support/loop-trace.ts')] : [];
 const loopTraceEnv = (name: string): Record<string, string> => (LOOP_TRACE ? { BENCH_LOOP_TRACE: loopTraceFile(name) } : {});
-type LoopTrace = { loopP99Ms: number; loopMaxMs: number; gcPauses: number; gcMs: number; gcOver5Ms: number; gcMaxMs: number };
+type LoopTrace = { loopP99Ms: number; loopMaxMs: number; gcPauses: number; gcMs: number; gcPausesOver5Ms: number; gcMaxMs: number };
 
 /** Asks a server for its loop trace since the last ask (support/loop-trace.ts) and waits for its line. */
 async function loopTrace(pid: number | undefined, name: string): Promise<LoopTrace | null> {
@@ -58,7 +58,7 @@ async function loopTrace(pid: number | undefined, name: string): Promise<LoopTra
 }
 
 const describeTrace = (t: LoopTrace | null) =>
-  t ? `; server loop p99 ${ms(t.loopP99Ms)}, longest ${ms(t.loopMaxMs)}; GC ${t.gcPauses} pauses, ${t.gcMs.toFixed(0)} ms, ${t.gcOver5Ms} over 5 ms, longest ${ms(t.gcMaxMs)}` : '';
+  t ? `; server loop p99 ${ms(t.loopP99Ms)}, longest ${ms(t.loopMaxMs)}; GC ${t.gcPauses} pauses, ${t.gcMs.toFixed(0)} ms, ${t.gcPausesOver5Ms} over 5 ms, longest ${ms(t.gcMaxMs)}` : '';
 
 /** What the database and the partners' streams hold against what the clients sent and heard answered. */
 function verify(conversations: Conversation[]) {

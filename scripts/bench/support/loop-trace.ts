@@ -23,7 +23,7 @@ if (file) {
         loopMaxMs: loop.max / 1e6,
         gcPauses: pauses.length,
         gcMs: pauses.reduce((s, d) => s + d, 0),
-        gcOver5Ms: over5.length,
+        gcPausesOver5Ms: over5.length,
         gcMaxMs: Math.max(0, ...pauses),
       })}\n`,
     );
