@@ -53,7 +53,9 @@ export function benchBatchSettings(overrides: Partial<BatchSettingsInput> = {}):
     perRaterCap: PER_RATER_CAP,
     // What the launch checklist (src/batches/batch-launch.ts) requires before a Prolific batch opens.
     provider: { kind: 'prolific', completionCodes: { completed: 'BENCHDONE', screenedOut: 'BENCHOUT', noConsent: 'BENCHNOCONSENT' } },
-    pay: '£2.00',
+    // Prolific's recommended £9.00 an hour for the 30 minutes a session of PER_RATER_CAP pairs takes at least: below its
+    // minimum (£6.00) the checklist refuses to open the batch, and every benchmark built on it stopped at its start.
+    pay: '£4.50',
     // Every virtual rater comes from 127.0.0.1: the per-address limits (issue 10) would turn most of them away.
     addressLimits: { ratersPerWindow: 10_000, windowMinutes: 60, activeRaters: 10_000 },
     consent: 'A benchmark study.',
