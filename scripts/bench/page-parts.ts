@@ -16,7 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Database from 'better-sqlite3';
 import pino from 'pino';
-import { analysisVersion, computeBatchAnalysis, storeAnalysis } from '../../src/analysis/analysis-cache.js';
+import { analysisVersion, analyzeBatchInput, loadBatchAnalysisInput, storeAnalysis } from '../../src/analysis/analysis-cache.js';
 import { drawPlots, storePlots } from '../../src/analysis/analysis-plots.queries.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from '../../src/analysis/analyze.js';
 import { analysisRunning } from '../../src/analysis/background-analysis.js';
@@ -62,8 +62,10 @@ try {
   worker.pragma('busy_timeout = 5000');
   const started = performance.now();
   const settings = { seed: DEFAULT_SEED, bootstrap: DEFAULT_BOOTSTRAP, targetHalfWidth: 0.05 };
-  const report = computeBatchAnalysis(worker, study.batchId, { ...settings, now: new Date() });
-  if (!report) throw new Error('no report computed');
+  const input = loadBatchAnalysisInput(worker, study.batchId);
+  if (!input) throw new Error('no report computed');
+  const report = analyzeBatchInput(input, { ...settings, now: new Date() });
+  const signals = input.signals.stored;
   // The version the server's refresh computes: the worker it starts finds the stored result current and leaves it.
   const version = analysisVersion(worker, study.batchId, settings);
   const plots = await drawPlots(report);
@@ -91,7 +93,7 @@ try {
   let stamp = Date.now();
   const store = async (version: string, next: RaterFiguresRow[]): Promise<Written> => {
     const times: number[] = [];
-    const done = await storeBatchResult(worker, study.batchId, { version, report: gzip, pageReport: pageGzip, plots, figures: next, now: new Date(stamp++) }, timedWrites(times));
+    const done = await storeBatchResult(worker, study.batchId, { version, report: gzip, pageReport: pageGzip, plots, figures: next, signals, now: new Date(stamp++) }, timedWrites(times));
     if (done !== 'stored') throw new Error(`not stored: ${done}`);
     return { transactions: times.length, median: median(times), longest: Math.max(...times), all: times.reduce((x, y) => x + y, 0) };
   };

@@ -17,6 +17,7 @@ import {
   resolveAnalysisQuestion,
 } from './batch-judgments.queries.js';
 import { readRaterSignalFlags } from './quality-signals.queries.js';
+import { replaceRaterSignals, signalRowsOf, type StoredSignalRow } from './rater-signals.queries.js';
 import type { RaterSignalFlags } from './rater-quality.js';
 import { sensitivitySection } from './sensitivity.js';
 import type { RaterFlag } from './analysis-report.js';
@@ -34,7 +35,8 @@ import { compressReport, readStoredReport, type StoredResult } from './stored-re
 // analysis-5: bootstrap clusters in the order of their names; goal and believability intervals clipped to 0-10 (issue 40).
 // analysis-6: which-is-real questions' realism section, win rates against HUMANS:human, the paper table's two columns (issues 52, 53).
 // analysis-6 also: position-aware Dawid-Skene; raters' flags with their rules; sensitivity on pair majorities (issue 51).
-const ANALYSIS_VERSION = 'analysis-6';
+// analysis-7: each rater's signal counts stored beside the result (migration 078), so every batch's are written once.
+const ANALYSIS_VERSION = 'analysis-7';
 
 type ComputeOptions = { now?: Date; seed?: number; bootstrap?: number; targetHalfWidth?: number; resampleRaters?: boolean; question?: string };
 
@@ -52,9 +54,10 @@ export function computeBatchAnalysis(db: Db, batchId: number, options: ComputeOp
 /**
  * A batch's quality-signal flags by rater (export pseudonym), each with its rule and whether the batch declares it
  * grounds for exclusion, and those grounds (issues 43, 51): the raters table shows them, the sensitivity section leaves
- * out the raters with a ground.
+ * out the raters with a ground. `stored`: every rater's signal counts by rater id, as the result stores them beside
+ * itself for the console's raters and participants pages (migration 078), which read them a page at a time.
  */
-export type SignalFlagsInput = { grounds: string[]; byRater: [string, RaterFlag[]][] };
+export type SignalFlagsInput = { grounds: string[]; byRater: [string, RaterFlag[]][]; stored: StoredSignalRow[] };
 
 /**
  * Everything a batch's analysis reads from the database, read before any of it is computed. `sequential`: a sequential
@@ -93,7 +96,8 @@ export function readBatchAnalysisFrame(db: Db, batchId: number, options: Pick<Co
     const name = shared.raters.get(id)?.name;
     return name === undefined ? [] : [[name, list]];
   });
-  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialSection(db, batch.id), signals: { grounds: flags.grounds, byRater } };
+  const signals = { grounds: flags.grounds, byRater, stored: signalRowsOf(flags.signals) };
+  return { batch, asked, parts, upTo: shared.range.hi, sequential: readSequentialSection(db, batch.id), signals };
 }
 
 /** The frame's judgments read (those up to its `upTo`, in `idsPerPart` ids per statement) and joined to it. */
@@ -224,9 +228,14 @@ export function getBatchAnalysis(
     .get({ b: batchId });
   const stored = cached && cached.data_version === version ? readStoredReport(cached.result) : null;
   if (stored) return pick(stored);
-  const report = computeBatchAnalysis(db, batchId, { now, seed, bootstrap, targetHalfWidth: target });
-  if (!report) return null;
-  storeAnalysis(db, batchId, version, compressReport(JSON.stringify(report)), now);
+  const input = loadBatchAnalysisInput(db, batchId);
+  if (!input) return null;
+  const report = analyzeBatchInput(input, { now, seed, bootstrap, targetHalfWidth: target });
+  const gzip = compressReport(JSON.stringify(report));
+  db.transaction(() => {
+    storeAnalysis(db, batchId, version, gzip, now);
+    replaceRaterSignals(db, batchId, input.signals.stored);
+  })();
   return pick(report);
 }
 

@@ -29,6 +29,7 @@ import {
   releaseFiguresWriter,
 } from './rater-figures.queries.js';
 import { renderAnalysisHtml } from './report-html.js';
+import { applySignalChanges, listStoredSignals, planSignalChanges, type StoredSignalRow } from './rater-signals.queries.js';
 import { compressReport, readStoredReport, type StoredResult } from './stored-report.js';
 
 /** In the worker the job stores its result (and its plots) itself; in process it returns it for the caller to store. */
@@ -48,7 +49,8 @@ export type WorkerJob = AnalysisJob | BundleFilesJob;
 export type AnalysisJobResult =
   | { id: number; kind: 'unchanged' }
   | { id: number; kind: 'stored' }
-  | { id: number; kind: 'computed'; version: string; result: string }
+  /** In process only (a database the worker cannot open): the caller stores the report and the raters' signal rows. */
+  | { id: number; kind: 'computed'; version: string; result: string; signals: StoredSignalRow[] }
   | { id: number; kind: 'missing' }
   | { id: number; kind: 'pooled'; result: string }
   /** The paths of the bundle's two files, written. */
@@ -120,7 +122,7 @@ function runPooledJob(job: PooledAnalysisJob, open: () => Db): AnalysisJobResult
   }
 }
 
-type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null };
+type Computed = { outcome: AnalysisJobResult; report: AnalysisReport | null; signals: StoredSignalRow[] };
 
 /**
  * Recomputes unless the stored result already has this data version. What it computes from is read first
@@ -133,10 +135,11 @@ function computeBatchJob(job: BatchAnalysisJob, open: () => Db): Computed {
   const db = open();
   const settings = { seed: job.seed, bootstrap: job.bootstrap, targetHalfWidth: job.targetHalfWidth };
   const read = readAnalysisInput(db, job.batchId, settings);
-  if (read === 'unchanged') return { outcome: { id: job.id, kind: 'unchanged' }, report: null };
-  if (!read.input) return { outcome: { id: job.id, kind: 'missing' }, report: null };
+  if (read === 'unchanged') return { outcome: { id: job.id, kind: 'unchanged' }, report: null, signals: [] };
+  if (!read.input) return { outcome: { id: job.id, kind: 'missing' }, report: null, signals: [] };
   const report = analyzeBatchInput(read.input, { ...settings, now: new Date(job.now) });
-  return { outcome: { id: job.id, kind: 'computed', version: read.version, result: JSON.stringify(report) }, report };
+  const signals = read.input.signals.stored;
+  return { outcome: { id: job.id, kind: 'computed', version: read.version, result: JSON.stringify(report), signals }, report, signals };
 }
 
 /** In process (a database the worker cannot open): the result goes back to be stored by the caller; no plots. */
@@ -151,15 +154,17 @@ function runBatchJob(job: BatchAnalysisJob, open: () => Db): AnalysisJobResult {
 /** Runs one of the worker's write transactions (writeThenYield); a benchmark passes its own to time them. */
 export type WriteStep = <T>(db: Db, write: () => T) => Promise<T>;
 
-/** A computed result as it is stored: the report's gzip, its page report's, its plots and its raters' figures. */
-export type ResultToStore = { version: string; report: Buffer; pageReport: Buffer; plots: DrawnPlot[]; figures: RaterFiguresRow[]; now: Date };
+/** A computed result as it is stored: the report's gzip, its page report's, its plots, its raters' figures and their signals. */
+export type ResultToStore = { version: string; report: Buffer; pageReport: Buffer; plots: DrawnPlot[]; figures: RaterFiguresRow[]; signals: StoredSignalRow[]; now: Date };
 
 /**
  * Stores a batch's result: the rater figures that changed since the stored result (migration 032) in parts of their
- * own, then the report, its page report and its plots in one transaction, then the figure rows no result reads any
- * longer. Rewriting all 50,000 raters' figures of a million judgments took some hundred transactions per result, each
- * of which raters' answers waited for; between results a few hundred to a few thousand change (issue 12). Pages read
- * the stored result's figures until the report is stored, then this one's. 'busy' when another server process's
+ * own, then the raters' signals that changed (migration 078) likewise, then the report, its page report and its plots
+ * in one transaction, then the figure rows no result reads any longer. Rewriting all 50,000 raters' figures of a
+ * million judgments took some hundred transactions per result, each of which raters' answers waited for; between
+ * results a few hundred to a few thousand change (issue 12). Pages read the stored result's figures until the report
+ * is stored, then this one's. The signal rows are not kept per result: from their write until the report's, a page
+ * may show a rater's signals of this result beside figures of the one before. 'busy' when another server process's
  * worker is storing this batch's result right now: nothing is written.
  */
 export async function storeBatchResult(db: Db, batchId: number, result: ResultToStore, write: WriteStep = writeThenYield): Promise<'stored' | 'busy'> {
@@ -174,6 +179,13 @@ export async function storeBatchResult(db: Db, batchId: number, result: ResultTo
       await write(db, () => {
         owned();
         applyFigureChanges(db, batchId, claim.parts, changes.slice(i, i + FIGURES_PER_WRITE));
+      });
+    }
+    const signalChanges = planSignalChanges(listStoredSignals(db, batchId), result.signals);
+    for (let i = 0; i < signalChanges.length; i += FIGURES_PER_WRITE) {
+      await write(db, () => {
+        owned();
+        applySignalChanges(db, batchId, signalChanges.slice(i, i + FIGURES_PER_WRITE));
       });
     }
     await write(db, () => {
@@ -203,7 +215,7 @@ export async function storeBatchResult(db: Db, batchId: number, result: ResultTo
  */
 async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResult> {
   try {
-    const { outcome, report } = computeBatchJob(job, () => connectionTo(job.path));
+    const { outcome, report, signals } = computeBatchJob(job, () => connectionTo(job.path));
     if (outcome.kind !== 'computed' || !report) return outcome;
     const plots = await drawPlots(report).catch(() => []);
     // Compressed here, before the write transaction: raters' writes wait for that transaction, and 14 MB of JSON held
@@ -216,7 +228,7 @@ async function runStoredBatchJob(job: BatchAnalysisJob): Promise<AnalysisJobResu
     // The result's pages reach the database file by this connection's own checkpoint at commit (it keeps SQLite's
     // default), in this low-priority process; the server's are copied by its checkpoint thread (src/db/background-checkpoint.ts).
     const figures = raterFiguresOf(report);
-    const done = await storeBatchResult(db, job.batchId, { version: outcome.version, report: stored, pageReport, plots, figures, now: new Date(job.now) });
+    const done = await storeBatchResult(db, job.batchId, { version: outcome.version, report: stored, pageReport, plots, figures, signals, now: new Date(job.now) });
     // Another server process's worker is storing this batch's result right now: that one is served.
     if (done === 'busy') return { id: job.id, kind: 'unchanged' };
     return { id: job.id, kind: 'stored' };

@@ -9,6 +9,7 @@ import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, runAnalysisJob, runBundleFilesJob, type WorkerJob } from './analysis-worker.js';
 import { batchChangeKey, findBatchForAnalysis } from './batch-judgments.queries.js';
 import { paperDataVersion } from './paper-table.queries.js';
+import { replaceRaterSignals } from './rater-signals.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
 import { compressReport, decompressReport, gzipHoldsReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
@@ -236,7 +237,13 @@ function startRefresh(db: Db, batchId: number, now: () => Date): Promise<Analysi
     state.running = null;
     if (result.kind === 'computed' || result.kind === 'stored') state.lastDurationMs = performance.now() - started;
     // The handle may have been closed meanwhile (shutdown, end of a test): then the result has nowhere to go.
-    if (result.kind === 'computed' && db.open) storeAnalysis(db, batchId, result.version, compressReport(result.result), now());
+    if (result.kind === 'computed' && db.open) {
+      const stored = compressReport(result.result);
+      db.transaction(() => {
+        storeAnalysis(db, batchId, result.version, stored, now());
+        replaceRaterSignals(db, batchId, result.signals);
+      })();
+    }
     if (result.kind === 'failed') process.emitWarning(`analysis of batch ${batchId} failed: ${result.message}`);
     if ((result.kind === 'computed' || result.kind === 'stored' || result.kind === 'unchanged') && db.open) {
       const version = storedVersionOf(db, batchId);

@@ -93,9 +93,10 @@ export function readQualitySettings(db: Db, batchId: number): QualitySettings {
 
 /**
  * Every rater's quality-signal flags in a batch (by rater id; raters without any are left out), each with the rule
- * behind it and whether the batch declares it grounds for exclusion; and those grounds.
+ * behind it and whether the batch declares it grounds for exclusion; those grounds; and every rater's signal counts
+ * (`signals`, stored beside the result for the console's pages: src/analysis/rater-signals.queries.ts).
  */
-export function readRaterSignalFlags(db: Db, batchId: number): { grounds: SignalFlagName[]; byRater: Map<number, RaterFlag[]> } {
+export function readRaterSignalFlags(db: Db, batchId: number): { grounds: SignalFlagName[]; byRater: Map<number, RaterFlag[]>; signals: Map<number, RaterSignals> } {
   const { quality, exclusionGrounds: grounds } = readSignalSettings(db, batchId);
   const signals = readBatchSignals(db, batchId, quality);
   const byRater = new Map<number, RaterFlag[]>();
@@ -103,5 +104,5 @@ export function readRaterSignalFlags(db: Db, batchId: number): { grounds: Signal
     const flags = signals.flagsOf(id).map((flag) => ({ flag, rule: signalFlagRule(flag, quality), exclusion_ground: grounds.includes(flag) }));
     if (flags.length > 0) byRater.set(id, flags);
   }
-  return { grounds, byRater };
+  return { grounds, byRater, signals: signals.byRater };
 }

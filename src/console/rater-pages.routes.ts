@@ -12,7 +12,8 @@ import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { type Page, parsePage } from './pagination.js';
 import { PARTICIPANT_FORMS, participantsCsv } from './participants-csv.js';
 import { type Decision, DECISIONS, decideParticipant, outcomeOf, minutesSpent } from '../recruiting/participant-decision.js';
-import { readBatchSignals } from '../analysis/quality-signals.queries.js';
+import { findRaterSignals } from '../analysis/rater-signals.queries.js';
+import { type SignalFlag, signalFlags } from '../analysis/quality-signals.js';
 import { qualityFlags } from '../analysis/rater-quality.js';
 import { createRaterQualityLookup, qualityOfFigures, qualityStateOf, type RaterQualityLookup, type StoredRaterQuality } from '../recruiting/rater-quality-lookup.js';
 import { currentFigures, participantOf, type QualityContext, qualityContextOf } from '../recruiting/decided-participants.js';
@@ -199,12 +200,12 @@ function showRaters(deps: ConsoleDeps, lookup: RaterQualityLookup): RouteHandler
     const batch = requireBatchView(deps, req);
     const page = parsePage(req.query, RATERS_PER_PAGE);
     const { source, q, listed, figureOf } = await raterPageOf(deps, lookup, batch, page, async () => true);
-    const signals = readBatchSignals(db, batch.id, batch.settings.quality);
+    const signals = findRaterSignals(db, batch.id, listed.map((r) => r.id));
     const rows = listed.map((r) => {
       const p = participantOf(r, q, figureOf);
       const includeRefusal = r.excluded === 1 ? inclusionRefusal(r) : null;
-      const signalFlags = signals.flagsOf(r.id);
-      return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: signals.byRater.get(r.id) ?? null, signalFlags };
+      const own = signals.get(r.id);
+      return { rater: r, judge: p.judge, quality: p.figures, qualityState: p.quality, flags: p.flags, includeRefusal, outcome: outcomeOf(r.status), signals: own ?? null, signalFlags: signalFlags(own, batch.settings.quality) };
     });
     renderPage(res, 'raters', { title: `Raters of ${batch.name}`, batch, rows, page, total: countBatchRaters(db, batch.id), analysis: analysisNote(source) });
   };
@@ -242,10 +243,10 @@ function showParticipants(deps: ConsoleDeps, lookup: RaterQualityLookup, countsM
     const batch = requireBatchView(deps, req);
     const page = parsePage(req.query, RATERS_PER_PAGE);
     const { source, q, listed, figureOf, more: counts } = await raterPageOf(deps, lookup, batch, page, (from, context) => decisionCounts(db, countsMemo, batch, context, from));
-    const signals = readBatchSignals(db, batch.id, batch.settings.quality);
+    const signals = findRaterSignals(db, batch.id, listed.map((r) => r.id));
     const rows = listed.map((r) => {
       const p = participantOf(r, q, figureOf);
-      return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signals.flagsOf(r.id) };
+      return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signalFlags(signals.get(r.id), batch.settings.quality) };
     });
     const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
     renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
@@ -262,14 +263,14 @@ function downloadParticipantsCsv(deps: ConsoleDeps, lookup: RaterQualityLookup):
     const figureOf = await currentFigures(db, batch.id, { lookup, clock });
     if (!figureOf) throw new HttpError(404, 'No batch has this id.');
     const q = qualityContext(db, lookup, batch);
-    const signals = query.form === 'full' ? readBatchSignals(db, batch.id, batch.settings.quality) : null;
     res.type('text/csv; charset=utf-8');
     res.attachment(`batch-${batch.id}-participants-${query.form}.csv`);
     // Written in parts of CSV_PART raters, yielding between parts, so that a batch of 50,000 raters does not hold
     // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
     for (let after = 0, header = true; ; header = false) {
       const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-      res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: signals?.flagsOf(r.id) ?? [] })), query.form, query.amount, { header }));
+      const flagsOf = partSignalFlags(db, batch, query.form === 'full' ? part.map((r) => r.id) : []);
+      res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: flagsOf(r.id) })), query.form, query.amount, { header }));
       const last = part.at(-1);
       if (!last || part.length < CSV_PART) break;
       after = last.id;
@@ -277,6 +278,12 @@ function downloadParticipantsCsv(deps: ConsoleDeps, lookup: RaterQualityLookup):
     }
     res.end();
   };
+}
+
+/** The signal flags of these raters (a CSV part's), from the signals stored with the batch's analysis (migration 078). */
+function partSignalFlags(db: Db, batch: BatchView, raterIds: readonly number[]): (raterId: number) => SignalFlag[] {
+  const signals = findRaterSignals(db, batch.id, raterIds);
+  return (raterId) => signalFlags(signals.get(raterId), batch.settings.quality);
 }
 
 function showContentReports(deps: ConsoleDeps): RouteHandler {

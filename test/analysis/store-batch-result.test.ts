@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { storeBatchResult } from '../../src/analysis/analysis-worker.js';
 import { compressReport } from '../../src/analysis/stored-report.js';
-import { makeBatch } from '../helpers/factories.js';
+import { findRaterSignals, listStoredSignals, planSignalChanges, signalRowsOf } from '../../src/analysis/rater-signals.queries.js';
+import { makeBatch, makeRater } from '../helpers/factories.js';
 import { createTestDb } from '../helpers/test-db.js';
 
 /** Another process that takes the database's write lock, says so, and holds it for `ms`; resolves with its exit. */
@@ -33,7 +34,7 @@ describe('storeBatchResult', () => {
       { judge: 'aaaa', judgments: 3, median_seconds: 20, majority_agreement: 1, left_rate: 0.5 },
       { judge: 'bbbb', judgments: 2, median_seconds: 14, majority_agreement: 0.5, left_rate: 1 },
     ];
-    const result = { version: 'v1', report: compressReport('{}'), pageReport: compressReport('{}'), plots: [], figures, now: new Date() };
+    const result = { version: 'v1', report: compressReport('{}'), pageReport: compressReport('{}'), plots: [], figures, signals: [], now: new Date() };
 
     const holder = await holdWriteLock(path, 400);
     const started = performance.now();
@@ -55,5 +56,28 @@ describe('storeBatchResult', () => {
       { judge: 'aaaa', from_parts: parts, judgments: 3 },
       { judge: 'bbbb', from_parts: next, judgments: 3 },
     ]);
+  });
+
+  it("stores the raters' signals beside the result: only the changed rows are written, a rater gone since is neither kept nor written back", async () => {
+    const { db } = createTestDb();
+    const { batchId } = makeBatch(db, {});
+    const [first, second, third] = [0, 1, 2].map(() => makeRater(db, { batchId })) as [number, number, number];
+    const counts = (judgments: number, pasted = 0) => ({ judgments, measured: judgments, implausible: 0, pasted, typed: judgments - pasted, underReadingFloor: 0, beforeSecond: 0, sameAsOtherRater: 0, copiedFromPage: 0, keys: { '1': judgments } });
+    const signals = signalRowsOf(new Map([[first, counts(3)], [second, counts(2, 2)], [third, counts(1)]]));
+    const result = { version: 'v1', report: compressReport('{}'), pageReport: compressReport('{}'), plots: [], figures: [], signals, now: new Date() };
+    await expect(storeBatchResult(db, batchId, result)).resolves.toBe('stored');
+    expect(findRaterSignals(db, batchId, [first, second, third])).toEqual(new Map([[first, counts(3)], [second, counts(2, 2)], [third, counts(1)]]));
+
+    // The next result: the first rater answered once more, the third was erased after the worker read the signals.
+    db.prepare('DELETE FROM raters WHERE id = ?').run(third);
+    const next = signalRowsOf(new Map([[first, counts(4)], [second, counts(2, 2)], [third, counts(1)]]));
+    const changes = planSignalChanges(listStoredSignals(db, batchId), next);
+    expect(changes.map((c) => (c.op === 'upsert' ? c.row.rater_id : -1))).toEqual([first, third]);
+    await expect(storeBatchResult(db, batchId, { ...result, version: 'v2', signals: next })).resolves.toBe('stored');
+    expect(findRaterSignals(db, batchId, [first, second, third])).toEqual(new Map([[first, counts(4)], [second, counts(2, 2)]]));
+
+    // A rater the new result does not have (their judgments erased) loses the row.
+    await expect(storeBatchResult(db, batchId, { ...result, version: 'v3', signals: next.filter((r) => r.rater_id !== second) })).resolves.toBe('stored');
+    expect([...findRaterSignals(db, batchId, [first, second, third]).keys()]).toEqual([first]);
   });
 });

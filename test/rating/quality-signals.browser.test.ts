@@ -5,6 +5,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awaitBatchAnalysis } from '../../src/analysis/background-analysis.js';
 import { signIn, tokenFor } from '../auth/session-helpers.js';
 import { launchBrowser, serve } from '../helpers/browser.js';
 import { buildTestApp } from '../helpers/test-app.js';
@@ -73,6 +74,8 @@ describe('quality signals in Chromium (issue 43)', () => {
       const shares = (api.body.data as { reason_pasted_share: number | null; keystrokes: number }[]).map((j) => j.reason_pasted_share).sort();
       expect(shares).toEqual([0, 1]);
 
+      // The table shows the signals the analysis worker stored with the batch's analysis: the researcher waits for it.
+      await awaitBatchAnalysis(built.db, seeded.batchId, { now: () => new Date(), fresh: true });
       const table = await admin.agent.get(`/console/batches/${seeded.batchId}/raters`).expect(200);
       const rowOf = (id: number) => new RegExp(`data-rater="${id}">([\\s\\S]*?)</tr>`).exec(table.text)?.[1] ?? '';
       expect(rowOf(typist)).toMatch(/data-testid="reasons-typed-pasted">1 \/ 0</);
@@ -155,6 +158,7 @@ describe('"one key" in Chromium (issue 43)', () => {
       expect(built.db.prepare("SELECT count(*) FROM answer_signals WHERE telemetry = 'plausible'").pluck().get()).toBe(21);
 
       const admin = await signIn(built.app, built.db, 'admin');
+      await awaitBatchAnalysis(built.db, seeded.batchId, { now: () => new Date(), fresh: true });
       const table = await admin.agent.get(`/console/batches/${seeded.batchId}/raters`).expect(200);
       const rowOf = (id: number) => new RegExp(`data-rater="${id}">([\\s\\S]*?)</tr>`).exec(table.text)?.[1] ?? '';
       expect(rowOf(keyer)).toContain('one key');
