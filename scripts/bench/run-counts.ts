@@ -1,9 +1,11 @@
 // The console's run counts (run page and its polled progress.json, runs list, API, simulation card) with many model
 // calls stored: read from run_totals (migration 024), against counting the rows as the pages did before, measured in
 // the same process on the same file. A call's row holds its whole request and response, so counting calls reads them.
-//   npx tsx scripts/bench/run-counts.ts [--calls 90000] [--runs 3]
+// Then the run page's list of dialogues, a page of 50 of a run of --dialogues (20 turns each), read in the order of
+// its index (migration 079) against the same query with the index dropped (every dialogue read, counted and sorted).
+//   npx tsx scripts/bench/run-counts.ts [--calls 90000] [--runs 3] [--dialogues 100000]
 import { join } from 'node:path';
-import { findRunWithCounts, listRunsWithCounts } from '../../src/console/run-list.queries.js';
+import { findRunWithCounts, listRunDialogues, listRunsWithCounts } from '../../src/console/run-list.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { runCallTotals } from '../../src/generation/call.queries.js';
@@ -20,6 +22,7 @@ const option = (name: string, fallback: string) => {
 };
 const CALLS = Number(option('calls', '90000'));
 const RUNS = Number(option('runs', '3'));
+const DIALOGUES = Number(option('dialogues', '100000'));
 const now = new Date('2026-11-25T10:00:00Z');
 
 const dir = benchDir('simarena-run-counts-');
@@ -66,4 +69,38 @@ const rows: [string, number][] = [
 ];
 console.log(`baseline, one run's counts taken from the rows: ${baseline.toFixed(1)} ms (median of 7)`);
 for (const [what, ms] of rows) console.log(`${what.padEnd(48)} ${ms.toFixed(2)} ms = 1/${Math.round(baseline / Math.max(ms, 0.001))} of the baseline`);
+
+// The run page's dialogue list: a run of DIALOGUES dialogues over the library's casts, every 97th failed.
+const casts = db.prepare('SELECT scenario_id, id FROM casts ORDER BY id').all() as { scenario_id: string; id: number }[];
+const bigRun = insertSimpleRun(db, { name: 'bench run of many dialogues', kind: 'generation', state: 'complete', model: 'bench-model', modes: ['AGENTS', 'SCRIPT', 'MINDREADERS'] }, now);
+const seeded = performance.now();
+db.transaction(() => {
+  const modes = ['AGENTS', 'SCRIPT', 'MINDREADERS'] as const;
+  const turns = db.prepare(
+    `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < 19)
+     INSERT INTO turns (dialogue_id, idx, speaker, action, text) SELECT :id, n, 1 + n % 2, 'speak', 'a turn of about the usual length, said' FROM seq`,
+  );
+  for (let i = 0; i < DIALOGUES; i++) {
+    const cast = casts[i % casts.length] as { scenario_id: string; id: number };
+    const round = Math.floor(i / casts.length);
+    const id = insertDialogue(
+      db,
+      { runId: bigRun, scenarioId: cast.scenario_id, castId: cast.id, sampleIndex: Math.floor(round / 3), mode: modes[round % 3] as (typeof modes)[number], model: 'bench-model', origin: 'generated', state: i % 97 === 0 ? 'failed' : 'complete' },
+      now,
+    );
+    turns.run({ id });
+  }
+})();
+console.log(`\n${DIALOGUES} dialogues of 20 turns stored in one run (${((performance.now() - seeded) / 1000).toFixed(1)} s); the run page's list, 50 a page, median of 7:`);
+const middle = Math.floor(DIALOGUES / 2 / 50) * 50;
+const pageTimes = () => ({ first: time(() => listRunDialogues(db, bigRun, 50, 0)), middle: time(() => listRunDialogues(db, bigRun, 50, middle)) });
+const indexed = pageTimes();
+const indexSql = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE name = 'dialogues_run_page'").pluck().get();
+if (!indexSql) throw new Error('index dialogues_run_page is missing');
+db.exec('DROP INDEX dialogues_run_page');
+const unindexed = pageTimes();
+db.exec(indexSql);
+for (const [what, key] of [['first page', 'first'], [`page at offset ${middle}`, 'middle']] as const) {
+  console.log(`  ${what.padEnd(22)} ${indexed[key].toFixed(2)} ms in the index's order against ${unindexed[key].toFixed(1)} ms without it = ${(indexed[key] / unindexed[key]).toFixed(3)}`);
+}
 db.close();

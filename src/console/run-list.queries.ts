@@ -75,6 +75,7 @@ export type RunDialogueRow = {
   turns: number;
 };
 
+/** A page of the run's dialogues, failed ones first; read in the order of index dialogues_run_page (migration 079). */
 export function listRunDialogues(db: Db, runId: number, limit: number, offset: number): RunDialogueRow[] {
   return db
     .prepare<{ runId: number; limit: number; offset: number }, RunDialogueRow>(
