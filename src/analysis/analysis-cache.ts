@@ -231,11 +231,7 @@ export function getBatchAnalysis(
   const input = loadBatchAnalysisInput(db, batchId);
   if (!input) return null;
   const report = analyzeBatchInput(input, { now, seed, bootstrap, targetHalfWidth: target });
-  const gzip = compressReport(JSON.stringify(report));
-  db.transaction(() => {
-    storeAnalysis(db, batchId, version, gzip, now);
-    replaceRaterSignals(db, batchId, input.signals.stored);
-  })();
+  storeResultInProcess(db, batchId, version, compressReport(JSON.stringify(report)), now, input.signals.stored);
   return pick(report);
 }
 
@@ -261,6 +257,17 @@ export function storeAnalysis(db: Db, batchId: number, version: string, result: 
      ON CONFLICT (batch_id) DO UPDATE SET data_version = excluded.data_version, result = excluded.result, computed_at = excluded.computed_at,
        page_report = excluded.page_report, parts_id = excluded.parts_id`,
   ).run({ b: batchId, version, result, at: now.toISOString(), page: parts?.report ?? null, partsId: parts?.id ?? null });
+}
+
+/**
+ * A result computed in the server's or the CLI's process (no page parts), stored in one transaction with its raters'
+ * signal rows (migration 078), which the worker writes in parts of their own instead (storeBatchResult).
+ */
+export function storeResultInProcess(db: Db, batchId: number, version: string, result: Buffer, now: Date, signals: readonly StoredSignalRow[]): void {
+  db.transaction(() => {
+    storeAnalysis(db, batchId, version, result, now);
+    replaceRaterSignals(db, batchId, signals);
+  })();
 }
 
 /** When the cached analysis of a batch was computed, or null when there is none. */

@@ -4,12 +4,11 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/connection.js';
 import { UserFacingError } from '../errors/user-facing-error.js';
 import type { AnalysisReport } from './analysis-report.js';
-import { analysisVersion, storeAnalysis } from './analysis-cache.js';
+import { analysisVersion, storeResultInProcess } from './analysis-cache.js';
 import { DEFAULT_BOOTSTRAP, DEFAULT_SEED } from './analyze.js';
 import { type AnalysisJobResult, type BatchAnalysisJob, type BundleFilesJob, runAnalysisJob, runBundleFilesJob, type WorkerJob } from './analysis-worker.js';
 import { batchChangeKey, findBatchForAnalysis } from './batch-judgments.queries.js';
 import { paperDataVersion } from './paper-table.queries.js';
-import { replaceRaterSignals } from './rater-signals.queries.js';
 import type { PooledReport } from './pooled-analysis.js';
 import { computePooledAnalysis, PooledBatchesError } from './pooled-batches.js';
 import { compressReport, decompressReport, gzipHoldsReport, looksLikeGzip, looksLikeReportJson, parseStoredReport, type StoredResult } from './stored-report.js';
@@ -237,13 +236,7 @@ function startRefresh(db: Db, batchId: number, now: () => Date): Promise<Analysi
     state.running = null;
     if (result.kind === 'computed' || result.kind === 'stored') state.lastDurationMs = performance.now() - started;
     // The handle may have been closed meanwhile (shutdown, end of a test): then the result has nowhere to go.
-    if (result.kind === 'computed' && db.open) {
-      const stored = compressReport(result.result);
-      db.transaction(() => {
-        storeAnalysis(db, batchId, result.version, stored, now());
-        replaceRaterSignals(db, batchId, result.signals);
-      })();
-    }
+    if (result.kind === 'computed' && db.open) storeResultInProcess(db, batchId, result.version, compressReport(result.result), now(), result.signals);
     if (result.kind === 'failed') process.emitWarning(`analysis of batch ${batchId} failed: ${result.message}`);
     if ((result.kind === 'computed' || result.kind === 'stored' || result.kind === 'unchanged') && db.open) {
       const version = storedVersionOf(db, batchId);

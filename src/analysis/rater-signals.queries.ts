@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
+import { parseJsonColumn } from '../db/json-column.js';
 import type { RaterSignals } from './quality-signals.js';
 
 // analysis_rater_signals (migration 078): each rater's quality-signal counts of the batch's last computed analysis,
@@ -85,14 +86,11 @@ export function findRaterSignals(db: Db, batchId: number, raterIds: readonly num
     )
     .all({ b: batchId, ids: JSON.stringify(raterIds) });
   for (const row of rows) {
-    let value: unknown;
     try {
-      value = JSON.parse(row.signals);
+      out.set(row.rater_id, parseJsonColumn(countsSchema, row.signals, `analysis_rater_signals of rater ${row.rater_id}`));
     } catch {
-      continue;
+      // Damaged: no signals shown for this rater; the batch's next analysis writes the row again.
     }
-    const parsed = countsSchema.safeParse(value);
-    if (parsed.success) out.set(row.rater_id, parsed.data);
   }
   return out;
 }

@@ -243,10 +243,10 @@ function showParticipants(deps: ConsoleDeps, lookup: RaterQualityLookup, countsM
     const batch = requireBatchView(deps, req);
     const page = parsePage(req.query, RATERS_PER_PAGE);
     const { source, q, listed, figureOf, more: counts } = await raterPageOf(deps, lookup, batch, page, (from, context) => decisionCounts(db, countsMemo, batch, context, from));
-    const signals = findRaterSignals(db, batch.id, listed.map((r) => r.id));
+    const flagsOf = signalFlagsOf(db, batch, listed.map((r) => r.id));
     const rows = listed.map((r) => {
       const p = participantOf(r, q, figureOf);
-      return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: signalFlags(signals.get(r.id), batch.settings.quality) };
+      return { ...p, ...decideParticipant(p), outcome: outcomeOf(r.status), minutes: minutesSpent(r), signalFlags: flagsOf(r.id) };
     });
     const total = DECISIONS.reduce((sum, d) => sum + counts[d], 0);
     renderPage(res, 'participants', { title: `Participants of ${batch.name}`, batch, rows, counts, page, total, analysis: analysisNote(source) });
@@ -269,7 +269,7 @@ function downloadParticipantsCsv(deps: ConsoleDeps, lookup: RaterQualityLookup):
     // the raters' requests for the whole list. Each part is its own query (keyset on the rater id).
     for (let after = 0, header = true; ; header = false) {
       const part = listParticipantsAfter(db, batch.id, after, CSV_PART);
-      const flagsOf = partSignalFlags(db, batch, query.form === 'full' ? part.map((r) => r.id) : []);
+      const flagsOf = signalFlagsOf(db, batch, query.form === 'full' ? part.map((r) => r.id) : []);
       res.write(participantsCsv(part.map((r) => ({ ...participantOf(r, q, figureOf), signals: flagsOf(r.id) })), query.form, query.amount, { header }));
       const last = part.at(-1);
       if (!last || part.length < CSV_PART) break;
@@ -280,8 +280,8 @@ function downloadParticipantsCsv(deps: ConsoleDeps, lookup: RaterQualityLookup):
   };
 }
 
-/** The signal flags of these raters (a CSV part's), from the signals stored with the batch's analysis (migration 078). */
-function partSignalFlags(db: Db, batch: BatchView, raterIds: readonly number[]): (raterId: number) => SignalFlag[] {
+/** The signal flags of these raters (a page's, a CSV part's), from the signals stored with the batch's analysis (migration 078). */
+function signalFlagsOf(db: Db, batch: BatchView, raterIds: readonly number[]): (raterId: number) => SignalFlag[] {
   const signals = findRaterSignals(db, batch.id, raterIds);
   return (raterId) => signalFlags(signals.get(raterId), batch.settings.quality);
 }
