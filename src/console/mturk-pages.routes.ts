@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
-import { listBatchOperations, listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
+import { listBatchPlatformLinks } from '../recruiting/platform-operations.queries.js';
 import { formatMinor } from '../recruiting/prolific-plan.js';
 import { describeMturkPlan, expireMturkHits, mturkStatus, publishOnMturk, settleOnMturk } from '../recruiting/mturk-workflows.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parseInput } from '../web/validate.js';
+import { parsePage } from './pagination.js';
 import { requireBatchView } from './batch-pages.routes.js';
-import { orProblem, platformDepsOf } from './platform-pages.js';
+import { operationLogOf, orProblem, platformDepsOf } from './platform-pages.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 
 // MTurk from the console (issue 41): one page with the publish dry run and its typed confirmation, the status panel
@@ -29,12 +30,12 @@ export function mturkRoutes(deps: ConsoleDeps): RouteSpec[] {
       access: 'researcher',
       handler: async (req, res, user) => {
         const batch = requireBatchView(deps, req);
+        const logPage = parsePage(req.query);
         const published = listBatchPlatformLinks(db, batch.id, 'mturk').some((l) => l.kind === 'hit');
         const preview = published ? null : await orProblem(() => publishOnMturk(workflowDeps(user), batch.id, { dryRun: true }));
         const status = published ? await orProblem(() => mturkStatus(workflowDeps(user), batch.id)) : null;
         const settle = published && user.role === 'admin' ? await orProblem(() => settleOnMturk(workflowDeps(user), batch.id, { dryRun: true })) : null;
-        const operations = listBatchOperations(db, batch.id, 'mturk').reverse();
-        renderPage(res, 'mturk', { title: `MTurk: ${batch.name}`, batch, preview, status, settle, settleLines: settle?.value ? describeMturkPlan(settle.value.plan) : [], operations, formatMinor, platformLabel: 'MTurk' });
+        renderPage(res, 'mturk', { title: `MTurk: ${batch.name}`, batch, preview, status, settle, settleLines: settle?.value ? describeMturkPlan(settle.value.plan) : [], ...operationLogOf(db, batch.id, 'mturk', logPage), formatMinor, platformLabel: 'MTurk' });
       },
     },
     {

@@ -2,14 +2,15 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { RouteSpec } from '../auth/route-table.js';
 import type { SessionUser } from '../auth/session-user.js';
-import { findProlificStudyId, listBatchOperations } from '../recruiting/platform-operations.queries.js';
+import { findProlificStudyId } from '../recruiting/platform-operations.queries.js';
 import { formatMinor, formatUtc } from '../recruiting/prolific-plan.js';
 import { type SettleResult, settleOnProlific } from '../recruiting/prolific-settle.js';
 import { prolificStatus, publishOnProlific, transitionProlificStudy } from '../recruiting/prolific-workflows.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { parseInput } from '../web/validate.js';
+import { parsePage } from './pagination.js';
 import { requireBatchView } from './batch-pages.routes.js';
-import { orProblem, platformDepsOf } from './platform-pages.js';
+import { operationLogOf, orProblem, platformDepsOf } from './platform-pages.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
 
 // Prolific from the console (issue 41): the publish dry run with a typed confirmation, the status panel comparing
@@ -34,7 +35,6 @@ function settleFlash({ sent, currency, problems }: SettleResult): string {
 export function prolificRoutes(deps: ConsoleDeps): RouteSpec[] {
   const { db } = deps;
   const workflowDeps = (user: SessionUser) => platformDepsOf(deps, user);
-  const operationsOf = (batchId: number) => listBatchOperations(db, batchId, 'prolific').reverse();
   /** Settles (resending the bonus payment `confirmUnpaid` names, on the admin's word), then shows the settle page. */
   const settleThenShow = async (req: Request, res: Response, user: SessionUser, confirmUnpaid?: string) => {
     const batchId = idParam(req);
@@ -48,10 +48,11 @@ export function prolificRoutes(deps: ConsoleDeps): RouteSpec[] {
       access: 'researcher',
       handler: async (req, res, user) => {
         const batch = requireBatchView(deps, req);
+        const logPage = parsePage(req.query);
         const studyId = findProlificStudyId(db, batch.id) ?? null;
         const preview = studyId ? null : await orProblem(() => publishOnProlific(workflowDeps(user), batch.id, { dryRun: true }));
         const status = studyId ? await orProblem(() => prolificStatus(workflowDeps(user), batch.id)) : null;
-        renderPage(res, 'prolific', { title: `Prolific: ${batch.name}`, batch, studyId, preview, status, operations: operationsOf(batch.id), formatMinor, formatUtc });
+        renderPage(res, 'prolific', { title: `Prolific: ${batch.name}`, batch, studyId, preview, status, ...operationLogOf(db, batch.id, 'prolific', logPage), formatMinor, formatUtc });
       },
     },
     {
@@ -71,8 +72,9 @@ export function prolificRoutes(deps: ConsoleDeps): RouteSpec[] {
       access: 'admin',
       handler: async (req, res, user) => {
         const batch = requireBatchView(deps, req);
+        const logPage = parsePage(req.query);
         const plan = await orProblem(() => settleOnProlific(workflowDeps(user), batch.id, { dryRun: true }));
-        renderPage(res, 'prolific-settle', { title: `Settle payments: ${batch.name}`, batch, plan, operations: operationsOf(batch.id), formatMinor, formatUtc });
+        renderPage(res, 'prolific-settle', { title: `Settle payments: ${batch.name}`, batch, plan, ...operationLogOf(db, batch.id, 'prolific', logPage), formatMinor, formatUtc });
       },
     },
     {

@@ -186,6 +186,37 @@ export function listBatchOperations(db: Db, batchId: number, platform?: Platform
     .all({ batchId, platform: platform ?? null });
 }
 
+/** The columns the console's log shows of an operation (not the request and answer JSON, which it does not show). */
+export type OperationLogRow = Pick<
+  PlatformOperationRow,
+  'id' | 'created_at' | 'kind' | 'platform_object_id' | 'participant_id' | 'amount_minor' | 'currency' | 'state' | 'attempts' | 'actor' | 'error'
+>;
+
+/**
+ * One page of a batch's operations on a platform, newest first: the console's log of what was sent. A batch settled on
+ * MTurk has an approval and a bonus per worker, so the log is read a page at a time, in the order of index
+ * platform_operations_log (migration 081).
+ */
+export function listBatchOperationsPage(db: Db, batchId: number, platform: Platform, limit: number, offset: number): OperationLogRow[] {
+  return db
+    .prepare<{ batchId: number; platform: Platform; limit: number; offset: number }, OperationLogRow>(
+      `SELECT id, created_at, kind, platform_object_id, participant_id, amount_minor, currency, state, attempts, actor, error
+       FROM platform_operations WHERE batch_id = :batchId AND platform = :platform ORDER BY id DESC LIMIT :limit OFFSET :offset`,
+    )
+    .all({ batchId, platform, limit, offset });
+}
+
+export type OperationTally = { kind: OperationKind; state: OperationState; n: number };
+
+/** How many of a batch's operations on a platform are of each kind and state (read from index platform_operations_by_batch). */
+export function tallyBatchOperations(db: Db, batchId: number, platform: Platform): OperationTally[] {
+  return db
+    .prepare<{ batchId: number; platform: Platform }, OperationTally>(
+      `SELECT kind, state, count(*) AS n FROM platform_operations WHERE batch_id = :batchId AND platform = :platform GROUP BY kind, state ORDER BY kind, state`,
+    )
+    .all({ batchId, platform });
+}
+
 export type OperationLineRow = { operation_id: number; participant_id: string; submission_id: string | null; amount_minor: number | null };
 
 export function listOperationLines(db: Db, operationId: number): OperationLineRow[] {
