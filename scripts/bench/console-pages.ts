@@ -7,7 +7,7 @@ import { countBatchJudgmentsForApi, listBatchJudgmentsForApi, pageAfter } from '
 import { getBatchRow } from '../../src/batches/batch.queries.js';
 import { listRunChoices } from '../../src/console/batch-form.queries.js';
 import { batchMedianSeconds } from '../../src/analysis/batch-median-time.queries.js';
-import { batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
+import { attentionCounts, batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
@@ -117,4 +117,32 @@ for (const [what, before, after] of rows) {
   console.log(`${what.padEnd(52)} before ${before.toFixed(1).padStart(7)} ms, now ${after.toFixed(2).padStart(7)} ms = ${(after / before).toFixed(3)} of before`);
 }
 console.log(`the whole of progress.json now (batchProgress, the batch page's poll): ${progressMs.toFixed(1)} ms`);
+
+// Attention checks at a tenth of the judgments (the seeded batch has none): every tenth pair made an attention pair,
+// its judgments gold and one in seven answered wrong, the counters of migration 082 set as its own backfill sets them.
+// Before it, progress.json counted them from the judgments on each poll.
+const oldAttention = db.prepare<{ batchId: number }, { n: number; passed: number | null }>(
+  `SELECT count(*) AS n, sum(j.correct) AS passed FROM pairs p CROSS JOIN judgments j
+   WHERE p.batch_id = :batchId AND p.kind = 'attention' AND j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0`,
+);
+db.transaction(() => {
+  const triggers = db.prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('pairs', 'judgments')").all();
+  for (const t of triggers) db.exec(`DROP TRIGGER ${t.name}`);
+  db.prepare("UPDATE pairs SET kind = 'attention', comparison_id = NULL, expected = 'a' WHERE batch_id = :batchId AND kind = 'regular' AND id % 10 = 0").run({ batchId });
+  db.prepare("UPDATE judgments SET is_gold = 1, correct = (id % 7 <> 0) WHERE batch_id = :batchId AND pair_id IN (SELECT id FROM pairs WHERE batch_id = :batchId AND kind = 'attention')").run({ batchId });
+  db.prepare(
+    `UPDATE batch_judgment_counts SET (attention_checks, attention_passed) = (SELECT n, coalesce(passed, 0) FROM (${oldAttention.source.replaceAll(':batchId', 'batch_judgment_counts.batch_id')}))
+     WHERE batch_id = :batchId`,
+  ).run({ batchId });
+  for (const t of triggers) db.exec(t.sql);
+})();
+const attention = oldAttention.get({ batchId }) ?? { n: 0, passed: null };
+const withChecks = batchProgress(db, batchId, now);
+if (withChecks?.attention_checks !== attention.n || withChecks.attention_pass_rate !== (attention.passed ?? 0) / attention.n) throw new Error('the attention counts differ');
+const attentionBefore = time(() => oldAttention.get({ batchId }));
+const attentionNow = time(() => attentionCounts(db, batchId));
+console.log(
+  `attention checks, ${attention.n.toLocaleString('en')} answered (progress.json's pass rate): before ${attentionBefore.toFixed(1)} ms, now ${attentionNow.toFixed(2)} ms; ` +
+    `the whole of progress.json with them: ${time(() => batchProgress(db, batchId, now)).toFixed(1)} ms`,
+);
 db.close();

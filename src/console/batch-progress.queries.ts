@@ -100,6 +100,18 @@ export function batchRaterCounts(db: Db, batchId: number, now: Date): RaterCount
 }
 
 /**
+ * A batch's attention-check answers and those answered right, from the counters kept with the answers (migration 082):
+ * counted from the judgments on each poll of the batch page, they took 76–85 ms at a million judgments.
+ */
+export function attentionCounts(db: Db, batchId: number): { n: number; passed: number } {
+  return (
+    db
+      .prepare<{ batchId: number }, { n: number; passed: number }>('SELECT attention_checks AS n, attention_passed AS passed FROM batch_judgment_counts WHERE batch_id = :batchId')
+      .get({ batchId }) ?? { n: 0, passed: 0 }
+  );
+}
+
+/**
  * The live figures of a batch page: judgments accepted against needed, pairs complete, raters active now, median time
  * per judgment, attention-check pass rate, and the current win rate of each comparison (excluded raters left out;
  * Wilson 95% interval among decisive judgments, as in the analysis report).
@@ -114,13 +126,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     .get({ batchId, k }) as number;
   const raters = batchRaterCounts(db, batchId, now);
   const judgments = judgmentCounts(db, batchId).regular;
-  const attention = db
-    .prepare<{ batchId: number }, { n: number; passed: number | null }>(
-      // From the batch's few attention pairs to their judgments (CROSS JOIN keeps that order), not through all judgments.
-      `SELECT count(*) AS n, sum(j.correct) AS passed FROM pairs p CROSS JOIN judgments j
-       WHERE p.batch_id = :batchId AND p.kind = 'attention' AND j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0`,
-    )
-    .get({ batchId }) ?? { n: 0, passed: null };
+  const attention = attentionCounts(db, batchId);
   const reportsOpen = db.prepare('SELECT count(*) FROM content_reports WHERE batch_id = :batchId AND resolved_at IS NULL').pluck().get({ batchId }) as number;
   const comparisons = db
     .prepare<{ batchId: number }, { id: number; a: string; b: string; wins_a: number; wins_b: number; ties: number }>(
@@ -152,7 +158,7 @@ export function batchProgress(db: Db, batchId: number, now: Date): BatchProgress
     raters_excluded: raters.excluded,
     median_seconds: batchMedianSeconds(db, batchId),
     attention_checks: attention.n,
-    attention_pass_rate: attention.n > 0 ? (attention.passed ?? 0) / attention.n : null,
+    attention_pass_rate: attention.n > 0 ? attention.passed / attention.n : null,
     reports_open: reportsOpen,
     comparisons,
     updated_at: now.toISOString(),
