@@ -183,9 +183,10 @@ export type RunEndpoint = { base_url: string | null; calls: number; ok: number; 
 export function listRunEndpoints(db: Db, runId: number): RunEndpoint[] {
   return db
     .prepare<{ runId: number }, RunEndpoint>(
-      // Read from the index llm_calls_by_run_endpoint alone (migration 038), never the calls' requests and answers.
-      `SELECT base_url, count(*) AS calls, coalesce(sum(status = 'ok'), 0) AS ok, count(DISTINCT CASE WHEN status = 'ok' THEN dialogue_id END) AS dialogues
-       FROM llm_calls WHERE run_id = :runId GROUP BY base_url ORDER BY min(id)`,
+      // From the counters kept with the calls (migration 083): a row per endpoint and one per dialogue it answered.
+      `SELECT nullif(t.base_url, '') AS base_url, t.calls, t.ok,
+         (SELECT count(*) FROM run_endpoint_dialogues d WHERE d.run_id = t.run_id AND d.base_url = t.base_url AND d.ok > 0) AS dialogues
+       FROM run_endpoint_totals t WHERE t.run_id = :runId ORDER BY t.first_call_id`,
     )
     .all({ runId });
 }
