@@ -10,6 +10,7 @@ import { batchMedianSeconds } from '../../src/analysis/batch-median-time.queries
 import { attentionCounts, batchProgress, batchRaterCounts } from '../../src/console/batch-progress.queries.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrate.js';
+import { judgmentsAfterStop } from '../../src/rating/sequential.queries.js';
 import { buildStudy, seedStoredJudgments } from './support/bench-study.js';
 import { medianMs } from './support/median-time.js';
 import { benchDir } from './support/bench-dir.js';
@@ -144,5 +145,27 @@ const attentionNow = time(() => attentionCounts(db, batchId));
 console.log(
   `attention checks, ${attention.n.toLocaleString('en')} answered (progress.json's pass rate): before ${attentionBefore.toFixed(1)} ms, now ${attentionNow.toFixed(2)} ms; ` +
     `the whole of progress.json with them: ${time(() => batchProgress(db, batchId, now)).toFixed(1)} ms`,
+);
+
+// A stopped sequential comparison's judgments after its stop (the batch page's standing, on each view): the batch's
+// comparison stopped 500 judgments before its last. Before, each pair's every judgment was read and its id compared.
+const comparisonId = db.prepare('SELECT id FROM comparisons WHERE batch_id = :batchId ORDER BY position LIMIT 1').pluck().get({ batchId }) as number;
+const lastJudgment = db.prepare('SELECT max(id) FROM judgments').pluck().get() as number;
+db.prepare("UPDATE comparisons SET stopped_at = :at, stop_reason = 'efficacy', stopped_after_judgment = :after WHERE id = :id").run({ at: now.toISOString(), after: lastJudgment - 500, id: comparisonId });
+const oldAfterStop = db.prepare(
+  `SELECT count(*) AS judgments, count(DISTINCT j.pair_id) AS pairs, count(*) FILTER (WHERE j.winner = 'a') AS a,
+     count(*) FILTER (WHERE j.winner = 'b') AS b, count(*) FILTER (WHERE j.winner = 'tie') AS ties
+   FROM comparisons c
+   JOIN pairs p INDEXED BY pairs_by_comparison ON p.comparison_id = c.id AND p.kind = 'regular' AND p.removed_at IS NULL
+   JOIN judgments j INDEXED BY judgments_by_batch ON j.batch_id = p.batch_id AND j.pair_id = p.id AND j.question_index = 0
+     AND (CASE WHEN c.stopped_after_judgment IS NULL THEN j.submitted_at > c.stopped_at ELSE j.id > c.stopped_after_judgment END)
+   JOIN raters r ON r.id = j.rater_id AND r.excluded = 0 AND r.status <> 'screened_out'
+   WHERE c.id = :id AND c.stopped_at IS NOT NULL`,
+);
+const afterStop = judgmentsAfterStop(db, comparisonId);
+if (JSON.stringify(oldAfterStop.get({ id: comparisonId })) !== JSON.stringify(afterStop)) throw new Error('the judgments after the stop differ');
+console.log(
+  `judgments after a comparison's stop (${afterStop.judgments} of them, the batch page's standing): before ${time(() => oldAfterStop.get({ id: comparisonId })).toFixed(1)} ms, ` +
+    `now ${time(() => judgmentsAfterStop(db, comparisonId)).toFixed(1)} ms`,
 );
 db.close();

@@ -101,7 +101,7 @@ export function batchRaterCounts(db: Db, batchId: number, now: Date): RaterCount
 
 /**
  * A batch's attention-check answers and those answered right, from the counters kept with the answers (migration 082):
- * counted from the judgments on each poll of the batch page, they took 76–85 ms at a million judgments.
+ * counted from the judgments on each poll of the batch page, they took 71–85 ms at a million judgments.
  */
 export function attentionCounts(db: Db, batchId: number): { n: number; passed: number } {
   return (

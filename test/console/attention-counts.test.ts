@@ -1,5 +1,5 @@
 // The batch page's attention-check figures (progress.json, polled while the page is open). They were counted from the
-// judgments on each poll, 76–85 ms at a million judgments with checks at a tenth of them (scripts/bench/console-pages.ts);
+// judgments on each poll, 71–85 ms at a million judgments with checks at a tenth of them (scripts/bench/console-pages.ts);
 // migration 082 keeps the counts with the answers. Each case checks the kept counts against that count from the rows.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 -- The batch page's live figures (progress.json, polled while the page is open) counted the batch's attention-check
 -- answers and those answered right with one aggregate over every such judgment, on the request thread: at a million
--- judgments with attention checks at a tenth of them, 76–85 ms a poll (scripts/bench/console-pages.ts). The counts are
+-- judgments with attention checks at a tenth of them, 71–85 ms a poll (scripts/bench/console-pages.ts). The counts are
 -- now kept beside the batch's other judgment counters (migration 006), in the same transaction as the answers they
 -- count. An attention check is a judgment of a pair of kind 'attention', its first question (question_index 0);
 -- record-judgment.ts marks every judgment of a non-regular pair is_gold, which keeps the triggers off regular answers.
