@@ -62,10 +62,18 @@ export type CollectedListRow = CollectedRow & {
   spoken: number;
 };
 
-/** A batch's collected dialogues, newest first, optionally of one outcome or review. */
-export function listCollected(db: Db, batchId: number, filter: { outcome?: CollectedOutcome; review?: Review } = {}): CollectedListRow[] {
+/**
+ * A page of a batch's collected dialogues, newest first, optionally of one outcome or review (the console's review
+ * list: a live study collects one per pair of participants, so the list is read a page at a time).
+ */
+export function listCollected(
+  db: Db,
+  batchId: number,
+  filter: { outcome?: CollectedOutcome; review?: Review } = {},
+  page: { limit: number; offset: number } = { limit: -1, offset: 0 },
+): CollectedListRow[] {
   return db
-    .prepare<{ batchId: number; outcome: string | null; review: string | null }, CollectedListRow>(
+    .prepare<{ batchId: number; outcome: string | null; review: string | null; limit: number; offset: number }, CollectedListRow>(
       `SELECT ${COLUMNS.split(', ')
         .map((c) => `c.${c}`)
         .join(', ')}, d.mode, d.model, d.scenario_id, d.sample_index, d.state, d.end_reason,
@@ -73,9 +81,9 @@ export function listCollected(db: Db, batchId: number, filter: { outcome?: Colle
          (SELECT count(*) FROM turns t WHERE t.dialogue_id = d.id AND t.action IN ('speak', 'non-verbal', 'action')) AS spoken
        FROM collected_dialogues c JOIN dialogues d ON d.id = c.dialogue_id
        WHERE c.batch_id = :batchId AND (:outcome IS NULL OR c.outcome = :outcome) AND (:review IS NULL OR c.review = :review)
-       ORDER BY c.dialogue_id DESC`,
+       ORDER BY c.dialogue_id DESC LIMIT :limit OFFSET :offset`,
     )
-    .all({ batchId, outcome: filter.outcome ?? null, review: filter.review ?? null });
+    .all({ batchId, outcome: filter.outcome ?? null, review: filter.review ?? null, ...page });
 }
 
 /** Counts of a batch's collected dialogues by outcome and by review, for the batch page. */

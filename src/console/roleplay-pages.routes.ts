@@ -4,7 +4,7 @@ import type { RouteHandler, RouteSpec } from '../auth/route-table.js';
 import type { BatchView } from '../batches/batch.commands.js';
 import { batchLaunchChecklist } from '../batches/batch-launch.js';
 import { roleplayOf, writeOf } from '../batches/batch.schema.js';
-import { countCollected, listCollected } from '../batches/collected.queries.js';
+import { countCollected, getCollected, listCollected } from '../batches/collected.queries.js';
 import { reviewCollectedDialogue } from '../batches/collection.js';
 import { blockingFailures } from '../batches/launch-checklist.js';
 import { raterLinks } from '../batches/rater-links.js';
@@ -12,6 +12,7 @@ import { liveSummary, playerNotes } from '../live/live-summary.queries.js';
 import { countDrafts } from '../live/write.queries.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
+import { parsePage } from './pagination.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
@@ -71,13 +72,36 @@ function minTurnsOf(batch: BatchView): number {
   return roleplayOf(batch.settings)?.turns.min ?? writeOf(batch.settings)?.writing.minTurns ?? 0;
 }
 
+/** The list's filters and page, as a query string: a review sends the reviewer back to the list they were on. */
+function listQueryOf(query: unknown): string {
+  const filter = parseInput(listQuerySchema, query, 'filter');
+  const page = parsePage(query);
+  const params = new URLSearchParams();
+  if (filter.outcome) params.set('outcome', filter.outcome);
+  if (filter.review) params.set('review', filter.review);
+  if (page.page > 1) params.set('page', String(page.page));
+  if (page.perPage !== 50) params.set('per_page', String(page.perPage));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
 function showCollected(deps: ConsoleDeps): RouteHandler {
   return (req, res) => {
     const batch = requireCollectingBatch(deps, idParam(req));
     const filter = parseInput(listQuerySchema, req.query, 'filter');
+    const page = parsePage(req.query);
     const notes = playerNotes(deps.db, batch.id);
-    const rows = listCollected(deps.db, batch.id, filter).map((row) => ({ ...row, players: notes.get(row.dialogue_id) ?? [] }));
-    renderPage(res, 'collected', { title: `Collected dialogues of ${batch.name}`, batch, rows, filter, counts: countCollected(deps.db, batch.id), minTurns: minTurnsOf(batch) });
+    const rows = listCollected(deps.db, batch.id, filter, { limit: page.perPage, offset: page.offset }).map((row) => ({ ...row, players: notes.get(row.dialogue_id) ?? [] }));
+    renderPage(res, 'collected', {
+      title: `Collected dialogues of ${batch.name}`,
+      batch,
+      rows,
+      filter,
+      page,
+      listQuery: listQueryOf(req.query),
+      counts: countCollected(deps.db, batch.id),
+      minTurns: minTurnsOf(batch),
+    });
   };
 }
 
@@ -86,10 +110,10 @@ function submitReview(deps: ConsoleDeps): RouteHandler {
     const batch = requireCollectingBatch(deps, idParam(req));
     const dialogueId = idParam(req, 'dialogueId');
     const form = parseInput(reviewFormSchema, req.body, 'review');
-    const collected = listCollected(deps.db, batch.id).find((row) => row.dialogue_id === dialogueId);
-    if (!collected) throw new HttpError(404, 'This batch collected no dialogue with this id.');
+    const back = listQueryOf(req.query);
+    if (getCollected(deps.db, dialogueId)?.batch_id !== batch.id) throw new HttpError(404, 'This batch collected no dialogue with this id.');
     reviewCollectedDialogue(deps.db, dialogueId, form.decision === 'accept' ? 'accepted' : 'rejected', { actor: user.email, note: form.note, now: deps.clock() });
-    redirectWithFlash(req, res, `/console/batches/${batch.id}/collected`, `Dialogue ${dialogueId} ${form.decision === 'accept' ? 'accepted: a rating batch over its run can now pair it' : 'rejected: it will never be rated'}.`);
+    redirectWithFlash(req, res, `/console/batches/${batch.id}/collected${back}`, `Dialogue ${dialogueId} ${form.decision === 'accept' ? 'accepted: a rating batch over its run can now pair it' : 'rejected: it will never be rated'}.`);
   };
 }
 

@@ -22,8 +22,10 @@ function seed() {
     endCollected(t.db, id, { outcome, reason: `${outcome} reason` }, NOW);
     return id;
   };
-  return { t, batchId: created.batchId, complete: dialogue(0, 'complete', 'complete'), short: dialogue(1, 'failed', 'incomplete'), reported: dialogue(2, 'complete', 'reported') };
+  return { t, batchId: created.batchId, dialogue, complete: dialogue(0, 'complete', 'complete'), short: dialogue(1, 'failed', 'incomplete'), reported: dialogue(2, 'complete', 'reported') };
 }
+
+const listed = (page: string) => [...page.matchAll(/<tr data-dialogue="(\d+)">/g)].map((m) => Number(m[1]));
 
 describe('the console for role-play batches', () => {
   it('GET /console/batches/:id of a role-play batch shows its participants, its collected dialogues and the link to review them', async () => {
@@ -64,6 +66,33 @@ describe('the console for role-play batches', () => {
     const pending = (await admin.agent.get(`/console/batches/${batchId}/collected?review=pending`).expect(200)).text;
     expect(pending).toContain(`Dialogue ${short}`);
     expect(pending).not.toContain(`Dialogue ${complete}`);
+    (t.app.locals.liveHub as LiveHub).stop();
+  });
+
+  it('GET /console/batches/:id/collected, for a batch of 63 collected dialogues, lists 50 a page, newest first, paging within the filter; a review sends the admin back to the page and filter it came from', async () => {
+    const { t, batchId, dialogue, complete, short, reported } = seed();
+    const more = Array.from({ length: 60 }, (_, i) => dialogue(3 + i, 'complete', 'complete'));
+    const newestFirst = [...more].reverse().concat([reported, short, complete]);
+    const admin = await signIn(t.app, t.db, 'admin');
+    const first = (await admin.agent.get(`/console/batches/${batchId}/collected`).expect(200)).text;
+    expect(listed(first)).toEqual(newestFirst.slice(0, 50));
+    expect(first).toContain('href="?page=2&amp;per_page=50"');
+    const second = (await admin.agent.get(`/console/batches/${batchId}/collected?page=2`).expect(200)).text;
+    expect(listed(second)).toEqual(newestFirst.slice(50));
+    expect(second).not.toContain('Older →');
+
+    // The pending ones, 10 a page: the pager keeps the filter, and a review from page 2 comes back to it.
+    const pending = (await admin.agent.get(`/console/batches/${batchId}/collected?review=pending&per_page=10&page=2`).expect(200)).text;
+    expect(listed(pending)).toEqual(newestFirst.slice(10, 20));
+    expect(pending).toContain('href="?review=pending&amp;page=3&amp;per_page=10"');
+    const target = newestFirst[12] as number;
+    expect(pending).toContain(`action="/console/batches/${batchId}/collected/${target}?review=pending&amp;page=2&amp;per_page=10"`);
+    const reviewed = await admin.agent.post(`/console/batches/${batchId}/collected/${target}?review=pending&page=2&per_page=10`).type('form').send({ _csrf: csrfFrom(pending), decision: 'accept' }).expect(303);
+    expect(reviewed.headers.location).toBe(`/console/batches/${batchId}/collected?review=pending&page=2&per_page=10`);
+    expect(t.db.prepare('SELECT review FROM collected_dialogues WHERE dialogue_id = ?').pluck().get(target)).toBe('accepted');
+    const bad = await admin.agent.get(`/console/batches/${batchId}/collected?page=0`);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('page');
     (t.app.locals.liveHub as LiveHub).stop();
   });
 });
