@@ -172,8 +172,14 @@ async function reviewRateAnalyse(): Promise<void> {
   // The incomplete one (one spoken turn) offers only Reject; the two complete ones are accepted.
   // Each review comes back to the list it was made from: the pending ones.
   for (let i = 0; i < 2; i++) {
-    await page.getByRole('button', { name: 'Accept' }).first().click();
-    await page.waitForURL(/\/collected\?review=pending$/);
+    // The list's URL is the same after the review: its flash, naming the dialogue, says the new page is there.
+    const accept = page.getByRole('button', { name: 'Accept' }).first();
+    const action = (await accept.locator('xpath=ancestor::form').getAttribute('action')) ?? '';
+    const dialogueId = /\/collected\/(\d+)\?review=pending$/.exec(action)?.[1];
+    expect(dialogueId).toBeDefined();
+    await accept.click();
+    await page.getByText(`Dialogue ${dialogueId} accepted`).waitFor();
+    expect(page.url()).toMatch(/\/collected\?review=pending$/);
   }
   await page.getByRole('button', { name: 'Reject' }).click();
   expect(t.db.prepare('SELECT review, count(*) AS n FROM collected_dialogues GROUP BY review ORDER BY review').all()).toEqual([

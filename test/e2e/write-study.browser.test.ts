@@ -197,10 +197,17 @@ async function reviewAndRate(): Promise<void> {
   const page = await signedInPage(browser, server.url, admin.email, PASSWORD);
   contexts.push(page.context());
   const batchId = t.db.prepare("SELECT id FROM batches WHERE name = 'E2E writing'").pluck().get() as number;
+  // Each review comes back to the list it was made from: the pending ones.
+  await page.goto(`${server.url}/console/batches/${batchId}/collected?review=pending`);
   for (let i = 0; i < 2; i++) {
-    await page.goto(`${server.url}/console/batches/${batchId}/collected?review=pending`);
-    await page.getByRole('button', { name: 'Accept' }).first().click();
-    await page.waitForURL(/\/collected$/);
+    // The list's URL is the same after the review: its flash, naming the dialogue, says the new page is there.
+    const accept = page.getByRole('button', { name: 'Accept' }).first();
+    const action = (await accept.locator('xpath=ancestor::form').getAttribute('action')) ?? '';
+    const dialogueId = /\/collected\/(\d+)\?review=pending$/.exec(action)?.[1];
+    expect(dialogueId).toBeDefined();
+    await accept.click();
+    await page.getByText(`Dialogue ${dialogueId} accepted`).waitFor();
+    expect(page.url()).toMatch(/\/collected\?review=pending$/);
   }
   expect(t.db.prepare("SELECT review, count(*) AS n FROM collected_dialogues WHERE task = 'write' GROUP BY review").all()).toEqual([{ review: 'accepted', n: 2 }]);
 
