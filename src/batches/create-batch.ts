@@ -36,8 +36,10 @@ export type BatchDeps = { actor: string; now: Date; random?: () => number };
 export function goldWanted(settings: BatchSettings): { onboarding: number; attention: number } {
   return { onboarding: settings.onboarding?.pairs ?? 0, attention: settings.attentionChecks ? ATTENTION_POOL_SIZE : 0 };
 }
-/** `conditions`: each condition (MODE:model) the runs hold, with its completed dialogues, for messages that name them. */
-/** `dialogues`: the runs' dialogues the pairs were formed from, read once (their turn counts read every turn). */
+/**
+ * `conditions`: each condition (MODE:model) the runs hold, with its completed dialogues, for messages that name them.
+ * `dialogues`: the runs' dialogues the pairs were formed from, read once (their turn counts read every turn).
+ */
 export type PairPlan = {
   pairs: PlannedPair[];
   skipped: SkippedSample[];

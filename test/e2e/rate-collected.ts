@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { cli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/test-db.js';
@@ -47,4 +47,18 @@ export async function rateTwoPairs(
   }
   await rater.locator('.completion-code', { hasText: 'RATE-DONE' }).waitFor();
   return ratingId;
+}
+
+/**
+ * Accepts the first dialogue of the review list open in `page` (its `?review=pending` view) and waits for the list the
+ * review returns to. That list's URL is the same as before, so the wait is for its flash, which names the dialogue.
+ */
+export async function acceptFirstPending(page: Page): Promise<void> {
+  const accept = page.getByRole('button', { name: 'Accept' }).first();
+  const action = (await accept.locator('xpath=ancestor::form').getAttribute('action')) ?? '';
+  const dialogueId = /\/collected\/(\d+)\?review=pending$/.exec(action)?.[1];
+  expect(dialogueId).toBeDefined();
+  await accept.click();
+  await page.getByText(`Dialogue ${dialogueId} accepted`).waitFor();
+  expect(page.url()).toMatch(/\/collected\?review=pending$/);
 }

@@ -19,7 +19,7 @@ import { makeScenario } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp, type TestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
-import { rateTwoPairs } from './rate-collected.js';
+import { acceptFirstPending, rateTwoPairs } from './rate-collected.js';
 
 const SECRETS = ['E2E-SECRET-OF-ONE', 'E2E-SECRET-OF-TWO'] as const;
 const AGENT_MODEL = 'e2e-fallback-model';
@@ -171,16 +171,7 @@ async function reviewRateAnalyse(): Promise<void> {
   await page.goto(`${server.url}/console/batches/${batchId}/collected?review=pending`);
   // The incomplete one (one spoken turn) offers only Reject; the two complete ones are accepted.
   // Each review comes back to the list it was made from: the pending ones.
-  for (let i = 0; i < 2; i++) {
-    // The list's URL is the same after the review: its flash, naming the dialogue, says the new page is there.
-    const accept = page.getByRole('button', { name: 'Accept' }).first();
-    const action = (await accept.locator('xpath=ancestor::form').getAttribute('action')) ?? '';
-    const dialogueId = /\/collected\/(\d+)\?review=pending$/.exec(action)?.[1];
-    expect(dialogueId).toBeDefined();
-    await accept.click();
-    await page.getByText(`Dialogue ${dialogueId} accepted`).waitFor();
-    expect(page.url()).toMatch(/\/collected\?review=pending$/);
-  }
+  for (let i = 0; i < 2; i++) await acceptFirstPending(page);
   await page.getByRole('button', { name: 'Reject' }).click();
   expect(t.db.prepare('SELECT review, count(*) AS n FROM collected_dialogues GROUP BY review ORDER BY review').all()).toEqual([
     { review: 'accepted', n: 2 },

@@ -17,7 +17,7 @@ import { makeScenario } from '../helpers/factories.js';
 import { cli } from '../helpers/run-cli.js';
 import { buildTestApp, type TestApp } from '../helpers/test-app.js';
 import { tempDir } from '../helpers/test-db.js';
-import { rateTwoPairs } from './rate-collected.js';
+import { acceptFirstPending, rateTwoPairs } from './rate-collected.js';
 
 const SECRETS = ['E2E-WRITE-SECRET-ONE', 'E2E-WRITE-SECRET-TWO'] as const;
 const GOALS = ['E2E-WRITE-GOAL-ONE borrow', 'E2E-WRITE-GOAL-TWO keep'] as const;
@@ -199,16 +199,7 @@ async function reviewAndRate(): Promise<void> {
   const batchId = t.db.prepare("SELECT id FROM batches WHERE name = 'E2E writing'").pluck().get() as number;
   // Each review comes back to the list it was made from: the pending ones.
   await page.goto(`${server.url}/console/batches/${batchId}/collected?review=pending`);
-  for (let i = 0; i < 2; i++) {
-    // The list's URL is the same after the review: its flash, naming the dialogue, says the new page is there.
-    const accept = page.getByRole('button', { name: 'Accept' }).first();
-    const action = (await accept.locator('xpath=ancestor::form').getAttribute('action')) ?? '';
-    const dialogueId = /\/collected\/(\d+)\?review=pending$/.exec(action)?.[1];
-    expect(dialogueId).toBeDefined();
-    await accept.click();
-    await page.getByText(`Dialogue ${dialogueId} accepted`).waitFor();
-    expect(page.url()).toMatch(/\/collected\?review=pending$/);
-  }
+  for (let i = 0; i < 2; i++) await acceptFirstPending(page);
   expect(t.db.prepare("SELECT review, count(*) AS n FROM collected_dialogues WHERE task = 'write' GROUP BY review").all()).toEqual([{ review: 'accepted', n: 2 }]);
 
   const scriptRun = createRun(t.db, { scenarios: 'e2e-write-loan', modes: ['script'], model: 'e2e-script', baseUrl: fake.baseUrl, maxTurns: 8, samples: 2 }, new Date());
