@@ -4,15 +4,11 @@
 // second time until 2026-12-04 (191 ms against 143 ms for the whole creation at 10,000 dialogues, a scratch run of the
 // code before and after). Prints the creation's time against that one read, in the same process on the same file.
 //   npx tsx scripts/bench/create-batch.ts [--dialogues 10000]
-import { join } from 'node:path';
 import { listSampleDialogues } from '../../src/batches/batch.queries.js';
 import { createBatch } from '../../src/batches/create-batch.js';
-import { openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
 import { insertDialogue } from '../../src/generation/dialogue.queries.js';
 import { insertSimpleRun } from '../../src/generation/run.queries.js';
-import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
-import { benchDir } from './support/bench-dir.js';
+import { type BenchCast, libraryDb } from './support/library-db.js';
 import { median, medianMs } from './support/median-time.js';
 import { numberFlag } from './support/number-flag.js';
 
@@ -20,16 +16,12 @@ const DIALOGUES = numberFlag('--dialogues', 10_000);
 const TURNS = 20;
 const now = new Date('2026-12-04T10:00:00Z');
 
-const db = openDatabase(join(benchDir('simarena-create-batch-'), 'create.db'));
-migrate(db);
-installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', now.toISOString());
-const casts = db.prepare('SELECT scenario_id AS scenarioId, id AS castId FROM casts ORDER BY id').all() as { scenarioId: string; castId: number }[];
+const { db, casts } = libraryDb('simarena-create-batch-', now);
 const runId = insertSimpleRun(db, { name: 'bench-create', kind: 'generation', state: 'complete', model: 'm', modes: ['AGENTS', 'SCRIPT'] }, now);
 db.transaction(() => {
   let first = 0;
   for (let i = 0; i < DIALOGUES; i++) {
-    const cast = casts[(i >> 1) % casts.length];
-    if (!cast) throw new Error('the built-in library has no casts');
+    const cast = casts[(i >> 1) % casts.length] as BenchCast;
     const id = insertDialogue(db, { runId, ...cast, sampleIndex: i >> 1, mode: i % 2 ? 'SCRIPT' : 'AGENTS', model: 'm', origin: 'generated', state: 'complete' }, now);
     if (i === 0) first = id;
   }

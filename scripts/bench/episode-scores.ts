@@ -5,23 +5,20 @@
 // migration 080: every ask walked the scores of every evaluation. Timed on the same file with the index and with it
 // dropped, in the same process, with the results compared.
 //   npx tsx scripts/bench/episode-scores.ts [--dialogues 1000] [--collected 300] [--evaluations 2]
-import { join } from 'node:path';
 import { roleplayOutcomes } from '../../src/analysis/roleplay-outcomes.queries.js';
 import { loadRunPaperSection } from '../../src/analysis/paper-table.queries.js';
 import { transitionBatch } from '../../src/batches/batch.commands.js';
 import { createBatch } from '../../src/batches/create-batch.js';
-import { type Db, openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
+import type { Db } from '../../src/db/connection.js';
 import { DIMENSION_RANGES, DIMENSIONS } from '../../src/evaluation/episode-output.schema.js';
 import { createEvaluationCallStore, insertEvaluation, saveEpisodeScores } from '../../src/evaluation/evaluation.queries.js';
 import { insertDialogue, replaceTurns } from '../../src/generation/dialogue.queries.js';
 import { insertSimpleRun } from '../../src/generation/run.queries.js';
 import { insertPlayer } from '../../src/live/live.queries.js';
 import { insertRater } from '../../src/rating/rating.queries.js';
-import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
 import { newPublicId } from '../../src/web/ids.js';
 import { benchDialogueTurns } from './support/bench-study.js';
-import { benchDir } from './support/bench-dir.js';
+import { type BenchCast, libraryDb } from './support/library-db.js';
 import { medianMs } from './support/median-time.js';
 import { numberFlag } from './support/number-flag.js';
 
@@ -31,11 +28,7 @@ const EVALUATIONS = numberFlag('--evaluations', 2);
 const INDEX = 'episode_scores_dialogue';
 const now = new Date('2026-12-04T10:00:00Z');
 
-const dir = benchDir('simarena-episode-scores-');
-const db = openDatabase(join(dir, 'scores.db'));
-migrate(db);
-installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', now.toISOString());
-const casts = db.prepare('SELECT scenario_id AS scenarioId, id AS castId FROM casts ORDER BY id').all() as { scenarioId: string; castId: number }[];
+const { db, casts } = libraryDb('simarena-episode-scores-', now);
 
 const started = performance.now();
 const generatedRun = insertSimpleRun(db, { name: 'bench agents', kind: 'generation', state: 'complete', model: 'bench-model', modes: ['AGENTS'] }, now);
@@ -52,7 +45,7 @@ const collectionRun = db.prepare("SELECT id FROM runs WHERE name = 'bench-live'"
 function addDialogues(runId: number, count: number, collected: boolean): number[] {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
-    const cast = casts[i % casts.length] as (typeof casts)[number];
+    const cast = casts[i % casts.length] as BenchCast;
     const mode = collected ? 'HUMANS' : 'AGENTS';
     const id = insertDialogue(db, { runId, ...cast, sampleIndex: Math.floor(i / casts.length), mode, model: collected ? 'human' : 'bench-model', origin: collected ? 'collected' : 'generated', state: 'complete' }, now);
     replaceTurns(db, id, benchDialogueTurns(i, 'AGENTS'));

@@ -3,15 +3,11 @@
 // Times the list as the card reads it now against the count from the calls as before, in the same process on the same
 // file (results compared), and the whole card, for a run of --dialogues dialogues of 20 calls each.
 //   npx tsx scripts/bench/run-card.ts [--dialogues 45000]
-import { join } from 'node:path';
-import { openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrate.js';
 import { listRunEndpoints } from '../../src/generation/call.queries.js';
 import { insertDialogue } from '../../src/generation/dialogue.queries.js';
 import { insertSimpleRun } from '../../src/generation/run.queries.js';
 import { buildSimulationCard } from '../../src/generation/simulation-card.js';
-import { builtInLibraryDir, installLibrary, readLibrary } from '../../src/scenarios/load-library.js';
-import { benchDir } from './support/bench-dir.js';
+import { type BenchCast, libraryDb } from './support/library-db.js';
 import { medianMs } from './support/median-time.js';
 import { numberFlag } from './support/number-flag.js';
 
@@ -19,15 +15,13 @@ const DIALOGUES = numberFlag('--dialogues', 45_000);
 const CALLS_EACH = 20;
 const now = new Date('2026-12-04T10:00:00Z');
 
-const db = openDatabase(join(benchDir('simarena-run-card-'), 'card.db'));
-migrate(db);
-installLibrary(db, readLibrary(builtInLibraryDir), 'simarena', now.toISOString());
-const cast = db.prepare('SELECT scenario_id AS scenarioId, id AS castId FROM casts ORDER BY id LIMIT 1').get() as { scenarioId: string; castId: number };
+const { db, casts } = libraryDb('simarena-run-card-', now);
+const cast = casts[0] as BenchCast;
 const runId = insertSimpleRun(db, { name: 'bench run card', kind: 'generation', state: 'complete', model: 'bench-model', modes: ['AGENTS'] }, now);
 const started = performance.now();
 db.transaction(() => {
-  const first = insertDialogue(db, { runId, ...cast, sampleIndex: 0, mode: 'AGENTS', model: 'bench-model', origin: 'generated', state: 'complete' }, now);
-  for (let i = 1; i < DIALOGUES; i++) insertDialogue(db, { runId, ...cast, sampleIndex: i, mode: 'AGENTS', model: 'bench-model', origin: 'generated', state: 'complete' }, now);
+  const ids = Array.from({ length: DIALOGUES }, (_, i) => insertDialogue(db, { runId, ...cast, sampleIndex: i, mode: 'AGENTS', model: 'bench-model', origin: 'generated', state: 'complete' }, now));
+  const first = ids[0] as number;
   // Two endpoints (a fallback answered every tenth dialogue), one call in fifty invalid; small bodies: the count reads
   // an index and the counters, never the bodies. The triggers of migration 083 run for each row, as for a real call.
   db.prepare(
