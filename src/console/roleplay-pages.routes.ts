@@ -12,7 +12,7 @@ import { liveSummary, playerNotes } from '../live/live-summary.queries.js';
 import { countDrafts } from '../live/write.queries.js';
 import { HttpError } from '../web/http-error.js';
 import { parseInput } from '../web/validate.js';
-import { parsePage } from './pagination.js';
+import { type Page, parsePage } from './pagination.js';
 import { redirectWithFlash, renderPage } from '../web/console-page.js';
 import { STATE_EXPLANATIONS } from './batch-actions.js';
 import { type ConsoleDeps, idParam } from './console-deps.js';
@@ -72,10 +72,15 @@ function minTurnsOf(batch: BatchView): number {
   return roleplayOf(batch.settings)?.turns.min ?? writeOf(batch.settings)?.writing.minTurns ?? 0;
 }
 
+type ListQuery = { filter: z.infer<typeof listQuerySchema>; page: Page };
+
+/** The review list's filters and page, validated: the list is shown with them, and a review returns to them. */
+function readListQuery(query: unknown): ListQuery {
+  return { filter: parseInput(listQuerySchema, query, 'filter'), page: parsePage(query) };
+}
+
 /** The list's filters and page, as a query string: a review sends the reviewer back to the list they were on. */
-function listQueryOf(query: unknown): string {
-  const filter = parseInput(listQuerySchema, query, 'filter');
-  const page = parsePage(query);
+function listQueryOf({ filter, page }: ListQuery): string {
   const params = new URLSearchParams();
   if (filter.outcome) params.set('outcome', filter.outcome);
   if (filter.review) params.set('review', filter.review);
@@ -88,8 +93,8 @@ function listQueryOf(query: unknown): string {
 function showCollected(deps: ConsoleDeps): RouteHandler {
   return (req, res) => {
     const batch = requireCollectingBatch(deps, idParam(req));
-    const filter = parseInput(listQuerySchema, req.query, 'filter');
-    const page = parsePage(req.query);
+    const list = readListQuery(req.query);
+    const { filter, page } = list;
     const notes = playerNotes(deps.db, batch.id);
     const rows = listCollected(deps.db, batch.id, filter, { limit: page.perPage, offset: page.offset }).map((row) => ({ ...row, players: notes.get(row.dialogue_id) ?? [] }));
     renderPage(res, 'collected', {
@@ -98,7 +103,7 @@ function showCollected(deps: ConsoleDeps): RouteHandler {
       rows,
       filter,
       page,
-      listQuery: listQueryOf(req.query),
+      listQuery: listQueryOf(list),
       counts: countCollected(deps.db, batch.id),
       minTurns: minTurnsOf(batch),
     });
@@ -110,7 +115,7 @@ function submitReview(deps: ConsoleDeps): RouteHandler {
     const batch = requireCollectingBatch(deps, idParam(req));
     const dialogueId = idParam(req, 'dialogueId');
     const form = parseInput(reviewFormSchema, req.body, 'review');
-    const back = listQueryOf(req.query);
+    const back = listQueryOf(readListQuery(req.query));
     if (getCollected(deps.db, dialogueId)?.batch_id !== batch.id) throw new HttpError(404, 'This batch collected no dialogue with this id.');
     reviewCollectedDialogue(deps.db, dialogueId, form.decision === 'accept' ? 'accepted' : 'rejected', { actor: user.email, note: form.note, now: deps.clock() });
     redirectWithFlash(req, res, `/console/batches/${batch.id}/collected${back}`, `Dialogue ${dialogueId} ${form.decision === 'accept' ? 'accepted: a rating batch over its run can now pair it' : 'rejected: it will never be rated'}.`);
